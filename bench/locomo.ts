@@ -1,0 +1,289 @@
+/**
+ * Recall quality on the LoCoMo development split, by the protocol of
+ * ../shared/bench/locomo/README.md, through the HTTP API of an in-process server (port 0, a
+ * temporary data directory). Every turn is retained as one memory, a session per request
+ * (`--per-turn`: one request per turn, as an agent retaining live would), then every question
+ * of categories 1-4 is asked verbatim with the default budget.
+ *
+ * Run: `npx tsx bench/locomo.ts [--per-turn] [--engine postgres] [--config '{"enable_reranking":false}']`
+ * (or `npm run bench -- locomo`). MNEMO_LOCOMO_FILE overrides the data file.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { createLogger } from '../src/api/logger.js';
+import { startServer } from '../src/api/server.js';
+import { loadConfig } from '../src/config/load.js';
+import { createTestDatabase } from '../test/helpers/engines.js';
+
+const DEFAULT_FILE = fileURLToPath(new URL('../../shared/bench/locomo/locomo-dev.json', import.meta.url));
+const TOKEN = 'bench-locomo-admin';
+const CATEGORIES: Record<number, string> = {
+  1: 'multi-hop',
+  2: 'temporal',
+  3: 'open-domain',
+  4: 'single-hop',
+};
+/** Enough for 20 results of any LoCoMo turn. */
+const MAX_TOKENS = 20_000;
+/** Questions asked at once. */
+const PARALLEL = 4;
+
+/** BM25 reference of the README (k1 1.2, b 0.75, stop words removed, no stemming). */
+const REFERENCE: Record<string, [number, number, number, number, number]> = {
+  '1 multi-hop': [0.19, 0.276, 0.353, 0.5, 0.275],
+  '2 temporal': [0.684, 0.739, 0.774, 0.769, 0.581],
+  '3 open-domain': [0.227, 0.273, 0.307, 0.386, 0.237],
+  // biome-ignore lint/suspicious/noApproximativeNumericConstant: a measured recall, not ln 2
+  '4 single-hop': [0.58, 0.646, 0.693, 0.653, 0.452],
+  overall: [0.508, 0.574, 0.624, 0.633, 0.433],
+};
+
+interface Turn {
+  speaker: string;
+  dia_id: string;
+  text: string;
+  blip_caption?: string;
+}
+
+interface Sample {
+  sample_id: string;
+  conversation: Record<string, unknown>;
+  qa: { question: string; evidence?: string[]; category: number }[];
+}
+
+export interface LocomoOptions {
+  perTurn?: boolean;
+  engine?: 'pglite' | 'postgres';
+  /** Bank config overrides (e.g. `{ enable_reranking: false }`), for ablations. */
+  config?: Record<string, unknown>;
+  file?: string;
+  /** Only these sample ids (quick runs). */
+  samples?: string[];
+}
+
+/** "1:56 pm on 8 May, 2023" as UTC. */
+function sessionDate(s: string): Date {
+  const m = /(\d+):(\d+)\s*(am|pm) on (\d+) (\w+),? (\d{4})/i.exec(s);
+  if (!m) throw new Error(`unreadable session date: ${s}`);
+  const hour = (Number(m[1]) % 12) + (m[3]!.toLowerCase() === 'pm' ? 12 : 0);
+  const month = new Date(`${m[5]} 1, 2000 UTC`).getUTCMonth();
+  return new Date(Date.UTC(Number(m[6]), month, Number(m[4]), hour, Number(m[2])));
+}
+
+const diaKey = (raw: string): string | null => {
+  const m = /D:?(\d+):0*(\d+)/.exec(raw);
+  return m ? `D${m[1]}:${m[2]}` : null;
+};
+
+interface Question {
+  sample: string;
+  question: string;
+  category: number;
+  evidence: string[];
+}
+
+function sessionsOf(sample: Sample): { n: number; date: Date; turns: Turn[] }[] {
+  const c = sample.conversation;
+  return Object.keys(c)
+    .flatMap((k) => {
+      const m = /^session_(\d+)$/.exec(k);
+      return m ? [Number(m[1])] : [];
+    })
+    .sort((a, b) => a - b)
+    .map((n) => ({
+      n,
+      date: sessionDate(String(c[`session_${n}_date_time`])),
+      turns: c[`session_${n}`] as Turn[],
+    }));
+}
+
+function questionsOf(sample: Sample): Question[] {
+  const ids = new Set(sessionsOf(sample).flatMap((s) => s.turns.flatMap((t) => diaKey(t.dia_id) ?? [])));
+  return sample.qa.flatMap((qa) => {
+    if (!(qa.category in CATEGORIES)) return [];
+    const evidence = [
+      ...new Set(
+        (qa.evidence ?? []).flatMap((e) => String(e).split(/[;,\s]+/)).flatMap((e) => diaKey(e) ?? []),
+      ),
+    ].filter((e) => ids.has(e));
+    return evidence.length
+      ? [{ sample: sample.sample_id, question: qa.question, category: qa.category, evidence }]
+      : [];
+  });
+}
+
+interface Tally {
+  n: number;
+  r5: number;
+  r10: number;
+  r20: number;
+  any10: number;
+  mrr: number;
+  chars: number;
+}
+
+const empty = (): Tally => ({ n: 0, r5: 0, r10: 0, r20: 0, any10: 0, mrr: 0, chars: 0 });
+
+/** Runs the protocol; returns one row per category and overall, beside the reference. */
+export async function benchLocomo(opts: LocomoOptions = {}): Promise<Record<string, string | number>[]> {
+  const file = opts.file ?? process.env.MNEMO_LOCOMO_FILE ?? DEFAULT_FILE;
+  if (!existsSync(file)) throw new Error(`LoCoMo data not found at ${file} (set MNEMO_LOCOMO_FILE)`);
+  let samples = JSON.parse(readFileSync(file, 'utf8')) as Sample[];
+  if (opts.samples) samples = samples.filter((s) => opts.samples!.includes(s.sample_id));
+
+  const dataDir = await mkdtemp(join(tmpdir(), 'mnemo-bench-locomo-'));
+  const db = opts.engine === 'postgres' ? await createTestDatabase() : null;
+  // No operations worker: the measure is Recall over the retained turns, without the
+  // observations a consolidation run would add in the background.
+  const config = loadConfig(
+    {
+      port: 0,
+      host: '127.0.0.1',
+      dataDir,
+      databaseUrl: db?.url,
+      adminToken: TOKEN,
+      logLevel: 'silent',
+      worker: false,
+    },
+    {},
+  );
+  const server = await startServer(config, createLogger('silent'));
+  const call = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${server.url}/v1/default${path}`, {
+      method,
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const json = (await res.json()) as any;
+    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+    return json;
+  };
+  try {
+    const started = performance.now();
+    let memories = 0;
+    for (const sample of samples) {
+      const bank = encodeURIComponent(`locomo-${sample.sample_id}`);
+      if (opts.config) {
+        // A bank is created by its first Retain: create it with a placeholder memory, configure
+        // it, and delete the placeholder (the keyword statistics stay exact).
+        const placeholder = await call('POST', `/banks/${bank}/memories`, {
+          items: [{ content: 'placeholder' }],
+        });
+        await call('PATCH', `/banks/${bank}/config`, { updates: opts.config });
+        await call('DELETE', `/banks/${bank}/memories/${placeholder.memory_ids[0]}`);
+      }
+      for (const session of sessionsOf(sample)) {
+        const items = session.turns.map((t, i) => ({
+          content: `${t.speaker}: ${t.text}${t.blip_caption ? ` [shares ${t.blip_caption}]` : ''}`,
+          timestamp: new Date(session.date.getTime() + i * 1000).toISOString(),
+          metadata: {
+            sample_id: sample.sample_id,
+            dia_id: diaKey(t.dia_id),
+            session: session.n,
+            speaker: t.speaker,
+          },
+        }));
+        memories += items.length;
+        if (opts.perTurn)
+          for (const item of items) await call('POST', `/banks/${bank}/memories`, { items: [item] });
+        else await call('POST', `/banks/${bank}/memories`, { items });
+      }
+    }
+    const retainSeconds = (performance.now() - started) / 1000;
+
+    const questions = samples.flatMap(questionsOf);
+    const tallies = new Map<string, Tally>();
+    const latencies: number[] = [];
+    const ask = async (q: Question) => {
+      const t0 = performance.now();
+      const r = await call('POST', `/banks/${encodeURIComponent(`locomo-${q.sample}`)}/memories/recall`, {
+        query: q.question,
+        max_tokens: MAX_TOKENS,
+      });
+      latencies.push(performance.now() - t0);
+      const top: { dia: string | null; chars: number }[] = r.results.slice(0, 20).map((x: any) => ({
+        dia: typeof x.metadata?.dia_id === 'string' ? x.metadata.dia_id : null,
+        chars: x.text.length,
+      }));
+      const evidence = new Set(q.evidence);
+      const found = (k: number) =>
+        new Set(top.slice(0, k).flatMap((t) => (t.dia && evidence.has(t.dia) ? [t.dia] : []))).size;
+      const first = top.findIndex((t) => t.dia !== null && evidence.has(t.dia));
+      for (const key of [`${q.category} ${CATEGORIES[q.category]}`, 'overall']) {
+        const t = tallies.get(key) ?? empty();
+        t.n++;
+        t.r5 += found(5) / evidence.size;
+        t.r10 += found(10) / evidence.size;
+        t.r20 += found(20) / evidence.size;
+        t.any10 += found(10) > 0 ? 1 : 0;
+        t.mrr += first >= 0 ? 1 / (first + 1) : 0;
+        t.chars += top.slice(0, 10).reduce((n, x) => n + x.chars, 0);
+        tallies.set(key, t);
+      }
+    };
+    const recallStarted = performance.now();
+    for (let i = 0; i < questions.length; i += PARALLEL)
+      await Promise.all(questions.slice(i, i + PARALLEL).map(ask));
+    const recallSeconds = (performance.now() - recallStarted) / 1000;
+
+    const r3 = (x: number) => Number(x.toFixed(3));
+    const rows: Record<string, string | number>[] = [...Object.keys(REFERENCE)]
+      .filter((k) => tallies.has(k))
+      .map((key) => {
+        const t = tallies.get(key)!;
+        const ref = REFERENCE[key]!;
+        return {
+          category: key,
+          n: t.n,
+          'R@5': r3(t.r5 / t.n),
+          'R@10': r3(t.r10 / t.n),
+          'R@20': r3(t.r20 / t.n),
+          'any@10': r3(t.any10 / t.n),
+          'MRR@20': r3(t.mrr / t.n),
+          'BM25 R@10': ref[1],
+          'BM25 MRR@20': ref[4],
+          'chars@10': Math.round(t.chars / t.n),
+        };
+      });
+    latencies.sort((a, b) => a - b);
+    const pct = (p: number) =>
+      latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? 0;
+    rows.push({
+      category: `run: ${memories} memories, ${opts.perTurn ? 'one request per turn' : 'one request per session'}, ${server.services.store.engine}`,
+      n: questions.length,
+      'R@5': '',
+      'R@10': '',
+      'R@20': '',
+      'any@10': '',
+      'MRR@20': '',
+      'BM25 R@10': '',
+      'BM25 MRR@20': '',
+      'chars@10': `retain ${retainSeconds.toFixed(1)} s; recall p50 ${pct(50).toFixed(1)} ms, p95 ${pct(95).toFixed(1)} ms (${PARALLEL} at once), ${recallSeconds.toFixed(1)} s`,
+    });
+    return rows;
+  } finally {
+    await server.close();
+    await db?.drop();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** Command-line flags of a direct run. */
+export function locomoArgs(argv: string[]): LocomoOptions {
+  const opts: LocomoOptions = {};
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '--per-turn') opts.perTurn = true;
+    else if (a === '--engine') opts.engine = argv[++i] === 'postgres' ? 'postgres' : 'pglite';
+    else if (a === '--config') opts.config = JSON.parse(argv[++i] ?? '{}');
+    else if (a === '--samples') opts.samples = (argv[++i] ?? '').split(',');
+  }
+  return opts;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  console.table(await benchLocomo(locomoArgs(process.argv.slice(2))));
+}

@@ -1,0 +1,42 @@
+/**
+ * `npm run bench` runs every benchmark and prints a table each; `npm run bench -- locomo
+ * recall-latency` runs only the named ones. Flags after the names go to the benchmarks that
+ * take them (`--per-turn`, `--engine`, `--config` for locomo; `--sizes`, `--engines`, `--fresh`
+ * for recall-latency).
+ */
+import { benchEmbed } from './embed.js';
+import { benchLoad } from './load.js';
+import { benchLocomo, locomoArgs } from './locomo.js';
+import { benchRecallLatency, latencyArgs } from './recall-latency.js';
+import { benchRetain } from './retain.js';
+import { benchText } from './text.js';
+
+type Rows = Record<string, string | number>[];
+
+const BENCHMARKS: Record<string, (argv: string[]) => Promise<Rows>> = {
+  embed: () => benchEmbed(),
+  text: () => benchText(),
+  retain: () => benchRetain(),
+  locomo: (argv) => benchLocomo(locomoArgs(argv)),
+  load: () =>
+    benchLoad({ log: (m) => process.stderr.write(`  ${m}\n`) }).then((rows) => rows.map((r) => ({ ...r }))),
+  'recall-latency': (argv) =>
+    benchRecallLatency({ ...latencyArgs(argv), log: (m) => process.stderr.write(`  ${m}\n`) }),
+};
+
+const args = process.argv.slice(2);
+const names = args.filter((a) => !a.startsWith('-') && a in BENCHMARKS);
+const unknown = args.filter(
+  (a, i) => !a.startsWith('-') && !(a in BENCHMARKS) && !args[i - 1]?.startsWith('--'),
+);
+if (unknown.length) {
+  console.error(`unknown benchmark: ${unknown.join(', ')} (known: ${Object.keys(BENCHMARKS).join(', ')})`);
+  process.exit(2);
+}
+const flags = args.filter((a) => !names.includes(a));
+for (const name of names.length ? names : Object.keys(BENCHMARKS)) {
+  const started = performance.now();
+  console.log(`\n## ${name}`);
+  console.table(await BENCHMARKS[name]!(flags));
+  console.log(`(${((performance.now() - started) / 1000).toFixed(0)} s)`);
+}

@@ -1,0 +1,132 @@
+/**
+ * Request and response types, derived from the server's own zod schemas. These are type-only
+ * imports: they vanish at compile time, so the client carries no zod (or any other) runtime.
+ */
+import type { z } from 'zod';
+import type * as Banks from '../../../src/api/schemas/banks.js';
+import type * as Directives from '../../../src/api/schemas/directives.js';
+import type * as Documents from '../../../src/api/schemas/documents.js';
+import type * as Memories from '../../../src/api/schemas/memories.js';
+import type * as Operations from '../../../src/api/schemas/operations.js';
+import type * as Projects from '../../../src/api/schemas/projects.js';
+import type * as Reflecting from '../../../src/api/schemas/reflect.js';
+import type * as Spaces from '../../../src/api/schemas/spaces.js';
+
+// Memories
+export type FactType = z.output<typeof Memories.MemoryRecord>['type'];
+export type TagsMatch = NonNullable<z.input<typeof Memories.RecallBody>['tags_match']>;
+export type Budget = NonNullable<z.input<typeof Memories.RecallBody>['budget']>;
+export type RetainItem = z.input<typeof Memories.RetainItem>;
+/** The Retain body, plus `space` (sent as `?space=`) to attach a new bank to a space. */
+export type RetainParams = z.input<typeof Memories.RetainBody> & { space?: string };
+export type RetainResponse = z.output<typeof Memories.RetainResponse>;
+export type AsyncRetainResponse = z.output<typeof Operations.AsyncRetainResponse>;
+export type RecallParams = z.input<typeof Memories.RecallBody>;
+export type RecallResponse = z.output<typeof Memories.RecallResponse>;
+export type RecallResult = RecallResponse['results'][number];
+export type Memory = z.output<typeof Memories.MemoryRecord>;
+export type DeletedMemory = z.output<typeof Memories.DeletedMemory>;
+
+/** Filters of the memory listing; `tags` may be an array (sent comma-separated). */
+export interface ListMemoriesParams {
+  limit?: number;
+  cursor?: string;
+  type?: FactType;
+  tags?: string[] | string;
+  tags_match?: TagsMatch;
+  document_id?: string;
+  q?: string;
+}
+
+// Reflect
+export type ReflectParams = z.input<typeof Reflecting.ReflectBody>;
+export type ReflectResponse = z.output<typeof Reflecting.ReflectResponse>;
+/** Name and mission (the identity Reflect speaks with); `null` clears a field. */
+export type BankIdentity = z.input<typeof Reflecting.IdentityBody>;
+export type ConsolidateResponse = z.output<typeof Reflecting.ConsolidateResponse>;
+
+// Banks and entities
+export type BankProfile = z.output<typeof Banks.BankProfile>;
+export type BankConfig = z.output<typeof Banks.BankConfigView>;
+export type BankConfigValues = z.output<typeof Banks.BankConfigValues>;
+/** Config keys to set; `null` resets a key to its default. */
+export type BankConfigUpdates = { [K in keyof BankConfigValues]?: BankConfigValues[K] | null };
+export type DeletedBank = z.output<typeof Banks.DeletedBank>;
+export interface ListBanksParams extends PageParams {
+  /** Only the banks of this space. */
+  space?: string;
+}
+/**
+ * The body of `PUT /banks/{bank}` (create or update; Hindsight's shape): identity and config in
+ * one call.
+ */
+export interface UpsertBankParams {
+  name?: string | null;
+  mission?: string | null;
+  disposition?: { skepticism: number; literalism: number; empathy: number } | null;
+  [configKey: string]: unknown;
+}
+export type Entity = z.output<typeof Banks.EntityRecord>;
+export interface PageParams {
+  limit?: number;
+  cursor?: string;
+}
+
+// Spaces
+export type Space = z.output<typeof Spaces.SpaceRecord>;
+export type CreateSpaceParams = z.input<typeof Spaces.CreateSpaceBody>;
+export type Attachment = z.output<typeof Spaces.Attachment>;
+export type DeletedSpace = z.output<typeof Spaces.DeletedSpace>;
+
+// Audit
+export type AuditEntry = z.output<typeof Projects.AuditRecord>;
+export interface AuditListParams extends PageParams {
+  bank?: string;
+  action?: string;
+  since?: string;
+  until?: string;
+}
+
+// Projects and keys (operator)
+export type Project = z.output<typeof Projects.ProjectRecord>;
+export type ProjectLimits = z.output<typeof Projects.Limits>;
+export type CreateProjectParams = z.input<typeof Projects.CreateProjectBody>;
+export type UpdateProjectParams = z.input<typeof Projects.PatchProjectBody>;
+export type ApiKey = z.output<typeof Projects.KeyRecord>;
+export type CreatedApiKey = z.output<typeof Projects.CreatedKey>;
+export type CreateKeyParams = z.input<typeof Projects.CreateKeyBody>;
+export type Scope = ApiKey['scopes'][number];
+
+// Operations
+export type Operation = z.output<typeof Operations.OperationRecord>;
+export type OperationStatus = Operation['status'];
+export interface ListOperationsParams extends PageParams {
+  status?: OperationStatus;
+}
+
+// Directives
+export type Directive = z.output<typeof Directives.DirectiveRecord>;
+export type CreateDirectiveParams = z.input<typeof Directives.CreateDirectiveBody>;
+export type UpdateDirectiveParams = z.input<typeof Directives.UpdateDirectiveBody>;
+export type DeletedDirective = z.output<typeof Directives.DeletedDirective>;
+
+// Documents
+export type DocumentSummary = z.output<typeof Documents.DocumentSummary>;
+export type Document = z.output<typeof Documents.DocumentDetail>;
+export type DeletedDocument = z.output<typeof Documents.DeletedDocument>;
+export interface ListDocumentsParams {
+  limit?: number;
+  offset?: number;
+}
+
+// Service
+export interface Health {
+  status: string;
+  engine?: string;
+}
+export interface VersionInfo {
+  api_version: string;
+  version: string;
+  /** Feature flags, e.g. `{spaces: true, async_operations: true}`. */
+  features: Record<string, boolean>;
+}

@@ -1,0 +1,202 @@
+import { randomUUID } from 'node:crypto';
+import { OpenAPIHono } from '@hono/zod-openapi';
+import { bodyLimit } from 'hono/body-limit';
+import { cors } from 'hono/cors';
+import { secureHeaders } from 'hono/secure-headers';
+import type { Logger } from 'pino';
+import type { Config } from '../config/load.js';
+import { Keyring } from '../core/crypto/keyring.js';
+import { installEncryption, verifyMasterKey } from '../core/crypto/setup.js';
+import { AppError } from '../core/errors.js';
+import { keyIdOf } from '../core/projects.js';
+import type { Services } from '../core/services.js';
+import { createEmbedder } from '../embed/index.js';
+import { createLanguageModel } from '../llm/index.js';
+import { consoleRoutes } from '../console/routes.js';
+import { openStore } from '../store/open.js';
+import { authDefault, authMe } from './auth.js';
+import { docsRoutes } from './docs.js';
+import type { AppEnv } from './env.js';
+import { renderError } from './errors.js';
+import { idempotency } from './idempotency.js';
+import { limitDefaults, rateLimits } from './limits.js';
+import { createMetrics, instrumentServices, measureRequests, metricsRoutes } from './metrics.js';
+import { auditRoutes } from './routes/audit.js';
+import { bankListRoutes } from './routes/bank-list.js';
+import { bankRoutes } from './routes/banks.js';
+import { directiveRoutes } from './routes/directives.js';
+import { healthRoutes } from './routes/health.js';
+import { mcpRoutes } from './routes/mcp.js';
+import { documentRoutes } from './routes/documents.js';
+import { hindsightRoutes } from './routes/hindsight.js';
+import { memoryRoutes } from './routes/memories.js';
+import { operationRoutes } from './routes/operations.js';
+import { projectRoutes } from './routes/projects.js';
+import { reflectRoutes } from './routes/reflect.js';
+import { spaceRoutes } from './routes/spaces.js';
+
+/** A JSON `\\u0000` escape (preceded by an even number of backslashes, so not itself escaped). */
+const NUL_ESCAPE = /(?:^|[^\\])(?:\\\\)*\\u0000/i;
+
+/** Largest accepted request body (a Retain of 1,000 items fits). */
+export const MAX_BODY_BYTES = 10 * 1024 * 1024;
+
+export const API_VERSION = '1';
+
+/** Wires the default implementations: the store of the configured engine, embedder, language model. */
+export async function createServices(config: Config): Promise<Services> {
+  const keyring = Keyring.fromConfig(config.masterKey);
+  const store = await openStore({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.databaseUrl ? undefined : config.dataDir,
+    poolSize: config.databasePoolSize,
+  });
+  // A missing or wrong master key stops the start when encrypted banks exist.
+  await verifyMasterKey(store, keyring).catch(async (err: unknown) => {
+    await store.close();
+    throw err;
+  });
+  const embedder = createEmbedder(config);
+  const llm = createLanguageModel({
+    provider: config.llmProvider,
+    baseUrl: config.llmBaseUrl,
+    model: config.llmModel,
+    apiKey: config.llmApiKey,
+  });
+  const services: Services = { store, embedder, llm, now: () => new Date() };
+  installEncryption(services, keyring);
+  return services;
+}
+
+const READ_ONLY_ACTIONS = new Set(['memories.recall', 'reflect']);
+
+/** Records every mutating request and every 401/403; never fails the request it records. */
+async function recordAudit(c: import('hono').Context<AppEnv>): Promise<void> {
+  const status = c.res.status;
+  const method = c.req.method;
+  const action = c.get('action');
+  const mutating = method !== 'GET' && method !== 'HEAD' && !(action && READ_ONLY_ACTIONS.has(action));
+  if (!mutating && status !== 401 && status !== 403) return;
+  const s = c.get('services');
+  const auth = c.get('auth');
+  let projectId = auth?.projectId;
+  let keyId = auth?.actor.keyId ?? null;
+  if (!projectId) {
+    // A denied key still tells whose project was knocked on.
+    keyId = keyIdOf(c.req.header('authorization')?.replace(/^Bearer\s+/i, '') ?? '');
+    projectId = (keyId && (await s.store.getApiKey(keyId))?.project_id) || (c.req.path.startsWith('/v1/default') ? 'default' : '-');
+  }
+  const bank = c.req.param('bank');
+  await s.store.appendAudit({
+    projectId,
+    actorType: auth?.actor.type ?? 'unknown',
+    keyId,
+    action: action ?? `${method} ${c.req.routePath}`,
+    bankId: bank ?? null,
+    spaceId: c.req.param('space') ?? c.req.query('space') ?? null,
+    status,
+    requestId: c.get('requestId'),
+  });
+}
+
+/** The HTTP application over the given services. */
+export function createApp(services: Services, config: Config, log: Logger): OpenAPIHono<AppEnv> {
+  const app = new OpenAPIHono<AppEnv>();
+  services.limitDefaults ??= limitDefaults(config);
+  const metrics = createMetrics(services);
+  instrumentServices(services, metrics);
+
+  app.use('*', async (c, next) => {
+    const incoming = c.req.header('x-request-id');
+    const requestId = incoming && /^[\w.:-]{1,128}$/.test(incoming) ? incoming : randomUUID();
+    c.set('requestId', requestId);
+    c.set('services', services);
+    c.set('config', config);
+    c.set('log', log);
+    const started = performance.now();
+    await next();
+    c.header('X-Request-Id', requestId);
+    const auth = c.get('auth');
+    log.info(
+      {
+        requestId,
+        method: c.req.method,
+        route: c.req.routePath,
+        status: c.res.status,
+        ms: Math.round(performance.now() - started),
+        project: auth?.projectId,
+        bank: c.req.param('bank'),
+      },
+      'request',
+    );
+  });
+  app.use('*', measureRequests(metrics));
+  app.use('*', secureHeaders());
+  if (config.corsOrigins) {
+    app.use('*', cors({ origin: config.corsOrigins.split(',').map((o) => o.trim()), exposeHeaders: ['X-Request-Id'] }));
+  }
+  app.onError((err, c) => renderError(c, err));
+  app.notFound((c) => renderError(c, new AppError('not_found', `no route for ${c.req.method} ${c.req.path}`)));
+
+  app.use('/v1/*', async (c, next) => {
+    await next();
+    await recordAudit(c).catch((err) => log.error({ err }, 'audit write failed'));
+  });
+  app.use(
+    '/v1/*',
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: () => {
+        throw new AppError('payload_too_large', `request body is larger than ${MAX_BODY_BYTES} bytes`);
+      },
+    }),
+  );
+  app.use('/v1/*', async (c, next) => {
+    const hasBody = c.req.header('content-length') !== undefined || c.req.header('transfer-encoding') !== undefined;
+    const type = c.req.header('content-type') ?? '';
+    if (hasBody && c.req.header('content-length') !== '0' && !/^application\/([\w.+-]*\+)?json\b/i.test(type)) {
+      throw new AppError('unsupported_media_type', 'request bodies must be JSON (Content-Type: application/json)');
+    }
+    // PostgreSQL cannot store U+0000 in text or jsonb; refuse it before any handler writes
+    // anything (a Retain creates its bank before storing the items).
+    if (/json/i.test(type) && NUL_ESCAPE.test(await c.req.text())) {
+      throw new AppError('validation_error', 'request body contains a NUL character (\\u0000), which cannot be stored');
+    }
+    await next();
+  });
+  app.use('/v1/me/*', authMe);
+  app.use('/v1/default/*', authDefault);
+  app.use('/v1/*', rateLimits());
+  app.use('/v1/*', idempotency);
+
+  for (const base of ['/v1/me', '/v1/default']) {
+    app.route(base, memoryRoutes);
+    app.route(base, bankListRoutes);
+    app.route(base, bankRoutes);
+    app.route(base, spaceRoutes);
+    app.route(base, auditRoutes);
+    app.route(base, reflectRoutes);
+    app.route(base, directiveRoutes);
+    app.route(base, operationRoutes);
+    app.route(base, documentRoutes);
+    app.route(base, hindsightRoutes);
+  }
+  app.route('/v1/default', projectRoutes);
+  app.route('/', healthRoutes);
+  app.route('/metrics', metricsRoutes(metrics));
+  app.route('/docs', docsRoutes);
+  app.route('/mcp', mcpRoutes);
+  app.route('/console', consoleRoutes);
+
+  app.doc31('/openapi.json', {
+    openapi: '3.1.0',
+    info: {
+      title: 'mnemo',
+      version: API_VERSION,
+      description:
+        'Memory service for AI agents. `/v1/me` takes a project API key; `/v1/default` is the operator surface.',
+    },
+  });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });
+  return app;
+}

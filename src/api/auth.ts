@@ -1,0 +1,80 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { Context, MiddlewareHandler } from 'hono';
+import { AppError } from '../core/errors.js';
+import { verifyKey } from '../core/projects.js';
+import type { Scope } from '../core/types.js';
+import type { AppEnv, Auth } from './env.js';
+
+function bearer(c: Context<AppEnv>): string | null {
+  const h = c.req.header('authorization');
+  if (!h) return null;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(h);
+  if (!m) throw new AppError('unauthenticated', 'Authorization header must be "Bearer <key>"');
+  return m[1]!;
+}
+
+function sameSecret(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+async function keyAuth(c: Context<AppEnv>, presented: string): Promise<Auth> {
+  const key = await verifyKey(c.get('services'), presented);
+  if (!key) throw new AppError('unauthenticated', 'invalid, expired or revoked API key');
+  return { projectId: key.project_id, actor: { type: 'key', keyId: key.id }, scopes: new Set(key.scopes) };
+}
+
+/** `/v1/me`: a project API key, and `me` is its project. */
+export const authMe: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const presented = bearer(c);
+  if (!presented) throw new AppError('unauthenticated', 'missing API key (Authorization: Bearer mk_...)');
+  c.set('auth', await keyAuth(c, presented));
+  await next();
+};
+
+/**
+ * `/v1/default`: the operator token when one is configured (or anyone on loopback when none
+ * is), or an API key of the `default` project with its scopes.
+ */
+export const authDefault: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const token = c.get('config').adminToken;
+  const presented = bearer(c);
+  if (presented && token && sameSecret(presented, token)) {
+    c.set('auth', { projectId: 'default', actor: { type: 'operator' }, scopes: 'all' });
+  } else if (presented?.startsWith('mk_')) {
+    const auth = await keyAuth(c, presented);
+    if (auth.projectId !== 'default') throw new AppError('unauthenticated', 'this key belongs to another project; use /v1/me');
+    c.set('auth', auth);
+  } else if (!token) {
+    c.set('auth', { projectId: 'default', actor: { type: 'anonymous' }, scopes: 'all' });
+  } else {
+    throw new AppError('unauthenticated', presented ? 'invalid operator token' : 'missing operator token');
+  }
+  await next();
+};
+
+/** The caller's auth; routes run after an auth middleware, so it is always there. */
+export function authOf(c: Context<AppEnv>): Auth {
+  const auth = c.get('auth');
+  if (!auth) throw new AppError('unauthenticated', 'not authenticated');
+  return auth;
+}
+
+/** Route guard: names the audit action and demands a scope (403 naming it). */
+export function guard(scope: Scope | 'operator', action: string): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    c.set('action', action);
+    const auth = authOf(c);
+    const allowed =
+      scope === 'operator' ? auth.actor.type !== 'key' : auth.scopes === 'all' || auth.scopes.has(scope);
+    if (!allowed) {
+      throw new AppError(
+        'forbidden',
+        scope === 'operator' ? 'this endpoint needs the operator token' : `this key lacks the '${scope}' scope`,
+        { extra: { required_scope: scope } },
+      );
+    }
+    await next();
+  };
+}

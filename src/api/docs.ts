@@ -1,0 +1,33 @@
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { Hono } from 'hono';
+import type { AppEnv } from './env.js';
+
+const require = createRequire(import.meta.url);
+const SWAGGER_DIR = dirname(require.resolve('swagger-ui-dist/package.json'));
+const ASSETS: Record<string, string> = {
+  'swagger-ui.css': 'text/css; charset=utf-8',
+  'swagger-ui-bundle.js': 'application/javascript; charset=utf-8',
+};
+
+const PAGE = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>mnemo API reference</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="stylesheet" href="/docs/assets/swagger-ui.css"></head>
+<body><div id="ui"></div><script src="/docs/assets/swagger-ui-bundle.js"></script>
+<script src="/docs/assets/init.js"></script></body></html>`;
+
+const INIT = `window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#ui', deepLinking: true });`;
+
+/** `/docs`: Swagger UI over `/openapi.json`, served from the npm package (no CDN). */
+export const docsRoutes = new Hono<AppEnv>()
+  .get('/', (c) => c.html(PAGE))
+  .get('/assets/init.js', (c) => c.body(INIT, 200, { 'content-type': 'application/javascript; charset=utf-8' }))
+  .get('/assets/:file', async (c) => {
+    const file = c.req.param('file');
+    const type = ASSETS[file];
+    if (!type) return c.notFound();
+    const body = await readFile(join(SWAGGER_DIR, file));
+    return c.body(body, 200, { 'content-type': type, 'cache-control': 'public, max-age=86400' });
+  });

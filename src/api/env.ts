@@ -1,0 +1,25 @@
+import type { Logger } from 'pino';
+import type { Config } from '../config/load.js';
+import type { Services } from '../core/services.js';
+import type { Actor, Scope } from '../core/types.js';
+
+/** Who a request acts for: a project, an actor, and what the actor may do. */
+export interface Auth {
+  projectId: string;
+  actor: Actor;
+  /** `all` for the operator; the key's scopes otherwise. */
+  scopes: ReadonlySet<Scope> | 'all';
+}
+
+/** Hono environment shared by every route. */
+export interface AppEnv {
+  Variables: {
+    requestId: string;
+    services: Services;
+    config: Config;
+    log: Logger;
+    auth?: Auth;
+    /** Stable action name for audit, set by the route's guard. */
+    action?: string;
+  };
+}

@@ -1,0 +1,28 @@
+import { createRoute } from '@hono/zod-openapi';
+import { authOf, guard } from '../auth.js';
+import { ok, toDate } from '../schemas/common.js';
+import { AuditPage, AuditQuery } from '../schemas/projects.js';
+import { router, send, servicesOf } from './router.js';
+
+/** The project's append-only audit trail. */
+export const auditRoutes = router().openapi(
+  createRoute({
+    method: 'get',
+    path: '/audit',
+    tags: ['Audit'],
+    summary: 'List audit entries',
+    description: 'Every mutating request and every 401/403, newest first; filter by bank, action and time.',
+    middleware: [guard('admin', 'audit.list')] as const,
+    request: { query: AuditQuery },
+    responses: ok(AuditPage),
+  }),
+  async (c) => {
+    const q = c.req.valid('query');
+    const page = await servicesOf(c).store.listAudit(
+      authOf(c).projectId,
+      { bankId: q.bank, action: q.action, since: toDate(q.since), until: toDate(q.until) },
+      { limit: q.limit ?? 50, cursor: q.cursor },
+    );
+    return send(c, page);
+  },
+);

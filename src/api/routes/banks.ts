@@ -1,0 +1,98 @@
+import { createRoute } from '@hono/zod-openapi';
+import { bankProfile, configView, deleteBank, requireBank, updateConfig } from '../../core/banks.js';
+import { authOf, guard } from '../auth.js';
+import {
+  BankConfigView,
+  BankProfile,
+  DeletedBank,
+  EntityPage,
+  EntityQuery,
+  PatchConfigBody,
+} from '../schemas/banks.js';
+import { BankParam, jsonBody, ok } from '../schemas/common.js';
+import { router, send, servicesOf } from './router.js';
+
+/** Bank profile, config, entities and deletion (Reflect is in reflect.ts). */
+export const bankRoutes = router()
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/banks/{bank}',
+      tags: ['Banks'],
+      summary: 'Get bank profile',
+      middleware: [guard('recall', 'banks.get')] as const,
+      request: { params: BankParam },
+      responses: ok(BankProfile),
+    }),
+    async (c) => {
+      const s = servicesOf(c);
+      const bank = await requireBank(s, authOf(c).projectId, c.req.valid('param').bank);
+      return send(c, await bankProfile(s, bank));
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'delete',
+      path: '/banks/{bank}',
+      tags: ['Banks'],
+      summary: 'Delete a bank and all its memories',
+      middleware: [guard('admin', 'banks.delete')] as const,
+      request: { params: BankParam },
+      responses: ok(DeletedBank),
+    }),
+    async (c) => send(c, await deleteBank(servicesOf(c), authOf(c).projectId, c.req.valid('param').bank)),
+  )
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/banks/{bank}/config',
+      tags: ['Banks'],
+      summary: 'Get bank config',
+      middleware: [guard('recall', 'banks.config.get')] as const,
+      request: { params: BankParam },
+      responses: ok(BankConfigView),
+    }),
+    async (c) => {
+      const bank = await requireBank(servicesOf(c), authOf(c).projectId, c.req.valid('param').bank);
+      return send(c, configView(bank));
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'patch',
+      path: '/banks/{bank}/config',
+      tags: ['Banks'],
+      summary: 'Update bank config',
+      description: 'Unknown keys and bad values are a 400 naming each key; `null` resets a key to its default.',
+      middleware: [guard('admin', 'banks.config.update')] as const,
+      request: { params: BankParam, ...jsonBody(PatchConfigBody) },
+      responses: ok(BankConfigView),
+    }),
+    async (c) => {
+      const s = servicesOf(c);
+      const bank = await requireBank(s, authOf(c).projectId, c.req.valid('param').bank);
+      const view = await updateConfig(s, bank, c.req.valid('json').updates, {
+        masterKeySet: !!c.get('config').masterKey,
+      });
+      return send(c, view);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/banks/{bank}/entities',
+      tags: ['Banks'],
+      summary: 'List entities',
+      description: 'Most mentioned first, paged by `cursor`.',
+      middleware: [guard('graph:read', 'entities.list')] as const,
+      request: { params: BankParam, query: EntityQuery },
+      responses: ok(EntityPage),
+    }),
+    async (c) => {
+      const s = servicesOf(c);
+      const { projectId } = authOf(c);
+      const bank = await requireBank(s, projectId, c.req.valid('param').bank);
+      const q = c.req.valid('query');
+      return send(c, await s.store.listEntities(projectId, bank.id, { limit: q.limit ?? 50, cursor: q.cursor }));
+    },
+  );

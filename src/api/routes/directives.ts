@@ -1,0 +1,114 @@
+import { createRoute } from '@hono/zod-openapi';
+import {
+  createDirective,
+  deleteDirective,
+  getDirective,
+  listDirectives,
+  updateDirective,
+} from '../../core/directives.js';
+import { authOf, guard } from '../auth.js';
+import { BankParam, jsonBody, ok } from '../schemas/common.js';
+import {
+  CreateDirectiveBody,
+  DeletedDirective,
+  DirectiveList,
+  DirectiveParams,
+  DirectiveRecord,
+  UpdateDirectiveBody,
+} from '../schemas/directives.js';
+import { router, send, servicesOf } from './router.js';
+
+const TAG = ['Directives'];
+const orUndefined = <T>(v: T | null | undefined) => v ?? undefined;
+
+/** A bank's directives: hard rules that every Reflect answer follows. Admin scope throughout. */
+export const directiveRoutes = router()
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/banks/{bank}/directives',
+      tags: TAG,
+      summary: 'List directives',
+      description: 'Highest priority first.',
+      middleware: [guard('admin', 'directives.list')] as const,
+      request: { params: BankParam },
+      responses: ok(DirectiveList),
+    }),
+    async (c) => send(c, await listDirectives(servicesOf(c), authOf(c).projectId, c.req.valid('param').bank)),
+  )
+  .openapi(
+    createRoute({
+      method: 'post',
+      path: '/banks/{bank}/directives',
+      tags: TAG,
+      summary: 'Create a directive',
+      middleware: [guard('admin', 'directives.create')] as const,
+      request: { params: BankParam, ...jsonBody(CreateDirectiveBody) },
+      responses: ok(DirectiveRecord, 'Created', 201),
+    }),
+    async (c) => {
+      const b = c.req.valid('json');
+      const d = await createDirective(servicesOf(c), authOf(c).projectId, c.req.valid('param').bank, {
+        text: (b.text ?? b.content)!,
+        name: b.name,
+        priority: b.priority,
+        tags: b.tags,
+        active: b.active ?? b.is_active,
+      });
+      return send(c, d, 201);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/banks/{bank}/directives/{id}',
+      tags: TAG,
+      summary: 'Get a directive',
+      middleware: [guard('admin', 'directives.get')] as const,
+      request: { params: DirectiveParams },
+      responses: ok(DirectiveRecord),
+    }),
+    async (c) => {
+      const { bank, id } = c.req.valid('param');
+      return send(c, await getDirective(servicesOf(c), authOf(c).projectId, bank, id));
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'patch',
+      path: '/banks/{bank}/directives/{id}',
+      tags: TAG,
+      summary: 'Update a directive',
+      description: 'Fields left out (or null) keep their value.',
+      middleware: [guard('admin', 'directives.update')] as const,
+      request: { params: DirectiveParams, ...jsonBody(UpdateDirectiveBody) },
+      responses: ok(DirectiveRecord),
+    }),
+    async (c) => {
+      const { bank, id } = c.req.valid('param');
+      const b = c.req.valid('json');
+      const d = await updateDirective(servicesOf(c), authOf(c).projectId, bank, id, {
+        text: orUndefined(b.text ?? b.content),
+        name: orUndefined(b.name),
+        priority: orUndefined(b.priority),
+        tags: orUndefined(b.tags),
+        active: orUndefined(b.active ?? b.is_active),
+      });
+      return send(c, d);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'delete',
+      path: '/banks/{bank}/directives/{id}',
+      tags: TAG,
+      summary: 'Delete a directive',
+      middleware: [guard('admin', 'directives.delete')] as const,
+      request: { params: DirectiveParams },
+      responses: ok(DeletedDirective),
+    }),
+    async (c) => {
+      const { bank, id } = c.req.valid('param');
+      return send(c, await deleteDirective(servicesOf(c), authOf(c).projectId, bank, id));
+    },
+  );

@@ -1,0 +1,155 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { effectiveConfig } from '../../core/bank-config.js';
+import { type BankProfile, bankForWrite, bankProfile, requireBank, updateConfig, updateIdentity } from '../../core/banks.js';
+import { listMemories } from '../../core/memories.js';
+import type { Services } from '../../core/services.js';
+import type { Bank } from '../../core/types.js';
+import { authOf, guard } from '../auth.js';
+import { BankProfile as BankProfileSchema } from '../schemas/banks.js';
+import { BankParam, FactTypeSchema, jsonBody, ok } from '../schemas/common.js';
+import { OffsetQuery } from '../schemas/documents.js';
+import { MemoryRecord } from '../schemas/memories.js';
+import { router, send, servicesOf } from './router.js';
+
+/**
+ * Routes that Hindsight's published client calls beside the spec's: create-or-update a bank
+ * (PUT), its profile under `/profile`, and offset-paged memory listing. They reuse core; only
+ * the wire shapes differ.
+ */
+
+const level = z.number().int().min(1).max(5);
+const UpsertBankBody = z
+  .object({
+    name: z.string().max(256).nullable().optional(),
+    mission: z.string().max(4000).nullable().optional(),
+    reflect_mission: z.string().max(4000).nullable().optional(),
+    background: z.string().max(4000).nullable().optional(),
+    disposition: z.object({ skepticism: level, literalism: level, empathy: level }).nullable().optional(),
+    disposition_skepticism: level.nullable().optional(),
+    disposition_literalism: level.nullable().optional(),
+    disposition_empathy: level.nullable().optional(),
+    retain_mission: z.string().max(4000).nullable().optional(),
+    retain_extraction_mode: z.string().max(32).nullable().optional(),
+    retain_custom_instructions: z.string().max(4000).nullable().optional(),
+    retain_chunk_size: z.number().int().nullable().optional(),
+    enable_observations: z.boolean().nullable().optional(),
+    observations_mission: z.string().max(4000).nullable().optional(),
+    enable_temporal_retrieval: z.boolean().nullable().optional(),
+    enable_graph_retrieval: z.boolean().nullable().optional(),
+    enable_reranking: z.boolean().nullable().optional(),
+  })
+  .openapi('UpsertBank');
+
+const HindsightProfile = BankProfileSchema.extend({
+  bank_id: z.string(),
+  name: z.string(),
+  mission: z.string(),
+  background: z.string().nullable(),
+}).openapi('HindsightBankProfile');
+
+const CONFIG_KEYS = [
+  'retain_mission',
+  'retain_extraction_mode',
+  'retain_custom_instructions',
+  'retain_chunk_size',
+  'enable_observations',
+  'observations_mission',
+  'enable_temporal_retrieval',
+  'enable_graph_retrieval',
+  'enable_reranking',
+  'disposition_skepticism',
+  'disposition_literalism',
+  'disposition_empathy',
+] as const;
+
+/** The profile with Hindsight's names beside mnemo's. */
+function hindsightProfile(bank: Bank, profile: BankProfile) {
+  const mission = profile.mission ?? effectiveConfig(bank.config).reflect_mission ?? '';
+  return { ...profile, bank_id: profile.id, name: profile.name ?? profile.id, mission, background: mission || null };
+}
+
+async function upsertBank(s: Services, projectId: string, bankId: string, body: z.infer<typeof UpsertBankBody>) {
+  let bank = await bankForWrite(s, projectId, bankId);
+  const updates: Record<string, unknown> = {};
+  for (const key of CONFIG_KEYS) if (body[key] !== undefined && body[key] !== null) updates[key] = body[key];
+  if (body.disposition) {
+    updates.disposition_skepticism ??= body.disposition.skepticism;
+    updates.disposition_literalism ??= body.disposition.literalism;
+    updates.disposition_empathy ??= body.disposition.empathy;
+  }
+  if (Object.keys(updates).length) await updateConfig(s, bank, updates, { masterKeySet: false });
+  const mission = body.reflect_mission ?? body.mission ?? body.background;
+  if (body.name !== undefined || mission !== undefined) {
+    bank = await updateIdentity(s, bank, {
+      ...(body.name !== undefined ? { name: body.name } : {}),
+      ...(mission !== undefined ? { mission } : {}),
+    });
+  }
+  return requireBank(s, projectId, bankId);
+}
+
+export const hindsightRoutes = router()
+  .openapi(
+    createRoute({
+      method: 'put',
+      path: '/banks/{bank}',
+      tags: ['Banks'],
+      summary: 'Create or update a bank (identity and config in one call)',
+      middleware: [guard('admin', 'banks.upsert')] as const,
+      request: { params: BankParam, ...jsonBody(UpsertBankBody) },
+      responses: ok(HindsightProfile),
+    }),
+    async (c) => {
+      const s = servicesOf(c);
+      const bank = await upsertBank(s, authOf(c).projectId, c.req.valid('param').bank, c.req.valid('json'));
+      return send(c, hindsightProfile(bank, await bankProfile(s, bank)));
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/banks/{bank}/profile',
+      tags: ['Banks'],
+      summary: 'Get bank profile (Hindsight path)',
+      middleware: [guard('recall', 'banks.get')] as const,
+      request: { params: BankParam },
+      responses: ok(HindsightProfile),
+    }),
+    async (c) => {
+      const s = servicesOf(c);
+      const bank = await requireBank(s, authOf(c).projectId, c.req.valid('param').bank);
+      return send(c, hindsightProfile(bank, await bankProfile(s, bank)));
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/banks/{bank}/memories/list',
+      tags: ['Memories'],
+      summary: 'List memories by offset (Hindsight path)',
+      middleware: [guard('recall', 'memories.list')] as const,
+      request: {
+        params: BankParam,
+        query: OffsetQuery.extend({
+          type: FactTypeSchema.optional(),
+          q: z.string().max(500).optional(),
+          document_id: z.string().max(256).optional(),
+        }),
+      },
+      responses: ok(
+        z.object({ items: z.array(MemoryRecord), total: z.number().int(), limit: z.number().int(), offset: z.number().int() }),
+      ),
+    }),
+    async (c) => {
+      const s = servicesOf(c);
+      const { projectId } = authOf(c);
+      const { bank } = c.req.valid('param');
+      const q = c.req.valid('query');
+      const limit = q.limit ?? 100;
+      const offset = q.offset ?? 0;
+      const filter = { types: q.type ? [q.type] : undefined, q: q.q, documentId: q.document_id };
+      const page = await listMemories(s, projectId, bank, filter, { limit, offset });
+      const total = await s.store.countMemories(projectId, bank, filter);
+      return send(c, { items: page.items, total, limit, offset });
+    },
+  );

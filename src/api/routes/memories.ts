@@ -1,0 +1,119 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { retainAsync } from '../../core/retain/retain-async.js';
+import { AsyncRetainResponse } from '../schemas/operations.js';
+import { recall } from '../../core/recall/recall.js';
+import { retain } from '../../core/retain/retain.js';
+import { deleteMemory, listMemories } from '../../core/memories.js';
+import { authOf, guard } from '../auth.js';
+import { BankParam, jsonBody, ok, toDate } from '../schemas/common.js';
+import {
+  DeletedMemory,
+  ListMemoriesQuery,
+  MemoryPage,
+  MemoryParams,
+  RecallBody,
+  RecallResponse,
+  RetainBody,
+  RetainQuery,
+  RetainResponse,
+} from '../schemas/memories.js';
+import { router, send, servicesOf } from './router.js';
+
+/** Retain, Recall, list and delete memories. */
+export const memoryRoutes = router()
+  .openapi(
+    createRoute({
+      method: 'post',
+      path: '/banks/{bank}/memories',
+      tags: ['Memories'],
+      summary: 'Retain memories',
+      description:
+        'Stores one or more items in the bank (created on first use). `?space=` attaches a new bank. With `async: true` the items are queued as an operation.',
+      middleware: [guard('retain', 'memories.retain')] as const,
+      request: { params: BankParam, query: RetainQuery, ...jsonBody(RetainBody) },
+      responses: ok(z.union([RetainResponse, AsyncRetainResponse])),
+    }),
+    async (c) => {
+      const { bank } = c.req.valid('param');
+      const body = c.req.valid('json');
+      const req = {
+        document_id: body.document_id,
+        space: c.req.valid('query').space,
+        items: body.items.map((it) => ({ ...it, timestamp: toDate(it.timestamp) })),
+      };
+      const s = servicesOf(c);
+      const { projectId } = authOf(c);
+      if (body.async) return send(c, await retainAsync(s, projectId, bank, req, { operationId: body.operation_id }));
+      return send(c, await retain(s, projectId, bank, req));
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'post',
+      path: '/banks/{bank}/memories/recall',
+      tags: ['Memories'],
+      summary: 'Recall memories',
+      description: 'Hybrid retrieval (semantic, keyword, graph, temporal), fused and reranked, cut to `max_tokens`.',
+      middleware: [guard('recall', 'memories.recall')] as const,
+      request: { params: BankParam, ...jsonBody(RecallBody) },
+      responses: ok(RecallResponse),
+    }),
+    async (c) => {
+      const { bank } = c.req.valid('param');
+      const b = c.req.valid('json');
+      const result = await recall(servicesOf(c), authOf(c).projectId, bank, {
+        ...b,
+        query_timestamp: toDate(b.query_timestamp),
+        temporal_window: b.temporal_window && {
+          start: new Date(b.temporal_window.start),
+          end: new Date(b.temporal_window.end),
+        },
+      });
+      return send(c, result);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/banks/{bank}/memories',
+      tags: ['Memories'],
+      summary: 'List memories',
+      description: 'Newest first, paged by `cursor`.',
+      middleware: [guard('recall', 'memories.list')] as const,
+      request: { params: BankParam, query: ListMemoriesQuery },
+      responses: ok(MemoryPage),
+    }),
+    async (c) => {
+      const { bank } = c.req.valid('param');
+      const q = c.req.valid('query');
+      const page = await listMemories(
+        servicesOf(c),
+        authOf(c).projectId,
+        bank,
+        {
+          types: q.type ? [q.type] : undefined,
+          tags: q.tags ? q.tags.split(',').map((t) => t.trim()).filter(Boolean) : undefined,
+          tagsMatch: q.tags_match,
+          documentId: q.document_id,
+          q: q.q,
+        },
+        { limit: q.limit ?? 50, cursor: q.cursor },
+      );
+      return send(c, page);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'delete',
+      path: '/banks/{bank}/memories/{id}',
+      tags: ['Memories'],
+      summary: 'Delete a memory',
+      middleware: [guard('retain', 'memories.delete')] as const,
+      request: { params: MemoryParams },
+      responses: ok(DeletedMemory),
+    }),
+    async (c) => {
+      const { bank, id } = c.req.valid('param');
+      return send(c, await deleteMemory(servicesOf(c), authOf(c).projectId, bank, id));
+    },
+  );

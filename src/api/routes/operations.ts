@@ -1,0 +1,58 @@
+import { createRoute } from '@hono/zod-openapi';
+import { cancelOperation, getOperation, listOperations } from '../../core/operations.js';
+import { authOf, guard } from '../auth.js';
+import { BankParam, ok } from '../schemas/common.js';
+import { OperationPage, OperationParams, OperationQuery, OperationRecord } from '../schemas/operations.js';
+import { router, send, servicesOf } from './router.js';
+
+/** Background operations of a bank: async Retain and other durable work. */
+export const operationRoutes = router()
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/banks/{bank}/operations',
+      tags: ['Operations'],
+      summary: 'List operations',
+      middleware: [guard('retain', 'operations.list')] as const,
+      request: { params: BankParam, query: OperationQuery },
+      responses: ok(OperationPage),
+    }),
+    async (c) => {
+      const q = c.req.valid('query');
+      const page = await listOperations(servicesOf(c), authOf(c).projectId, c.req.valid('param').bank, q, {
+        limit: q.limit ?? 50,
+        cursor: q.cursor,
+      });
+      return send(c, page);
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/banks/{bank}/operations/{id}',
+      tags: ['Operations'],
+      summary: 'Get an operation',
+      middleware: [guard('retain', 'operations.get')] as const,
+      request: { params: OperationParams },
+      responses: ok(OperationRecord),
+    }),
+    async (c) => {
+      const { bank, id } = c.req.valid('param');
+      return send(c, await getOperation(servicesOf(c), authOf(c).projectId, bank, id));
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'delete',
+      path: '/banks/{bank}/operations/{id}',
+      tags: ['Operations'],
+      summary: 'Cancel a pending operation',
+      middleware: [guard('retain', 'operations.cancel')] as const,
+      request: { params: OperationParams },
+      responses: ok(OperationRecord),
+    }),
+    async (c) => {
+      const { bank, id } = c.req.valid('param');
+      return send(c, await cancelOperation(servicesOf(c), authOf(c).projectId, bank, id));
+    },
+  );

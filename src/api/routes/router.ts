@@ -1,0 +1,30 @@
+import { OpenAPIHono } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import type { Services } from '../../core/services.js';
+import type { AppEnv } from '../env.js';
+import { validationError } from '../errors.js';
+import { ignoredFields } from '../ignored.js';
+
+/**
+ * A router whose validation failures become our 400 body and whose tolerated-but-ignored body
+ * fields are named in `X-Ignored-Fields`.
+ */
+export function router(): OpenAPIHono<AppEnv> {
+  return new OpenAPIHono<AppEnv>({
+    defaultHook: async (result, c) => {
+      if (!result.success) throw validationError(result.error);
+      if (result.target === 'json') {
+        const raw = await c.req.json().catch(() => undefined);
+        const ignored = ignoredFields(raw, result.data);
+        if (ignored.length) c.header('X-Ignored-Fields', ignored.join(', ').slice(0, 2000));
+      }
+    },
+  });
+}
+
+/** JSON response of a handler; dates serialise to ISO 8601. */
+export function send(c: Context<AppEnv>, body: unknown, status: 200 | 201 = 200): any {
+  return c.json(body as object, status);
+}
+
+export const servicesOf = (c: Context<AppEnv>): Services => c.get('services');

@@ -1,0 +1,95 @@
+import { createRoute } from '@hono/zod-openapi';
+import { attachBank, createSpace, deleteSpace, listSpaceBanks, removeBank } from '../../core/spaces.js';
+import { authOf, guard } from '../auth.js';
+import { jsonBody, ok, SpaceParam } from '../schemas/common.js';
+import {
+  Attachment,
+  CreateSpaceBody,
+  DeletedSpace,
+  SpaceBankParams,
+  SpaceBanks,
+  SpaceList,
+  SpaceRecord,
+} from '../schemas/spaces.js';
+import { router, send, servicesOf } from './router.js';
+
+/** Spaces (organisations) and the banks attached to them. */
+export const spaceRoutes = router()
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/spaces',
+      tags: ['Spaces'],
+      summary: 'List spaces',
+      middleware: [guard('admin', 'spaces.list')] as const,
+      responses: ok(SpaceList),
+    }),
+    async (c) => send(c, { items: await servicesOf(c).store.listSpaces(authOf(c).projectId) }),
+  )
+  .openapi(
+    createRoute({
+      method: 'post',
+      path: '/spaces',
+      tags: ['Spaces'],
+      summary: 'Create a space',
+      middleware: [guard('admin', 'spaces.create')] as const,
+      request: jsonBody(CreateSpaceBody),
+      responses: ok(SpaceRecord, 'Created', 201),
+    }),
+    async (c) => send(c, await createSpace(servicesOf(c), authOf(c).projectId, c.req.valid('json')), 201),
+  )
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/spaces/{space}/banks',
+      tags: ['Spaces'],
+      summary: 'List banks in a space',
+      middleware: [guard('admin', 'spaces.banks.list')] as const,
+      request: { params: SpaceParam },
+      responses: ok(SpaceBanks),
+    }),
+    async (c) =>
+      send(c, { items: await listSpaceBanks(servicesOf(c), authOf(c).projectId, c.req.valid('param').space) }),
+  )
+  .openapi(
+    createRoute({
+      method: 'put',
+      path: '/spaces/{space}/banks/{bank}',
+      tags: ['Spaces'],
+      summary: 'Attach a bank to a space',
+      middleware: [guard('admin', 'spaces.banks.attach')] as const,
+      request: { params: SpaceBankParams },
+      responses: ok(Attachment),
+    }),
+    async (c) => {
+      const { space, bank } = c.req.valid('param');
+      return send(c, await attachBank(servicesOf(c), authOf(c).projectId, space, bank));
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'delete',
+      path: '/spaces/{space}/banks/{bank}',
+      tags: ['Spaces'],
+      summary: 'Remove a bank from a space (its memories stay)',
+      middleware: [guard('admin', 'spaces.banks.remove')] as const,
+      request: { params: SpaceBankParams },
+      responses: ok(Attachment),
+    }),
+    async (c) => {
+      const { space, bank } = c.req.valid('param');
+      return send(c, await removeBank(servicesOf(c), authOf(c).projectId, space, bank));
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'delete',
+      path: '/spaces/{space}',
+      tags: ['Spaces'],
+      summary: 'Delete a space (its banks become unassigned)',
+      middleware: [guard('admin', 'spaces.delete')] as const,
+      request: { params: SpaceParam },
+      responses: ok(DeletedSpace),
+    }),
+    async (c) => send(c, await deleteSpace(servicesOf(c), authOf(c).projectId, c.req.valid('param').space)),
+  );

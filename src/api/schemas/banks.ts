@@ -1,0 +1,67 @@
+import { z } from '@hono/zod-openapi';
+import { BANK_CONFIG_SCHEMA } from '../../core/bank-config.js';
+import { DateOut, PageQuery } from './common.js';
+
+export const Disposition = z.object({
+  skepticism: z.number().int(),
+  literalism: z.number().int(),
+  empathy: z.number().int(),
+});
+
+export const BankProfile = z
+  .object({
+    id: z.string(),
+    name: z.string().nullable(),
+    mission: z.string().nullable(),
+    space_id: z.string().nullable(),
+    is_org_bank: z.boolean(),
+    created_at: DateOut,
+    updated_at: DateOut,
+    memory_count: z.number().int(),
+    entity_count: z.number().int(),
+    document_count: z.number().int(),
+    disposition: Disposition,
+    llm_usage: z.object({ input_tokens: z.number().int(), output_tokens: z.number().int() }),
+  })
+  .openapi('BankProfile');
+
+/** The effective config: the core schema is the one definition of every key. */
+export const BankConfigValues = z.object(BANK_CONFIG_SCHEMA.shape).openapi('BankConfigValues');
+
+export const BankConfigView = z
+  .object({ bank_id: z.string(), config: BankConfigValues, overrides: z.record(z.string(), z.unknown()) })
+  .openapi('BankConfig');
+
+/** Values are checked key by key in core (unknown keys are a 400 there). */
+export const PatchConfigBody = z
+  .object({ updates: z.record(z.string(), z.unknown()) })
+  .openapi('BankConfigUpdate', { example: { updates: { disposition_empathy: 4, enable_reranking: false } } });
+
+export const DeletedBank = z.object({
+  deleted: z.literal(true),
+  bank_id: z.string(),
+  memories_deleted: z.number().int(),
+});
+
+export const EntityRecord = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    type: z.string(),
+    aliases: z.array(z.string()),
+    mention_count: z.number().int(),
+    first_seen: DateOut,
+    last_seen: DateOut,
+  })
+  .openapi('Entity');
+
+export const EntityPage = z.object({ items: z.array(EntityRecord), next_cursor: z.string().nullable() });
+export const EntityQuery = z.object(PageQuery);
+
+export const BankListQuery = z.object({
+  ...PageQuery,
+  space: z.string().max(256).optional().openapi({ description: 'only banks attached to this space' }),
+});
+export const BankPage = z
+  .object({ items: z.array(BankProfile), next_cursor: z.string().nullable() })
+  .openapi('BankPage');

@@ -1,0 +1,68 @@
+import { z } from '@hono/zod-openapi';
+import { DateOut, Tags } from './common.js';
+
+const Text = z.string().min(1).max(4000);
+const Name = z.string().min(1).max(200);
+const Priority = z.number().int().min(-1000).max(1000);
+
+export const DirectiveRecord = z
+  .object({
+    id: z.string(),
+    bank_id: z.string(),
+    name: z.string(),
+    text: z.string(),
+    content: z.string().openapi({ description: "Same as `text` (Hindsight's field name)" }),
+    priority: z.number().int(),
+    tags: z.array(z.string()),
+    active: z.boolean(),
+    is_active: z.boolean().openapi({ description: "Same as `active` (Hindsight's field name)" }),
+    created_at: DateOut,
+    updated_at: DateOut,
+  })
+  .openapi('Directive');
+
+export const DirectiveList = z.object({ items: z.array(DirectiveRecord) }).openapi('DirectiveList');
+
+/**
+ * `text` or Hindsight's `content`, `active` or `is_active`: both spellings are accepted and
+ * folded to ours by the route.
+ */
+export const CreateDirectiveBody = z
+  .object({
+    text: Text.optional(),
+    content: Text.optional(),
+    name: Name.optional(),
+    priority: Priority.optional().openapi({ description: 'Higher first; default 0' }),
+    tags: Tags.optional().openapi({
+      description: 'Untagged directives always apply; tagged ones when the Reflect request’s tags match',
+    }),
+    active: z.boolean().optional(),
+    is_active: z.boolean().optional(),
+  })
+  .refine((b) => b.text !== undefined || b.content !== undefined, {
+    message: 'text is required',
+    path: ['text'],
+  })
+  .openapi('DirectiveCreate', {
+    example: { text: 'Never recommend a product the customer has returned.', priority: 10 },
+  });
+
+/** `null` leaves a field as it is (Hindsight's clients send nulls for fields they do not change). */
+export const UpdateDirectiveBody = z
+  .object({
+    text: Text.nullish(),
+    content: Text.nullish(),
+    name: Name.nullish(),
+    priority: Priority.nullish(),
+    tags: Tags.nullish(),
+    active: z.boolean().nullish(),
+    is_active: z.boolean().nullish(),
+  })
+  .openapi('DirectiveUpdate', { example: { active: false } });
+
+export const DirectiveParams = z.object({
+  bank: z.string().openapi({ param: { name: 'bank', in: 'path' } }),
+  id: z.string().openapi({ param: { name: 'id', in: 'path' } }),
+});
+
+export const DeletedDirective = z.object({ deleted: z.literal(true), id: z.string() });

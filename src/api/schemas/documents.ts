@@ -1,0 +1,36 @@
+import { z } from '@hono/zod-openapi';
+import { DateOut } from './common.js';
+
+const documentFields = {
+  id: z.string(),
+  bank_id: z.string(),
+  content_hash: z.string().nullable(),
+  created_at: DateOut,
+  updated_at: DateOut,
+  memory_count: z.number().int(),
+  memory_unit_count: z.number().int().openapi({ description: "Same as memory_count (Hindsight's name)" }),
+};
+
+export const DocumentSummary = z.object(documentFields).openapi('DocumentSummary');
+export const DocumentDetail = z
+  .object({ ...documentFields, original_text: z.string().nullable() })
+  .openapi('Document');
+export const DocumentPage = z
+  .object({ items: z.array(DocumentSummary), total: z.number().int(), limit: z.number().int(), offset: z.number().int() })
+  .openapi('DocumentPage');
+export const OffsetQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(500).optional(),
+  offset: z.coerce.number().int().min(0).max(1_000_000).optional(),
+});
+export const DocumentParams = z.object({
+  bank: z.string().openapi({ param: { name: 'bank', in: 'path' } }),
+  document_id: z.string().openapi({ param: { name: 'document_id', in: 'path' } }),
+});
+export const DeletedDocument = z.object({
+  deleted: z.literal(true),
+  success: z.literal(true),
+  document_id: z.string(),
+  memories_deleted: z.number().int(),
+  memory_units_deleted: z.number().int(),
+  message: z.string(),
+});

@@ -1,0 +1,139 @@
+import { z } from '@hono/zod-openapi';
+import { BudgetSchema, DateOut, FactTypeSchema, IsoDate, Metadata, PageQuery, Tags, TagsMatchSchema } from './common.js';
+
+export const EntityIn = z.object({ text: z.string().min(1).max(256), type: z.string().min(1).max(64).default('OTHER') });
+
+/** Longest memory content accepted, in characters. */
+export const MAX_CONTENT_CHARS = 100_000;
+
+export const RetainItem = z
+  .object({
+    content: z.string().min(1).max(MAX_CONTENT_CHARS),
+    fact_type: FactTypeSchema.optional(),
+    context: z.string().max(10_000).optional(),
+    timestamp: IsoDate.optional(),
+    entities: z.array(EntityIn).max(100).optional(),
+    resolve_entities: z.boolean().optional(),
+    tags: Tags.optional(),
+    metadata: Metadata.optional(),
+    document_id: z.string().max(256).optional(),
+    update_mode: z.enum(['replace', 'append']).optional(),
+  })
+  .openapi('RetainItem');
+
+export const MAX_ITEMS = 1000;
+
+export const RetainBody = z
+  .object({
+    items: z.array(RetainItem).min(1).max(MAX_ITEMS),
+    document_id: z.string().max(256).optional(),
+    async: z.boolean().optional(),
+    operation_id: z
+      .string()
+      .max(64)
+      .optional()
+      .openapi({ description: 'With async: a client-chosen UUID; repeating the request returns the same operation' }),
+  })
+  .openapi('RetainRequest');
+
+export const RetainQuery = z.object({ space: z.string().max(256).optional() });
+
+export const RetainResponse = z
+  .object({
+    success: z.boolean(),
+    async: z.literal(false),
+    bank_id: z.string(),
+    items_count: z.number().int(),
+    memories_created: z.number().int(),
+    document_id: z.string().nullable(),
+    memory_ids: z.array(z.string()),
+    extraction: z.string(),
+  })
+  .openapi('RetainResponse');
+
+const memoryFields = {
+  id: z.string(),
+  bank_id: z.string(),
+  type: FactTypeSchema,
+  text: z.string(),
+  context: z.string().nullable(),
+  occurred_start: DateOut.nullable(),
+  occurred_end: DateOut.nullable(),
+  mentioned_at: DateOut.nullable(),
+  entities: z.array(z.string()),
+  tags: z.array(z.string()),
+  metadata: Metadata,
+  document_id: z.string().nullable(),
+  chunk_id: z.string().nullable(),
+};
+
+export const MemoryRecord = z.object({ ...memoryFields, created_at: DateOut }).openapi('Memory');
+
+export const StageScores = z
+  .object({
+    final: z.number(),
+    semantic: z.number(),
+    keyword: z.number(),
+    graph: z.number(),
+    temporal: z.number(),
+    reranker: z.number(),
+  })
+  .openapi('Scores');
+
+export const RecallBody = z
+  .object({
+    query: z.string().min(1).max(20_000),
+    types: z.array(FactTypeSchema).optional(),
+    max_tokens: z.number().int().min(1).max(100_000).optional(),
+    budget: BudgetSchema.optional(),
+    include_org: z.boolean().optional(),
+    space: z.string().max(256).optional(),
+    tags: Tags.optional(),
+    tags_match: TagsMatchSchema.optional(),
+    query_timestamp: IsoDate.optional(),
+    temporal_window: z.object({ start: IsoDate, end: IsoDate }).optional(),
+    min_scores: z
+      .object({
+        semantic: z.number().optional(),
+        keyword: z.number().optional(),
+        graph: z.number().optional(),
+        temporal: z.number().optional(),
+        reranker: z.number().optional(),
+        final: z.number().optional(),
+      })
+      .strict()
+      .optional(),
+  })
+  .openapi('RecallRequest');
+
+export const RecallResponse = z
+  .object({
+    results: z.array(z.object({ ...memoryFields, scores: StageScores })),
+    usage: z.object({
+      tokens_used: z.number().int(),
+      max_tokens: z.number().int(),
+      truncated: z.boolean(),
+      org_blended: z.boolean(),
+    }),
+  })
+  .openapi('RecallResponse');
+
+export const ListMemoriesQuery = z.object({
+  ...PageQuery,
+  type: FactTypeSchema.optional(),
+  tags: z.string().max(4000).optional().openapi({ description: 'comma-separated tags' }),
+  tags_match: TagsMatchSchema.optional(),
+  document_id: z.string().max(256).optional(),
+  q: z.string().max(500).optional(),
+});
+
+export const MemoryPage = z
+  .object({ items: z.array(MemoryRecord), next_cursor: z.string().nullable() })
+  .openapi('MemoryPage');
+
+export const MemoryParams = z.object({
+  bank: z.string().openapi({ param: { name: 'bank', in: 'path' } }),
+  id: z.string().openapi({ param: { name: 'id', in: 'path' } }),
+});
+
+export const DeletedMemory = z.object({ deleted: z.literal(true), id: z.string() });

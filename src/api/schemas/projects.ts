@@ -1,0 +1,83 @@
+import { z } from '@hono/zod-openapi';
+import { DateOut, IsoDate, PageQuery, ScopeSchema } from './common.js';
+
+const limit = z.number().int().positive().nullable().optional();
+export const Limits = z
+  .object({
+    requests_per_minute: limit,
+    requests_per_minute_per_key: limit,
+    retained_items_per_day: limit,
+    stored_memories: limit,
+  })
+  .openapi('ProjectLimits');
+
+/** A project's current usage against its limits. */
+export const ProjectUsage = z
+  .object({
+    requests_this_minute: z.number().int(),
+    retained_items_today: z.number().int(),
+    stored_memories: z.number().int(),
+  })
+  .openapi('ProjectUsage');
+
+export const ProjectRecord = z
+  .object({ id: z.string(), name: z.string(), limits: Limits, created_at: DateOut })
+  .openapi('Project');
+export const ProjectWithUsage = ProjectRecord.extend({
+  effective_limits: Limits.openapi({ description: 'limits with the server defaults applied; null = unlimited' }),
+  usage: ProjectUsage,
+}).openapi('ProjectWithUsage');
+export const ProjectList = z.object({ items: z.array(ProjectRecord) });
+export const CreateProjectBody = z
+  .object({ id: z.string().min(1).max(64), name: z.string().min(1).max(256), limits: Limits.optional() })
+  .openapi('CreateProject');
+export const PatchProjectBody = z.object({ name: z.string().min(1).max(256).optional(), limits: Limits.optional() });
+export const ProjectParam = z.object({ project: z.string().openapi({ param: { name: 'project', in: 'path' } }) });
+export const KeyParams = z.object({
+  project: z.string().openapi({ param: { name: 'project', in: 'path' } }),
+  key_id: z.string().openapi({ param: { name: 'key_id', in: 'path' } }),
+});
+
+export const KeyRecord = z
+  .object({
+    id: z.string(),
+    project_id: z.string(),
+    name: z.string(),
+    scopes: z.array(ScopeSchema),
+    created_at: DateOut,
+    expires_at: DateOut.nullable(),
+    revoked_at: DateOut.nullable(),
+  })
+  .openapi('ApiKey');
+export const CreatedKey = KeyRecord.extend({
+  key: z.string().openapi({ description: 'The full key; shown only once' }),
+}).openapi('CreatedApiKey');
+export const KeyList = z.object({ items: z.array(KeyRecord) });
+export const CreateKeyBody = z
+  .object({
+    name: z.string().min(1).max(256),
+    scopes: z.array(ScopeSchema).min(1),
+    expires_at: IsoDate.nullable().optional(),
+  })
+  .openapi('CreateApiKey');
+
+export const AuditQuery = z.object({
+  ...PageQuery,
+  bank: z.string().max(256).optional(),
+  action: z.string().max(128).optional(),
+  since: IsoDate.optional(),
+  until: IsoDate.optional(),
+});
+export const AuditRecord = z
+  .object({
+    id: z.string(),
+    at: DateOut,
+    actor: z.object({ type: z.string(), key_id: z.string().nullable() }),
+    action: z.string(),
+    bank_id: z.string().nullable(),
+    space_id: z.string().nullable(),
+    status: z.number().int(),
+    request_id: z.string(),
+  })
+  .openapi('AuditEntry');
+export const AuditPage = z.object({ items: z.array(AuditRecord), next_cursor: z.string().nullable() });

@@ -1,0 +1,87 @@
+import { z } from '@hono/zod-openapi';
+import { BudgetSchema, DateOut, FactTypeSchema, Tags, TagsMatchSchema } from './common.js';
+import { OperationRecord } from './operations.js';
+
+export const ReflectBody = z
+  .object({
+    query: z.string().min(1).max(20_000),
+    context: z.string().max(20_000).optional(),
+    budget: BudgetSchema.optional(),
+    tags: Tags.optional(),
+    tags_match: TagsMatchSchema.optional(),
+    fact_types: z.array(FactTypeSchema).optional(),
+    response_schema: z.record(z.string(), z.unknown()).optional().openapi({
+      description:
+        'JSON Schema (draft-07, or 2020-12 by `$schema`) for `structured_output`; needs a language model',
+    }),
+  })
+  .openapi('ReflectRequest');
+
+export const ReflectResponse = z
+  .object({
+    response: z.string(),
+    text: z.string().openapi({ description: "Same as `response` (Hindsight's field name)" }),
+    mode: z.enum(['extractive', 'llm']),
+    usage: z
+      .object({
+        tokens_used: z.number().int(),
+        input_tokens: z.number().int().optional(),
+        output_tokens: z.number().int().optional(),
+      })
+      .passthrough(),
+    based_on: z.object({
+      memories: z.array(
+        z.object({
+          id: z.string(),
+          text: z.string(),
+          type: z.string(),
+          context: z.string().nullable(),
+          mentioned_at: DateOut.nullable(),
+          occurred_start: DateOut.nullable(),
+        }),
+      ),
+      observations: z.array(
+        z.object({
+          id: z.string(),
+          text: z.string(),
+          proof_count: z.number().int(),
+          source_memory_ids: z.array(z.string()),
+          contradicted: z.boolean(),
+          contradicting_memory_ids: z.array(z.string()),
+        }),
+      ),
+      directives: z.array(
+        z.object({ id: z.string(), name: z.string(), text: z.string(), priority: z.number().int() }),
+      ),
+    }),
+    structured_output: z.unknown().optional(),
+  })
+  .openapi('ReflectResponse');
+
+export const ConsolidateResponse = z
+  .object({
+    operation_id: z.string(),
+    deduplicated: z
+      .boolean()
+      .openapi({ description: 'True when a consolidation already waiting was returned' }),
+    operation: OperationRecord,
+  })
+  .openapi('ConsolidateResponse');
+
+export const IdentityBody = z
+  .object({
+    name: z.string().max(200).nullable().optional(),
+    mission: z.string().max(20_000).nullable().optional(),
+    background: z
+      .string()
+      .max(20_000)
+      .nullable()
+      .optional()
+      .openapi({ description: "Hindsight's older name for `mission`; ignored when `mission` is given" }),
+  })
+  .openapi('BankIdentityUpdate', {
+    example: {
+      name: 'Support assistant for Alice',
+      mission: 'Help Alice plan her training and keep her motivated.',
+    },
+  });

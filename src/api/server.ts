@@ -1,0 +1,57 @@
+import { type ServerType, serve } from '@hono/node-server';
+import type { Logger } from 'pino';
+import { type Config, isLoopback } from '../config/load.js';
+import type { Services } from '../core/services.js';
+import { OPERATION_RUNNERS } from '../jobs/kinds.js';
+import { startWorker, type Worker } from '../jobs/worker.js';
+import { createApp, createServices } from './app.js';
+
+export interface RunningServer {
+  url: string;
+  services: Services;
+  close(): Promise<void>;
+}
+
+/**
+ * Refuses configurations that would expose an unauthenticated operator surface beyond this
+ * machine.
+ */
+export function checkExposure(config: Config): void {
+  if (!config.adminToken && !isLoopback(config.host) && !config.insecureNoAuth) {
+    throw new Error(
+      `refusing to listen on ${config.host} without MNEMO_ADMIN_TOKEN: /v1/default would be open to the network ` +
+        '(set MNEMO_ADMIN_TOKEN, listen on 127.0.0.1, or pass --insecure-no-auth)',
+    );
+  }
+}
+
+/** Opens the store, builds the app and listens. */
+export async function startServer(config: Config, log: Logger, services?: Services): Promise<RunningServer> {
+  checkExposure(config);
+  const svc = services ?? (await createServices(config));
+  const worker = config.worker ? attachWorker(svc, log) : null;
+  const app = createApp(svc, config, log);
+  const server: ServerType = await new Promise((resolve, reject) => {
+    const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, () => resolve(s));
+    s.once('error', reject);
+  });
+  const addr = server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : config.port;
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  return {
+    url: `http://${host}:${port}`,
+    services: svc,
+    async close() {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await worker?.stop();
+      if (!services) await svc.store.close();
+    },
+  };
+}
+
+/** Runs an operations worker over these services; in-process enqueues wake it at once. */
+export function attachWorker(s: Services, log: Logger): Worker {
+  const worker = startWorker(s, log, { runners: OPERATION_RUNNERS });
+  s.onEnqueue = () => worker.kick();
+  return worker;
+}

@@ -1,0 +1,98 @@
+/** Background operations of a bank (async Retain and other durable work), with status. */
+import { bankUrl, del, get, isMissingRoute } from '../api.js';
+import { fmtNumber, h, time } from '../dom.js';
+import { announce, badge, empty, errorBox, field, pager, section, select, table } from '../ui.js';
+
+const STATUS_KIND = {
+  pending: 'info',
+  processing: 'info',
+  completed: 'ok',
+  failed: 'error',
+  cancelled: 'muted',
+};
+
+export async function operationsTab(body, profile) {
+  const status = select(
+    [['', 'Any status'], ['pending'], ['processing'], ['completed'], ['failed'], ['cancelled']],
+    { name: 'status' },
+  );
+  let missing = false;
+  const list = pager('Operations', {
+    load: async (cursor) => {
+      try {
+        return await get(bankUrl(profile.id, '/operations'), { status: status.value, limit: 50, cursor });
+      } catch (err) {
+        if (isMissingRoute(err)) {
+          missing = true;
+          return { items: [], next_cursor: null };
+        }
+        throw err;
+      }
+    },
+    render: (items) => {
+      if (missing) return errorBox(new Error('This server has no operations endpoint.'));
+      return items.length
+        ? table(
+            'Operations',
+            [
+              { label: 'Id', cell: (o) => h('code', { title: o.id }, o.id.slice(0, 8)) },
+              { label: 'Kind', cell: (o) => o.kind },
+              { label: 'Status', cell: (o) => badge(o.status, STATUS_KIND[o.status] ?? '') },
+              { label: 'Items', cell: (o) => fmtNumber(o.items_count), class: 'num' },
+              { label: 'Memories created', cell: (o) => fmtNumber(o.memories_created), class: 'num' },
+              { label: 'Attempts', cell: (o) => fmtNumber(o.attempts), class: 'num' },
+              { label: 'Created', cell: (o) => time(o.created_at) },
+              { label: 'Updated', cell: (o) => time(o.updated_at) },
+              { label: 'Error', cell: (o) => (o.error ? h('span', { class: 'error-text' }, o.error) : '—') },
+              {
+                label: 'Actions',
+                cell: (o) =>
+                  o.status === 'pending'
+                    ? h(
+                        'button',
+                        {
+                          type: 'button',
+                          class: 'secondary small',
+                          'aria-label': `Cancel operation ${o.id}`,
+                          onclick: async () => {
+                            try {
+                              await del(bankUrl(profile.id, `/operations/${encodeURIComponent(o.id)}`));
+                              announce('Operation cancelled.', 'success');
+                              await list.refresh();
+                            } catch (err) {
+                              announce(err.message, 'error');
+                            }
+                          },
+                        },
+                        'Cancel',
+                      )
+                    : '',
+              },
+            ],
+            items,
+          )
+        : empty('No operations.');
+    },
+  });
+  const filters = h(
+    'form',
+    {
+      class: 'filters',
+      role: 'search',
+      'aria-label': 'Filter operations',
+      onsubmit: (e) => {
+        e.preventDefault();
+        list.reload();
+      },
+    },
+    field('Status', status),
+    h(
+      'div',
+      { class: 'actions' },
+      h('button', { type: 'submit' }, 'Apply'),
+      h('button', { type: 'button', class: 'secondary', onclick: () => list.refresh() }, 'Refresh'),
+    ),
+  );
+  body.append(section('Operations', filters, list.element));
+  await list.reload();
+}

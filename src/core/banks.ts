@@ -1,0 +1,122 @@
+import { type BankConfig, effectiveConfig, validateConfigUpdates } from './bank-config.js';
+import { AppError, notFound } from './errors.js';
+import { checkId, orgSpaceOf } from './ids.js';
+import type { Services } from './services.js';
+import type { Bank } from './types.js';
+
+/** The bank, or 404. A bank of another project is simply not found. */
+export async function requireBank(s: Services, projectId: string, bankId: string): Promise<Bank> {
+  checkId('bank id', bankId, 'bank');
+  const bank = await s.store.getBank(projectId, bankId);
+  if (!bank) throw notFound(`bank '${bankId}'`);
+  return bank;
+}
+
+/**
+ * The bank for a write, created on first use. `space` attaches a new bank to that space;
+ * `__org__:{space}` is the space's org bank and needs the space to exist.
+ */
+export async function bankForWrite(
+  s: Services,
+  projectId: string,
+  bankId: string,
+  opts: { space?: string } = {},
+): Promise<Bank> {
+  checkId('bank id', bankId, 'bank');
+  const existing = await s.store.getBank(projectId, bankId);
+  if (existing) return existing;
+  const orgSpace = orgSpaceOf(bankId);
+  const spaceId = orgSpace ?? opts.space ?? null;
+  if (spaceId !== null && !(await s.store.getSpace(projectId, spaceId))) throw notFound(`space '${spaceId}'`);
+  return s.store.ensureBank(projectId, bankId, { spaceId, isOrgBank: orgSpace !== null });
+}
+
+export interface BankProfile {
+  id: string;
+  name: string | null;
+  mission: string | null;
+  space_id: string | null;
+  is_org_bank: boolean;
+  created_at: Date;
+  updated_at: Date;
+  memory_count: number;
+  entity_count: number;
+  document_count: number;
+  disposition: { skepticism: number; literalism: number; empathy: number };
+  /** Language model tokens spent on this bank (extraction, reflect, consolidation). */
+  llm_usage: { input_tokens: number; output_tokens: number };
+}
+
+export async function bankProfile(s: Services, bank: Bank): Promise<BankProfile> {
+  const counts = await s.store.bankCounts(bank.project_id, bank.id);
+  const cfg = effectiveConfig(bank.config);
+  return {
+    id: bank.id,
+    name: bank.name,
+    mission: bank.mission,
+    space_id: bank.space_id,
+    is_org_bank: bank.is_org_bank,
+    created_at: bank.created_at,
+    updated_at: bank.updated_at,
+    ...counts,
+    disposition: {
+      skepticism: cfg.disposition_skepticism,
+      literalism: cfg.disposition_literalism,
+      empathy: cfg.disposition_empathy,
+    },
+    llm_usage: { input_tokens: Number(bank.llm_input_tokens), output_tokens: Number(bank.llm_output_tokens) },
+  };
+}
+
+export interface BankConfigView {
+  bank_id: string;
+  config: BankConfig;
+  overrides: Record<string, unknown>;
+}
+
+export const configView = (bank: Bank): BankConfigView => ({
+  bank_id: bank.id,
+  config: effectiveConfig(bank.config),
+  overrides: bank.config,
+});
+
+/** Applies validated config updates; `null` removes an override. */
+export async function updateConfig(
+  s: Services,
+  bank: Bank,
+  updates: Record<string, unknown>,
+  opts: { masterKeySet: boolean },
+): Promise<BankConfigView> {
+  const clean = validateConfigUpdates(updates);
+  if (clean.encryption === 'managed' && !opts.masterKeySet) {
+    throw new AppError('master_key_missing', 'encryption "managed" needs the server master key (MNEMO_MASTER_KEY)', {
+      details: [{ path: 'updates.encryption', message: 'MNEMO_MASTER_KEY is not set' }],
+    });
+  }
+  const next = { ...bank.config };
+  for (const [k, v] of Object.entries(clean)) {
+    if (v === null) delete next[k];
+    else next[k] = v;
+  }
+  const updated = await s.store.updateBank(bank.project_id, bank.id, { config: next });
+  if (!updated) throw notFound(`bank '${bank.id}'`);
+  return configView(updated);
+}
+
+/** Disposition shortcut used by Hindsight-style profile updates. */
+export async function updateIdentity(
+  s: Services,
+  bank: Bank,
+  patch: { name?: string | null; mission?: string | null },
+): Promise<Bank> {
+  const updated = await s.store.updateBank(bank.project_id, bank.id, patch);
+  if (!updated) throw notFound(`bank '${bank.id}'`);
+  return updated;
+}
+
+export async function deleteBank(s: Services, projectId: string, bankId: string) {
+  await requireBank(s, projectId, bankId);
+  const n = await s.store.deleteBank(projectId, bankId);
+  if (n === null) throw notFound(`bank '${bankId}'`);
+  return { deleted: true as const, bank_id: bankId, memories_deleted: n };
+}

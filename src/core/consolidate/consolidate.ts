@@ -1,0 +1,117 @@
+import { requireBank } from '../banks.js';
+import type { Services } from '../services.js';
+import type { ConsolidationSource } from '../types.js';
+import { planWithModel } from './model-plan.js';
+import { planByRules } from './rules.js';
+import type { Neighbourhood, Step } from './step.js';
+
+/** Memories read per round. */
+const BATCH = 100;
+/** Nearest observations and nearest memories looked at for each new memory. */
+const CANDIDATES = 5;
+/**
+ * Cosine floor for a candidate. Restatements, negations and changed values of one fact sit far
+ * above it in the local embedder's space; the judge (or the model) decides among the rest.
+ */
+const MIN_SIMILARITY = 0.5;
+
+export interface ConsolidationResult {
+  /** Memories looked at in this run. */
+  processed: number;
+  observations_created: number;
+  observations_updated: number;
+  contradictions: number;
+  /** Observations deleted because every memory behind them was deleted. */
+  pruned: number;
+}
+
+async function neighbourhood(
+  s: Services,
+  projectId: string,
+  bankId: string,
+  m: ConsolidationSource,
+): Promise<Neighbourhood | null> {
+  if (m.embedding.length === 0) return null;
+  const ask = (observations: boolean) =>
+    s.store
+      .consolidationCandidates(projectId, bankId, m.embedding, {
+        observations,
+        tags: m.tags,
+        beforeSeq: m.seq,
+        limit: CANDIDATES,
+      })
+      .then((hits) => hits.filter((h) => h.score >= MIN_SIMILARITY && h.id !== m.id).map((h) => h.id));
+  const [obsIds, memIds] = await Promise.all([ask(true), ask(false)]);
+  if (obsIds.length === 0 && memIds.length === 0) return null;
+  const [found, details] = await Promise.all([
+    s.store.getMemories(projectId, bankId, [...obsIds, ...memIds]),
+    s.store.observationDetails(projectId, bankId, obsIds),
+  ]);
+  const byId = new Map(found.map((x) => [x.id, x]));
+  const pick = (ids: string[]) => ids.flatMap((id) => byId.get(id) ?? []);
+  return { memory: m, observations: pick(obsIds), details, memories: pick(memIds) };
+}
+
+/** The model's step when one is configured and answers usably; the rules' otherwise. */
+async function plan(
+  s: Services,
+  projectId: string,
+  bankId: string,
+  near: Neighbourhood,
+  signal: AbortSignal | undefined,
+): Promise<Step | null> {
+  const step = s.llm ? await planWithModel(s, s.llm, projectId, bankId, near, signal) : undefined;
+  return step === undefined ? planByRules(s, projectId, bankId, near) : step;
+}
+
+/**
+ * Consolidates the memories retained since the last run into observations. Incremental (a
+ * cursor over the bank's memory order) and idempotent: each step commits together with the
+ * cursor, links are a set (proof counts are counted, never incremented), and a run that finds
+ * the cursor moved by another run re-reads it instead of applying its step twice.
+ */
+export async function consolidateBank(
+  s: Services,
+  projectId: string,
+  bankId: string,
+  opts: { signal?: AbortSignal } = {},
+): Promise<ConsolidationResult> {
+  await requireBank(s, projectId, bankId);
+  const result: ConsolidationResult = {
+    processed: 0,
+    observations_created: 0,
+    observations_updated: 0,
+    contradictions: 0,
+    pruned: await s.store.pruneObservations(projectId, bankId),
+  };
+  for (;;) {
+    opts.signal?.throwIfAborted();
+    let cursor = await s.store.consolidationCursor(projectId, bankId);
+    const batch = await s.store.consolidationSources(projectId, bankId, cursor, BATCH);
+    if (batch.length === 0) return result;
+    let lost = false;
+    for (const m of batch) {
+      opts.signal?.throwIfAborted();
+      const near = await neighbourhood(s, projectId, bankId, m);
+      const step = near && (await plan(s, projectId, bankId, near, opts.signal));
+      if (!step) continue;
+      if (!(await s.store.saveObservation(projectId, bankId, step.change, { from: cursor, to: m.seq }))) {
+        lost = true;
+        break;
+      }
+      cursor = m.seq;
+      if (step.created) result.observations_created++;
+      else result.observations_updated++;
+      if (step.contradiction) result.contradictions++;
+    }
+    const last = batch.at(-1)!.seq;
+    if (
+      !lost &&
+      last > cursor &&
+      (await s.store.saveObservation(projectId, bankId, null, { from: cursor, to: last }))
+    ) {
+      cursor = last;
+    }
+    result.processed += batch.filter((m) => m.seq <= cursor).length;
+  }
+}

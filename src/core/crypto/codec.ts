@@ -1,0 +1,117 @@
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
+
+/**
+ * How a value is stored. Encrypted values and escaped plaintext both start with U+0001, which
+ * makes the two forms unambiguous: a plaintext that happens to start with U+0001 is escaped on
+ * the way in and unescaped on the way out, so nothing plain can pass for a ciphertext.
+ */
+export const SEALED = '\u0001e1:';
+const ESCAPED = '\u0001p:';
+/** The member of a stored metadata object holding the encrypted original. */
+export const SEALED_MEMBER = '\u0001e1';
+const ESCAPED_MEMBER = '\u0001p';
+
+const NONCE_BYTES = 12;
+const TAG_BYTES = 16;
+/** Hex digits of a keyed hash: 128 bits, no collisions within a bank in practice. */
+const HASH_HEX = 32;
+
+/** What a ciphertext holds; bound into it, so one field's ciphertext cannot be swapped into another. */
+export type Field = 'text' | 'context' | 'metadata' | 'entity' | 'payload' | 'directive';
+
+export const isSealed = (v: string) => v.startsWith(SEALED);
+
+/** `extra.reason` of the store's conflict when a bank's encryption setting changed under a write. */
+export const ENCRYPTION_CHANGED = 'encryption_changed';
+
+/** The stored form of a plaintext string in any bank (escaped if it could look sealed). */
+export const storePlain = (v: string) => (v.startsWith('\u0001') ? ESCAPED + v : v);
+
+/** The stored form of plaintext metadata in any bank. */
+export function storePlainMetadata(m: Record<string, unknown>): Record<string, unknown> {
+  return Object.keys(m).some((k) => k.startsWith('\u0001')) ? { [ESCAPED_MEMBER]: m } : m;
+}
+
+/** The sealed payload of stored metadata, if it is sealed. */
+export function sealedMetadata(m: Record<string, unknown> | null | undefined): string | null {
+  const v = m?.[SEALED_MEMBER];
+  return typeof v === 'string' ? v : null;
+}
+
+/** Plaintext metadata as stored (unescaped); sealed metadata must be opened by its bank's codec. */
+export function plainMetadata(m: Record<string, unknown>): Record<string, unknown> {
+  const inner = m[ESCAPED_MEMBER];
+  return inner && typeof inner === 'object' && Object.keys(m).length === 1
+    ? (inner as Record<string, unknown>)
+    : m;
+}
+
+/** Plaintext as stored (unescaped). */
+export const plainText = (v: string) => (v.startsWith(ESCAPED) ? v.slice(ESCAPED.length) : v);
+
+/**
+ * A bank's codec: AES-256-GCM encryption and keyed hashes (HMAC-SHA256), with keys derived
+ * (HKDF-SHA256) from the bank's one data key.
+ */
+export class BankCodec {
+  readonly #enc: Buffer;
+  readonly #mac: Buffer;
+
+  constructor(dataKey: Buffer) {
+    this.#enc = Buffer.from(hkdfSync('sha256', dataKey, Buffer.alloc(0), 'mnemo/v1/encrypt', 32));
+    this.#mac = Buffer.from(hkdfSync('sha256', dataKey, Buffer.alloc(0), 'mnemo/v1/hash', 32));
+  }
+
+  seal(plain: string, field: Field): string {
+    // A random 96-bit nonce per value: far below the collision bound for any one bank's key.
+    const nonce = randomBytes(NONCE_BYTES);
+    const cipher = createCipheriv('aes-256-gcm', this.#enc, nonce);
+    cipher.setAAD(Buffer.from(field));
+    const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
+    return SEALED + Buffer.concat([nonce, body, cipher.getAuthTag()]).toString('base64url');
+  }
+
+  /** Opens a stored value: sealed ones are decrypted (a wrong key or tampering throws), plain ones unescaped. */
+  open(stored: string, field: Field): string {
+    if (!isSealed(stored)) return plainText(stored);
+    const raw = Buffer.from(stored.slice(SEALED.length), 'base64url');
+    if (raw.length < NONCE_BYTES + TAG_BYTES) throw new Error('truncated ciphertext');
+    const decipher = createDecipheriv('aes-256-gcm', this.#enc, raw.subarray(0, NONCE_BYTES));
+    decipher.setAAD(Buffer.from(field));
+    decipher.setAuthTag(raw.subarray(raw.length - TAG_BYTES));
+    return Buffer.concat([
+      decipher.update(raw.subarray(NONCE_BYTES, raw.length - TAG_BYTES)),
+      decipher.final(),
+    ]).toString('utf8');
+  }
+
+  #hash(domain: string, value: string): string {
+    return createHmac('sha256', this.#mac).update(`${domain}\u0000${value}`).digest('hex').slice(0, HASH_HEX);
+  }
+
+  /** The keyed hash a keyword term is indexed (and searched) under. */
+  term(term: string): string {
+    return this.#hash('term', term);
+  }
+
+  /**
+   * An entity key (normalised name) hashed word by word, so the store can still match whole
+   * names, aliases and first or last names, without ever seeing one.
+   */
+  entityKey(key: string): string {
+    return key
+      .split(' ')
+      .map((w) => this.#hash('word', w))
+      .join(' ');
+  }
+
+  /** A conversation id as kept in sealed metadata, so memories of one session can still be found. */
+  session(value: string): string {
+    return this.#hash('session', value);
+  }
+
+  /** A keyed content hash: an unkeyed one would let anyone confirm a guessed memory. */
+  contentHash(hash: string): string {
+    return this.#hash('content', hash);
+  }
+}

@@ -1,0 +1,411 @@
+import { keywordTerms } from '../../text/terms.js';
+import type { BankKeyRecord, Store } from '../../store/store.js';
+import { AppError } from '../errors.js';
+import { SESSION_KEYS } from '../recall/context-terms.js';
+import { entityKey } from '../retain/entities.js';
+import type { Directive, Entity, Memory, NewMemory } from '../types.js';
+import {
+  type BankCodec,
+  ENCRYPTION_CHANGED,
+  type Field,
+  isSealed,
+  plainMetadata,
+  plainText,
+  SEALED_MEMBER,
+  sealedMetadata,
+  storePlain,
+  storePlainMetadata,
+} from './codec.js';
+import type { Keyring } from './keyring.js';
+
+export interface EncryptionHooks {
+  /** A bank's encryption setting flipped: queue the operation that converts its rows. */
+  onSwitch(projectId: string, bankId: string): Promise<void>;
+}
+
+/** A keyed hash as stored: 32 hex digits per word. */
+const HASHED = /^[0-9a-f]{32}( [0-9a-f]{32})*$/;
+
+/** What the sealed metadata member holds: the original metadata and the memory's plaintext terms. */
+interface SealedMetadata {
+  m: Record<string, unknown>;
+  t?: [string, number][];
+}
+
+function missingKey(bankId: string): AppError {
+  return new AppError(
+    'unavailable',
+    `bank '${bankId}' is encrypted (managed) but this server has no MNEMO_MASTER_KEY; start it with the master key`,
+  );
+}
+
+/** The stored (sealed) form of a memory for an encrypted bank. */
+export function sealMemory(codec: BankCodec, m: NewMemory): NewMemory {
+  return {
+    ...m,
+    text: codec.seal(m.text, 'text'),
+    context: m.context === null ? null : codec.seal(m.context, 'context'),
+    metadata: sealMetadata(codec, m.metadata, [...m.terms]),
+    content_hash: codec.contentHash(m.content_hash),
+    terms: new Map([...m.terms].map(([t, f]) => [codec.term(t), f])),
+    entities: m.entities.map((e) => ({
+      ...e,
+      text: codec.seal(e.text.trim().replace(/\s+/g, ' '), 'entity'),
+      key: codec.entityKey(entityKey(e.text)),
+      alias: e.alias === undefined ? undefined : codec.entityKey(entityKey(e.alias)),
+    })),
+    encrypted: true,
+  };
+}
+
+/** The stored form of a directive's name and text (the ones given). */
+function directiveForm(
+  codec: BankCodec | null,
+  d: { name?: string; text?: string },
+): { name?: string; text?: string } {
+  const form = (v: string) => (codec ? codec.seal(v, 'directive') : storePlain(v));
+  return {
+    ...(d.name === undefined ? {} : { name: form(d.name) }),
+    ...(d.text === undefined ? {} : { text: form(d.text) }),
+  };
+}
+
+/** The stored form of a memory for a plain bank: plaintext, escaped where it could look sealed. */
+export function plainMemory(m: NewMemory): NewMemory {
+  return {
+    ...m,
+    text: storePlain(m.text),
+    context: m.context === null ? null : storePlain(m.context),
+    metadata: storePlainMetadata(m.metadata),
+    entities: m.entities.map((e) => ({ ...e, text: storePlain(e.text) })),
+    encrypted: false,
+  };
+}
+
+/**
+ * Sealed metadata: the original (with the memory's plaintext terms, so a later decryption can
+ * restore its keyword index exactly) encrypted in one member, plus the conversation id as a
+ * keyed hash, so Retain can still find the memories of a session.
+ */
+export function sealMetadata(
+  codec: BankCodec,
+  metadata: Record<string, unknown>,
+  terms: [string, number][],
+): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    [SEALED_MEMBER]: codec.seal(
+      JSON.stringify({ m: metadata, t: terms } satisfies SealedMetadata),
+      'metadata',
+    ),
+  };
+  for (const key of SESSION_KEYS) {
+    const v = metadata[key];
+    if (v === undefined || v === null) continue;
+    if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean')
+      out[key] = codec.session(String(v));
+    break;
+  }
+  return out;
+}
+
+/** Opens stored metadata: the original and, when it was sealed, the memory's plaintext terms. */
+export function openMetadata(
+  codec: BankCodec | null,
+  stored: Record<string, unknown>,
+  bankId: string,
+): SealedMetadata {
+  const sealed = sealedMetadata(stored);
+  if (sealed === null) return { m: plainMetadata(stored) };
+  if (!codec) throw missingKey(bankId);
+  return JSON.parse(codec.open(sealed, 'metadata')) as SealedMetadata;
+}
+
+/**
+ * Opens values of one bank, fetching (and unwrapping) its data key only when a sealed value
+ * is met: plain banks pay nothing. A sealed value that does not open is an error, never
+ * returned as it is.
+ */
+class Opener {
+  #codec: Promise<BankCodec | null> | null = null;
+  constructor(
+    private readonly inner: Store,
+    private readonly keyring: Keyring | null,
+    private readonly projectId: string,
+    private readonly bankId: string,
+  ) {}
+
+  codec(): Promise<BankCodec | null> {
+    this.#codec ??= this.inner.bankEncryption(this.projectId, this.bankId).then((st) => {
+      if (!st?.key) return null;
+      if (!this.keyring) throw missingKey(this.bankId);
+      return this.keyring.codec(this.projectId, this.bankId, st.key);
+    });
+    return this.#codec;
+  }
+
+  async value(v: string, field: Field): Promise<string> {
+    if (!isSealed(v)) return plainText(v);
+    const codec = await this.codec();
+    if (!codec)
+      throw new AppError('internal', `bank '${this.bankId}' holds encrypted data but has no data key`);
+    return codec.open(v, field);
+  }
+
+  async metadata(m: Record<string, unknown>): Promise<Record<string, unknown>> {
+    return sealedMetadata(m) === null ? plainMetadata(m) : openMetadata(await this.codec(), m, this.bankId).m;
+  }
+
+  async memory<T extends Memory>(m: T): Promise<T> {
+    // The store orders entity names as stored: sealed ones need ordering again once opened.
+    const sealed = m.entities.some(isSealed);
+    const entities = await Promise.all(m.entities.map((e) => this.value(e, 'entity')));
+    return {
+      ...m,
+      text: await this.value(m.text, 'text'),
+      context: m.context === null ? null : await this.value(m.context, 'context'),
+      metadata: await this.metadata(m.metadata),
+      entities: sealed ? entities.sort() : entities,
+    };
+  }
+
+  async directive<T extends Directive>(d: T): Promise<T> {
+    return { ...d, name: await this.value(d.name, 'directive'), text: await this.value(d.text, 'directive') };
+  }
+
+  /**
+   * An entity: its name and sealed aliases opened; aliases known only as keyed hashes are shown
+   * when `known` names their words.
+   */
+  async entity<T extends Entity>(e: T, known: Map<string, string> = new Map()): Promise<T> {
+    const aliases = new Set<string>();
+    for (const a of e.aliases) {
+      if (isSealed(a)) aliases.add(await this.value(a, 'entity'));
+      else if (!HASHED.test(a)) aliases.add(plainText(a));
+      else {
+        const words = a.split(' ').map((w) => known.get(w));
+        if (words.every((w) => w !== undefined)) aliases.add(words.join(' '));
+      }
+    }
+    return { ...e, name: await this.value(e.name, 'entity'), aliases: [...aliases] };
+  }
+}
+
+/**
+ * The store of managed encryption: wraps any store so that an encrypted bank's memory text,
+ * context, metadata, entity names, directives and queued Retain payloads reach the database only sealed
+ * (AES-256-GCM under the bank's data key), keyword terms, entity keys and conversation ids only
+ * as keyed hashes, and every reader gets plaintext back. Plain banks pass through (escaped, so
+ * no plaintext can pass for a ciphertext). Every method not named here is the inner store's.
+ */
+export function encryptingStore(inner: Store, keyring: Keyring | null, hooks: EncryptionHooks): Store {
+  const opener = (projectId: string, bankId: string) => new Opener(inner, keyring, projectId, bankId);
+
+  /** The bank's data key when it has one (any state), with its codec. */
+  async function searchCodec(projectId: string, bankId: string): Promise<BankCodec | null> {
+    return opener(projectId, bankId).codec();
+  }
+
+  /** The codec new rows of the bank are sealed with, or null when its config wants plain rows. */
+  async function writeCodec(projectId: string, bankId: string): Promise<BankCodec | null> {
+    const st = await inner.bankEncryption(projectId, bankId);
+    if (!st || st.target === 'none') return null;
+    if (!keyring) throw missingKey(bankId);
+    const key: BankKeyRecord =
+      st.key ?? (await inner.createBankKey(projectId, bankId, keyring.create(projectId, bankId), false));
+    return keyring.codec(projectId, bankId, key);
+  }
+
+  const stored = (codec: BankCodec | null, m: NewMemory) => (codec ? sealMemory(codec, m) : plainMemory(m));
+
+  /**
+   * After a write made outside the bank lock (directives, observations): if the bank's setting
+   * flipped since the form was chosen, the conversion picks the row up.
+   */
+  async function recheck(projectId: string, bankId: string, codec: BankCodec | null): Promise<void> {
+    const st = await inner.bankEncryption(projectId, bankId);
+    if (st && (st.target === 'managed') !== (codec !== null)) await hooks.onSwitch(projectId, bankId);
+  }
+
+  /** `q` of a listing, in a bank with a data key: whole keyword terms, plain or hashed. */
+  function termGroups(codec: BankCodec, q: string): string[][] {
+    const groups = [...new Set(keywordTerms(q))].map((t) => [t, codec.term(t)]);
+    return groups.length ? groups : [['']];
+  }
+
+  const store: Store = {
+    ...inner,
+
+    async insertMemories(projectId, bankId, memories, opts) {
+      for (let attempt = 0; ; attempt++) {
+        const codec = await writeCodec(projectId, bankId);
+        try {
+          return await inner.insertMemories(
+            projectId,
+            bankId,
+            memories.map((m) => stored(codec, m)),
+            opts,
+          );
+        } catch (err) {
+          const changed = err instanceof AppError && err.extra?.reason === ENCRYPTION_CHANGED;
+          if (!changed || attempt > 0) throw err;
+        }
+      }
+    },
+
+    async saveObservation(projectId, bankId, change, cursor) {
+      const codec = change?.memory ? await writeCodec(projectId, bankId) : null;
+      const sealed = change?.memory ? { ...change, memory: stored(codec, change.memory) } : change;
+      const saved = await inner.saveObservation(projectId, bankId, sealed, cursor);
+      if (saved && change?.memory) await recheck(projectId, bankId, codec);
+      return saved;
+    },
+
+    async listMemories(projectId, bankId, filter, page) {
+      const o = opener(projectId, bankId);
+      const codec = filter.q ? await o.codec() : null;
+      const f = codec && filter.q ? { ...filter, q: undefined, qTerms: termGroups(codec, filter.q) } : filter;
+      const result = await inner.listMemories(projectId, bankId, f, page);
+      return { ...result, items: await Promise.all(result.items.map((m) => o.memory(m))) };
+    },
+
+    async countMemories(projectId, bankId, filter) {
+      const codec = filter.q ? await searchCodec(projectId, bankId) : null;
+      const f = codec && filter.q ? { ...filter, q: undefined, qTerms: termGroups(codec, filter.q) } : filter;
+      return inner.countMemories(projectId, bankId, f);
+    },
+
+    async getMemories(projectId, bankId, ids) {
+      const o = opener(projectId, bankId);
+      return Promise.all((await inner.getMemories(projectId, bankId, ids)).map((m) => o.memory(m)));
+    },
+
+    async consolidationSources(projectId, bankId, afterSeq, limit) {
+      const o = opener(projectId, bankId);
+      return Promise.all(
+        (await inner.consolidationSources(projectId, bankId, afterSeq, limit)).map((m) => o.memory(m)),
+      );
+    },
+
+    async keywordSearch(projectId, bankId, terms, filter, limit) {
+      const codec = await searchCodec(projectId, bankId);
+      // Plain and hashed forms together: during a conversion the bank holds both.
+      const all = codec ? [...terms, ...terms.map((t) => codec.term(t))] : terms;
+      return inner.keywordSearch(projectId, bankId, all, filter, limit);
+    },
+
+    async graphSearch(projectId, bankId, probes, filter, limit, depth) {
+      const codec = await searchCodec(projectId, bankId);
+      const all = codec ? [...probes, ...probes.map((p) => codec.entityKey(entityKey(p)))] : probes;
+      return inner.graphSearch(projectId, bankId, all, filter, limit, depth);
+    },
+
+    async findEntities(projectId, bankId, keys, words) {
+      const o = opener(projectId, bankId);
+      const codec = await o.codec();
+      if (!codec)
+        return Promise.all(
+          (await inner.findEntities(projectId, bankId, keys, words)).map((e) => o.entity(e)),
+        );
+      const known = new Map<string, string>();
+      for (const w of new Set([...words, ...keys.flatMap((k) => k.split(' '))]))
+        known.set(codec.entityKey(w), w);
+      const found = await inner.findEntities(
+        projectId,
+        bankId,
+        [...keys, ...keys.map((k) => codec.entityKey(k))],
+        [...words, ...words.map((w) => codec.entityKey(w))],
+      );
+      return Promise.all(found.map((e) => o.entity(e, known)));
+    },
+
+    async listEntities(projectId, bankId, page) {
+      const o = opener(projectId, bankId);
+      const result = await inner.listEntities(projectId, bankId, page);
+      return { ...result, items: await Promise.all(result.items.map((e) => o.entity(e))) };
+    },
+
+    async latestInSession(projectId, bankId, session, limit) {
+      const o = opener(projectId, bankId);
+      const codec = await o.codec();
+      const rows = codec
+        ? [
+            ...(await inner.latestInSession(projectId, bankId, codec.session(session), limit)),
+            ...(await inner.latestInSession(projectId, bankId, session, limit)),
+          ].slice(0, limit)
+        : await inner.latestInSession(projectId, bankId, session, limit);
+      return Promise.all(
+        rows.map(async (r) => ({
+          text: await o.value(r.text, 'text'),
+          context: r.context === null ? null : await o.value(r.context, 'context'),
+        })),
+      );
+    },
+
+    async insertOperation(o) {
+      const codec = await writeCodec(o.projectId, o.bankId);
+      const payload = codec
+        ? { [SEALED_MEMBER]: codec.seal(JSON.stringify(o.payload), 'payload') }
+        : o.payload;
+      return inner.insertOperation({ ...o, payload });
+    },
+
+    async claimOperation(workerId, leaseMs) {
+      const claimed = await inner.claimOperation(workerId, leaseMs);
+      const sealed = claimed && sealedMetadata(claimed.payload as Record<string, unknown>);
+      if (!claimed || !sealed) return claimed;
+      const codec = await opener(claimed.projectId, claimed.operation.bank_id).codec();
+      if (!codec) throw missingKey(claimed.operation.bank_id);
+      return { ...claimed, payload: JSON.parse(codec.open(sealed, 'payload')) };
+    },
+
+    async updateBank(projectId, bankId, patch) {
+      if (patch.config === undefined) return inner.updateBank(projectId, bankId, patch);
+      const wanted = patch.config.encryption === 'managed';
+      if (wanted && !keyring) {
+        throw new AppError(
+          'master_key_missing',
+          'encryption "managed" needs the server master key (MNEMO_MASTER_KEY)',
+        );
+      }
+      const before = await inner.bankEncryption(projectId, bankId);
+      const updated = await inner.updateBank(projectId, bankId, patch);
+      if (!updated || !before) return updated;
+      const was = before.target === 'managed';
+      if (wanted === was && !(wanted && !before.key)) return updated;
+      if (wanted && !before.key)
+        await inner.createBankKey(projectId, bankId, keyring!.create(projectId, bankId), true);
+      else if (before.key) await inner.setBankKeyConverting(projectId, bankId, true);
+      // A bank that never had a key and stays plain has nothing to convert.
+      if (wanted || before.key) await hooks.onSwitch(projectId, bankId);
+      return updated;
+    },
+
+    async insertDirective(projectId, bankId, d) {
+      const codec = await writeCodec(projectId, bankId);
+      const written = await inner.insertDirective(projectId, bankId, { ...d, ...directiveForm(codec, d) });
+      await recheck(projectId, bankId, codec);
+      return opener(projectId, bankId).directive(written);
+    },
+
+    async updateDirective(projectId, bankId, id, patch) {
+      const codec = await writeCodec(projectId, bankId);
+      const sealed = { ...patch, ...directiveForm(codec, patch) };
+      const written = await inner.updateDirective(projectId, bankId, id, sealed);
+      await recheck(projectId, bankId, codec);
+      return written && opener(projectId, bankId).directive(written);
+    },
+
+    async listDirectives(projectId, bankId) {
+      const o = opener(projectId, bankId);
+      return Promise.all((await inner.listDirectives(projectId, bankId)).map((d) => o.directive(d)));
+    },
+
+    async getDirective(projectId, bankId, id) {
+      const d = await inner.getDirective(projectId, bankId, id);
+      return d && opener(projectId, bankId).directive(d);
+    },
+
+    readSnapshot: (fn) => inner.readSnapshot((snapshot) => fn(encryptingStore(snapshot, keyring, hooks))),
+  };
+  return store;
+}

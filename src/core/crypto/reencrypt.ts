@@ -1,0 +1,183 @@
+import { createHash } from 'node:crypto';
+import { termFrequencies } from '../../text/terms.js';
+import type { ConvertedEntity, ConvertedMemory, StoredMemoryFields } from '../../store/store.js';
+import { AppError } from '../errors.js';
+import type { OperationRunner } from '../operations.js';
+import { entityKey } from '../retain/entities.js';
+import {
+  type BankCodec,
+  isSealed,
+  plainMetadata,
+  plainText,
+  SEALED_MEMBER,
+  sealedMetadata,
+  storePlain,
+  storePlainMetadata,
+} from './codec.js';
+import { openMetadata, sealMetadata } from './encrypting-store.js';
+
+/** Rows per transaction: small enough that writers of the bank wait only briefly for the lock. */
+const BATCH = 200;
+/** Conversion rounds before giving up (the setting kept flipping); the worker retries later. */
+const MAX_ROUNDS = 20;
+
+const contentHash = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 32);
+
+/**
+ * One memory (a row in plain form: its terms and content hash are plaintext) to its encrypted
+ * form. Values are opened first, so even a stray sealed value is never sealed twice.
+ */
+export function encryptMemory(codec: BankCodec, r: StoredMemoryFields): ConvertedMemory {
+  const text = codec.open(r.text, 'text');
+  const opened = openMetadata(codec, r.metadata, '');
+  return {
+    id: r.id,
+    text: codec.seal(text, 'text'),
+    context: r.context === null ? null : codec.seal(codec.open(r.context, 'context'), 'context'),
+    metadata: sealMetadata(
+      codec,
+      opened.m,
+      r.terms.map((t) => [t.term, t.tf]),
+    ),
+    content_hash: codec.contentHash(r.content_hash),
+    terms: r.terms.map((t) => ({ term: codec.term(t.term), tf: t.tf })),
+    encrypted: true,
+  };
+}
+
+/**
+ * One memory back to plain form. Its keyword terms come back exactly from the sealed metadata;
+ * for a memory without them (metadata rewritten since), the terms its own text yields are
+ * recovered by hashing them and the rest (context from neighbours) is dropped.
+ */
+export function decryptMemory(codec: BankCodec, r: StoredMemoryFields): ConvertedMemory {
+  const text = codec.open(r.text, 'text');
+  const context = r.context === null ? null : codec.open(r.context, 'context');
+  const opened = openMetadata(codec, r.metadata, '');
+  let terms: { term: string; tf: number }[];
+  if (opened.t) terms = opened.t.map(([term, tf]) => ({ term, tf }));
+  else {
+    const known = new Map(
+      [...termFrequencies(context ? `${text}\n${context}` : text).keys()].map((t) => [codec.term(t), t]),
+    );
+    terms = r.terms.flatMap((t) => {
+      const plain = known.get(t.term);
+      return plain === undefined ? [] : [{ term: plain, tf: t.tf }];
+    });
+  }
+  return {
+    id: r.id,
+    text: storePlain(text),
+    context: context === null ? null : storePlain(context),
+    metadata: storePlainMetadata(opened.m),
+    content_hash: contentHash(text),
+    terms,
+    encrypted: false,
+  };
+}
+
+export function encryptEntity(
+  codec: BankCodec,
+  e: { id: string; name: string; name_key: string; aliases: string[] },
+): ConvertedEntity {
+  const name = codec.open(e.name, 'entity');
+  return {
+    id: e.id,
+    name: codec.seal(name, 'entity'),
+    key: codec.entityKey(entityKey(name)),
+    // Keyed hashes to match on, and sealed copies so a later decryption can restore them.
+    aliases: [
+      ...e.aliases.map((a) => codec.entityKey(entityKey(plainText(a)))),
+      ...e.aliases.map((a) => codec.seal(plainText(a), 'entity')),
+    ],
+    encrypted: true,
+  };
+}
+
+/**
+ * Aliases the entity had when the bank was encrypted come back from their sealed copies; ones
+ * learnt while it was encrypted exist only as keyed hashes and are dropped.
+ */
+export function decryptEntity(
+  codec: BankCodec,
+  e: { id: string; name: string; name_key: string; aliases: string[] },
+): ConvertedEntity {
+  const name = storePlain(codec.open(e.name, 'entity').trim().replace(/\s+/g, ' '));
+  return {
+    id: e.id,
+    name,
+    key: name.toLowerCase(),
+    aliases: [...new Set(e.aliases.filter(isSealed).map((a) => storePlain(codec.open(a, 'entity'))))],
+    encrypted: false,
+  };
+}
+
+function convertPayload(codec: BankCodec, payload: unknown, toEncrypted: boolean): unknown {
+  const sealed = sealedMetadata(payload as Record<string, unknown>);
+  if (toEncrypted)
+    return sealed ? payload : { [SEALED_MEMBER]: codec.seal(JSON.stringify(payload), 'payload') };
+  return sealed
+    ? JSON.parse(codec.open(sealed, 'payload'))
+    : plainMetadata(payload as Record<string, unknown>);
+}
+
+/**
+ * The `reencrypt` operation: moves a bank's memories (with their keyword terms), entities,
+ * queued payloads and directives to the form its config wants, a batch per transaction under the bank lock.
+ * Every row is in exactly one form at any time (a per-row flag says which) and readers open
+ * both, so nothing is lost or exposed mid-way; writers meanwhile write the new form. It ends
+ * when, under the lock, no row is left in the old form.
+ */
+export const runReencryptOperation: OperationRunner = async (s, op) => {
+  const { projectId, bankId } = op;
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    const st = await s.store.bankEncryption(projectId, bankId);
+    if (!st) return {};
+    const toEncrypted = st.target === 'managed';
+    if (!s.keyring) {
+      throw new AppError(
+        'unavailable',
+        `bank '${bankId}' needs MNEMO_MASTER_KEY to be converted; it is not set here`,
+      );
+    }
+    let key = st.key;
+    if (!key) {
+      if (!toEncrypted) return {};
+      key = await s.store.createBankKey(projectId, bankId, s.keyring.create(projectId, bankId), true);
+    }
+    const codec = s.keyring.codec(projectId, bankId, key);
+    const step = async (run: () => Promise<number>) => {
+      for (;;) {
+        op.signal.throwIfAborted();
+        if ((await run()) === 0) return;
+      }
+    };
+    await step(() =>
+      s.store.convertMemories(projectId, bankId, toEncrypted, BATCH, (rows) =>
+        rows.map((r) => (toEncrypted ? encryptMemory(codec, r) : decryptMemory(codec, r))),
+      ),
+    );
+    await step(() =>
+      s.store.convertEntities(projectId, bankId, toEncrypted, BATCH, (rows) =>
+        rows.map((e) => (toEncrypted ? encryptEntity(codec, e) : decryptEntity(codec, e))),
+      ),
+    );
+    await step(() =>
+      s.store.convertPayloads(projectId, bankId, toEncrypted, BATCH, (p) =>
+        convertPayload(codec, p, toEncrypted),
+      ),
+    );
+    await s.store.convertDirectives(projectId, bankId, toEncrypted, (d) => {
+      const name = codec.open(d.name, 'directive');
+      const text = codec.open(d.text, 'directive');
+      return toEncrypted
+        ? { name: codec.seal(name, 'directive'), text: codec.seal(text, 'directive') }
+        : { name: storePlain(name), text: storePlain(text) };
+    });
+    if (await s.store.finishConversion(projectId, bankId)) return {};
+  }
+  throw new AppError(
+    'unavailable',
+    `bank '${bankId}': its encryption setting kept changing during the conversion`,
+  );
+};

@@ -1,0 +1,76 @@
+import { randomUUID } from 'node:crypto';
+import { requireBank } from './banks.js';
+import { AppError, notFound } from './errors.js';
+import type { Services } from './services.js';
+import type { Operation } from './types.js';
+
+/** What a worker hands to the runner of an operation kind. */
+export interface OperationContext {
+  id: string;
+  projectId: string;
+  bankId: string;
+  kind: string;
+  payload: any;
+  /** Aborted when the worker stops or loses its lease. */
+  signal: AbortSignal;
+}
+
+/** Runs one operation; throwing an AppError with a 4xx status fails it for good, anything else is retried. */
+export type OperationRunner = (s: Services, op: OperationContext) => Promise<{ memories_created?: number }>;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Queues durable work for a bank. With an explicit `id` (a client's operation_id) a repeated
+ * enqueue returns the first operation instead of queueing twice.
+ */
+export async function enqueueOperation(
+  s: Services,
+  projectId: string,
+  bankId: string,
+  kind: string,
+  payload: unknown,
+  opts: { itemsCount?: number; id?: string } = {},
+): Promise<Operation> {
+  if (opts.id !== undefined && !UUID.test(opts.id)) {
+    throw new AppError('validation_error', 'operation_id must be a UUID', {
+      details: [{ path: 'operation_id', message: 'must be a UUID' }],
+    });
+  }
+  const { operation } = await s.store.insertOperation({
+    projectId,
+    bankId,
+    id: opts.id ?? randomUUID(),
+    kind,
+    payload,
+    itemsCount: opts.itemsCount ?? 0,
+  });
+  s.onEnqueue?.();
+  return operation;
+}
+
+export async function getOperation(s: Services, projectId: string, bankId: string, id: string) {
+  await requireBank(s, projectId, bankId);
+  const op = UUID.test(id) ? await s.store.getOperation(projectId, bankId, id) : null;
+  if (!op) throw notFound(`operation '${id}'`);
+  return op;
+}
+
+export async function listOperations(
+  s: Services,
+  projectId: string,
+  bankId: string,
+  filter: { status?: string },
+  page: { limit: number; cursor?: string },
+) {
+  await requireBank(s, projectId, bankId);
+  return s.store.listOperations(projectId, bankId, filter, page);
+}
+
+/** Cancels a pending operation; one already running or finished is a 409. */
+export async function cancelOperation(s: Services, projectId: string, bankId: string, id: string) {
+  const op = await getOperation(s, projectId, bankId, id);
+  const cancelled = await s.store.cancelOperation(projectId, bankId, id);
+  if (!cancelled) throw new AppError('conflict', `operation '${id}' is ${op.status} and can no longer be cancelled`);
+  return cancelled;
+}

@@ -1,0 +1,46 @@
+import { countTokens } from '../../text/tokens.js';
+
+/**
+ * What each `budget` level does. `pool`: candidates each channel returns; `rerank`: fused
+ * candidates the reranker scores (each one read from the store); `results`: the most returned
+ * before the token cut; `graphDepth`: hops from the query's entities (-1: no graph channel).
+ * Measured costs are in docs/recall.md.
+ */
+export const BUDGETS = {
+  low: { pool: 40, rerank: 40, results: 20, channels: ['semantic', 'keyword'], graphDepth: -1 },
+  mid: {
+    pool: 100,
+    rerank: 100,
+    results: 50,
+    channels: ['semantic', 'keyword', 'graph', 'temporal'],
+    graphDepth: 1,
+  },
+  high: {
+    pool: 250,
+    rerank: 250,
+    results: 100,
+    channels: ['semantic', 'keyword', 'graph', 'temporal'],
+    graphDepth: 2,
+  },
+} as const;
+
+export type Budget = keyof typeof BUDGETS;
+
+/**
+ * Keeps results in order until the next one would overflow `maxTokens` (counted with the
+ * o200k_base tokenizer over each result's text).
+ */
+export function cutToBudget<T extends { text: string }>(
+  items: T[],
+  maxTokens: number,
+): { items: T[]; tokensUsed: number; truncated: boolean } {
+  let used = 0;
+  const kept: T[] = [];
+  for (const item of items) {
+    const n = countTokens(item.text);
+    if (used + n > maxTokens) return { items: kept, tokensUsed: used, truncated: true };
+    used += n;
+    kept.push(item);
+  }
+  return { items: kept, tokensUsed: used, truncated: false };
+}

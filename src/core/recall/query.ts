@@ -1,0 +1,62 @@
+import { parseTemporalQuery } from '../../text/temporal.js';
+import { keywordTerms } from '../../text/terms.js';
+import type { Services } from '../services.js';
+
+/** What recall reads from a query once, for every bank it searches. */
+export interface AnalyzedQuery {
+  text: string;
+  /** Keyword terms (stemmed, stop words out). */
+  terms: string[];
+  /**
+   * Strings that may name a known entity: every run of one to three words, lower case
+   * ("caroline", "new york"). Names are found by looking these up among the bank's entities
+   * and speakers, not by parsing the query: cheaper, and blind to neither lower case nor
+   * unusual names.
+   */
+  entityProbes: string[];
+  /** The time range asked about: `temporal_window` if given, else parsed; null if none. */
+  window: { start: Date; end: Date } | null;
+  /** The query asks for a time ("when", "what year", "how long ago"). */
+  asksWhen: boolean;
+  /** The instant relative dates and recency are measured from. */
+  reference: Date;
+  vector: Float32Array;
+}
+
+/** Questions whose answer is a time: the memory that says when is the one wanted. */
+const ASKS_WHEN =
+  /^\s*(?:when\b|since when\b|what (?:year|month|day|date|time)\b|which (?:year|month|day|date)\b|how long (?:ago|has|have|had|did|was|were)\b|at what (?:age|time)\b)/i;
+
+const WORD = /[\p{L}\p{N}][\p{L}\p{N}'\u2019.-]*/gu;
+
+/** Every run of one to three words, lower case, possessives dropped ("caroline's" -> "caroline"). */
+function wordRuns(text: string): string[] {
+  const words = [...text.toLowerCase().matchAll(WORD)].map((m) =>
+    m[0].replace(/['\u2019]s$/, '').replace(/[.]+$/, ''),
+  );
+  const out: string[] = [];
+  for (let i = 0; i < words.length; i++) {
+    for (let n = 1; n <= 3 && i + n <= words.length; n++) out.push(words.slice(i, i + n).join(' '));
+  }
+  return out;
+}
+
+/** Parses and embeds a recall query. */
+export async function analyzeQuery(
+  s: Services,
+  query: string,
+  reference: Date,
+  window: { start: Date; end: Date } | undefined,
+): Promise<AnalyzedQuery> {
+  const parsed = window ?? parseTemporalQuery(query, reference);
+  const [vector] = await s.embedder.embed([query]);
+  return {
+    text: query,
+    terms: keywordTerms(query),
+    entityProbes: [...new Set(wordRuns(query))],
+    window: parsed ? { start: parsed.start, end: parsed.end } : null,
+    asksWhen: ASKS_WHEN.test(query),
+    reference,
+    vector: vector!,
+  };
+}

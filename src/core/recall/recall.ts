@@ -1,0 +1,200 @@
+import { countTokens } from '../../text/tokens.js';
+import { effectiveConfig } from '../bank-config.js';
+import { requireBank } from '../banks.js';
+import { AppError, invalid } from '../errors.js';
+import { orgBankId } from '../ids.js';
+import type { Services } from '../services.js';
+import type { Bank, FactType, Memory, MemoryFilter, TagsMatch } from '../types.js';
+import { BUDGETS, type Budget, cutToBudget } from './budget.js';
+import { fuse, type RankedList } from './fuse.js';
+import { resolveOrgConflicts } from './org-blend.js';
+import { type AnalyzedQuery, analyzeQuery } from './query.js';
+import { type Candidate, rerank, temporalScore } from './rerank.js';
+
+export const MAX_QUERY_TOKENS = 500;
+export const STAGES = ['semantic', 'keyword', 'graph', 'temporal', 'reranker', 'final'] as const;
+export type Stage = (typeof STAGES)[number];
+
+export interface RecallRequest {
+  query: string;
+  types?: FactType[];
+  max_tokens?: number;
+  budget?: Budget;
+  include_org?: boolean;
+  space?: string;
+  tags?: string[];
+  tags_match?: TagsMatch;
+  query_timestamp?: Date;
+  temporal_window?: { start: Date; end: Date };
+  min_scores?: Partial<Record<Stage, number>>;
+}
+
+export interface RecallResult extends Memory {
+  scores: Record<Stage, number>;
+}
+
+export interface RecallResponse {
+  results: RecallResult[];
+  usage: { tokens_used: number; max_tokens: number; truncated: boolean; org_blended: boolean };
+}
+
+/**
+ * Each channel's weight in reciprocal rank fusion. Lexical evidence dominates on chat memory;
+ * an equal-weight fusion with word-vector similarity lowers recall (docs/recall.md).
+ */
+export const CHANNEL_WEIGHTS = { keyword: 1, semantic: 0.5, temporal: 0.6, graph: 0.6 } as const;
+
+interface Scored {
+  memory: Memory;
+  scores: Record<Stage, number>;
+}
+
+const round = (x: number) => Math.round(x * 1e6) / 1e6;
+
+/**
+ * One bank: the enabled channels in parallel, fused by weighted reciprocal rank; the best
+ * `rerank` candidates are read, scored by every stage, and ordered by the reranker (or by the
+ * fused score when reranking is off).
+ */
+/**
+ * Every channel of one bank reads one snapshot: a document replaced meanwhile shows its old
+ * or its new memories, never a mix or nothing.
+ */
+function searchBank(s: Services, bank: Bank, req: RecallRequest, q: AnalyzedQuery): Promise<Scored[]> {
+  return s.store.readSnapshot((store) => searchBankIn({ ...s, store }, bank, req, q));
+}
+
+async function searchBankIn(
+  s: Services,
+  bank: Bank,
+  req: RecallRequest,
+  q: AnalyzedQuery,
+): Promise<Scored[]> {
+  const cfg = effectiveConfig(bank.config);
+  const budget = BUDGETS[req.budget ?? cfg.recall_default_budget];
+  const channels = budget.channels as readonly string[];
+  const filter: MemoryFilter = {
+    types: req.types,
+    tags: req.tags,
+    tagsMatch: req.tags_match,
+    mentionedBefore: req.query_timestamp,
+  };
+  const p = bank.project_id;
+  const window = cfg.enable_temporal_retrieval && channels.includes('temporal') ? q.window : null;
+  const graphOn = cfg.enable_graph_retrieval && channels.includes('graph') && budget.graphDepth >= 0;
+  const none = Promise.resolve([]);
+  const [semantic, keyword, temporal, graph] = await Promise.all([
+    s.store.semanticSearch(p, bank.id, q.vector, filter, budget.pool),
+    s.store.keywordSearch(p, bank.id, q.terms, filter, budget.pool),
+    window ? s.store.temporalSearch(p, bank.id, window, filter, budget.pool) : none,
+    graphOn ? s.store.graphSearch(p, bank.id, q.entityProbes, filter, budget.pool, budget.graphDepth) : none,
+  ]);
+  const lists: RankedList[] = [
+    { channel: 'keyword', weight: CHANNEL_WEIGHTS.keyword, ids: keyword.map((h) => h.id) },
+    { channel: 'semantic', weight: CHANNEL_WEIGHTS.semantic, ids: semantic.map((h) => h.id) },
+    { channel: 'temporal', weight: CHANNEL_WEIGHTS.temporal, ids: temporal.map((h) => h.id) },
+    { channel: 'graph', weight: CHANNEL_WEIGHTS.graph, ids: graph.map((h) => h.id) },
+  ];
+  const fused = fuse(lists).slice(0, budget.rerank);
+  const ids = fused.map((f) => f.id);
+  const [sims, memories] = await Promise.all([
+    s.store.similarities(p, bank.id, ids, q.vector),
+    s.store.getMemories(p, bank.id, ids),
+  ]);
+  const byId = new Map(memories.map((m) => [m.id, m]));
+  const kw = new Map(keyword.map((h) => [h.id, h.score]));
+  const gr = new Map(graph.map((h) => [h.id, h.score]));
+  const kept = fused.flatMap((f) => {
+    const memory = byId.get(f.id);
+    if (!memory) return [];
+    const c: Candidate = {
+      memory,
+      semantic: sims.get(f.id) ?? 0,
+      keyword: kw.get(f.id) ?? 0,
+      graph: gr.get(f.id) ?? 0,
+      temporal: temporalScore(memory, window),
+    };
+    return [{ c, fused: f.score }];
+  });
+  const reranked = cfg.enable_reranking
+    ? rerank(
+        q,
+        kept.map((k) => k.c),
+        graphOn && graph.length > 0,
+      )
+    : null;
+  const scored = kept.map(({ c, fused: fusedScore }, i) => {
+    const reranker = reranked ? reranked[i]! : 0;
+    const scores: Record<Stage, number> = {
+      semantic: round(c.semantic),
+      keyword: round(c.keyword),
+      graph: round(c.graph),
+      temporal: round(c.temporal),
+      reranker: round(reranker),
+      final: round(reranked ? reranker : fusedScore),
+    };
+    return { memory: c.memory, scores };
+  });
+  // Stable sort: equal scores keep the fused order.
+  return scored.sort((a, b) => b.scores.final - a.scores.final);
+}
+
+function passes(scores: Record<Stage, number>, min: RecallRequest['min_scores']): boolean {
+  if (!min) return true;
+  return Object.entries(min).every(
+    ([stage, floor]) => floor === undefined || scores[stage as Stage] >= floor,
+  );
+}
+
+/**
+ * Recall: semantic, keyword, temporal and graph channels per bank, fused by weighted
+ * reciprocal rank and reranked, filtered by `min_scores`, blended with the org bank when asked,
+ * cut to `max_tokens`.
+ */
+export async function recall(
+  s: Services,
+  projectId: string,
+  bankId: string,
+  req: RecallRequest,
+): Promise<RecallResponse> {
+  if (countTokens(req.query) > MAX_QUERY_TOKENS) {
+    throw new AppError('query_too_long', `query is longer than ${MAX_QUERY_TOKENS} tokens`, {
+      details: [{ path: 'query', message: `at most ${MAX_QUERY_TOKENS} tokens` }],
+    });
+  }
+  if (req.temporal_window && req.temporal_window.start > req.temporal_window.end) {
+    throw invalid('temporal_window', 'start must not be after end');
+  }
+  const bank = await requireBank(s, projectId, bankId);
+  let org: Bank | null = null;
+  if (req.include_org) {
+    if (!req.space) throw invalid('space', 'include_org needs space');
+    if (bank.space_id !== req.space)
+      throw invalid('space', `bank '${bankId}' is not in space '${req.space}'`);
+    org = await s.store.getBank(projectId, orgBankId(req.space));
+  }
+  const q = await analyzeQuery(s, req.query, req.query_timestamp ?? s.now(), req.temporal_window);
+  await s.store.maintainStatistics();
+  // Floors apply per bank before blending, so a dropped person memory cannot shadow an org one.
+  const person = (await searchBank(s, bank, req, q)).filter((r) => passes(r.scores, req.min_scores));
+  let ranked = person;
+  if (org) {
+    const orgHits = (await searchBank(s, org, req, q)).filter((r) => passes(r.scores, req.min_scores));
+    ranked = await resolveOrgConflicts(s, person, orgHits);
+  }
+  const maxTokens = req.max_tokens ?? 2048;
+  const limit = BUDGETS[req.budget ?? effectiveConfig(bank.config).recall_default_budget].results;
+  const cut = cutToBudget(
+    ranked.slice(0, limit).map((r) => ({ ...r.memory, scores: r.scores })),
+    maxTokens,
+  );
+  return {
+    results: cut.items,
+    usage: {
+      tokens_used: cut.tokensUsed,
+      max_tokens: maxTokens,
+      truncated: cut.truncated,
+      org_blended: req.include_org === true,
+    },
+  };
+}

@@ -1,0 +1,213 @@
+import { speakerOf } from '../../text/entities.js';
+import { keywordTerms } from '../../text/terms.js';
+import type { FactType, Memory } from '../types.js';
+import { contextGroup } from './context-terms.js';
+import type { AnalyzedQuery } from './query.js';
+
+/** A fused candidate with its channel scores, each in [0, 1] (0 when the channel missed it). */
+export interface Candidate {
+  memory: Memory;
+  semantic: number;
+  keyword: number;
+  graph: number;
+  temporal: number;
+}
+
+/**
+ * How much each signal counts in the reranker, keyword = 1. Chosen on the LoCoMo development
+ * split with round values (docs/recall.md has the ablation): lexical evidence dominates;
+ * GloVe similarity helps only at a low weight; a date the query names, and the speaker a
+ * question names, are strong evidence; a memory that only asks questions states no fact.
+ */
+export const RERANK_WEIGHTS = {
+  /** BM25, relative to the best keyword hit of the bank. */
+  keyword: 1,
+  /** Cosine similarity of the embeddings. */
+  semantic: 0.1,
+  /** Inside the time range the query names. */
+  temporal: 0.5,
+  /** Linked to the query's entities or their graph neighbours. */
+  graph: 0.3,
+  /** The query names the memory's speaker (full) or an entity linked to it (half). */
+  entity: 0.3,
+  /** Keyword evidence of the other candidates of the same conversation or document. */
+  context: 0.2,
+  /** Query terms close together in the memory. */
+  proximity: 0.05,
+  /** The query asks "when" and the memory carries a date. */
+  dated: 0.3,
+  /** Newer (relative to `query_timestamp`) first, all else equal. */
+  recency: 0.05,
+  /** A prior by fact type: corrections and stated facts about a person first. */
+  type: 0.05,
+  /** Share of the memory's sentences that state rather than ask: a question holds no fact. */
+  statement: 0.2,
+} as const;
+
+type Feature = keyof typeof RERANK_WEIGHTS;
+
+/** Fact type prior: a correction supersedes what it corrects; a profile fact rarely goes stale. */
+const TYPE_PRIOR: Record<FactType, number> = {
+  correction: 1,
+  profile: 0.8,
+  preference: 0.8,
+  observation: 0.7,
+  experience: 0.6,
+  procedure: 0.6,
+  reasoning: 0.5,
+  world: 0.5,
+};
+
+const DAY = 86_400_000;
+
+/**
+ * Closeness to a time window: 1 at its middle, 0.5 at its edges, 0 outside; from the nearer of
+ * the time the memory tells of (occurred) and the time it was said (mentioned).
+ */
+export function temporalScore(m: Memory, window: { start: Date; end: Date } | null): number {
+  if (!window) return 0;
+  const s = window.start.getTime();
+  const e = window.end.getTime();
+  const mid = s + (e - s) / 2;
+  const half = Math.max((e - s) / 2, 1000);
+  let best = Number.POSITIVE_INFINITY;
+  if (m.occurred_start) {
+    const os = new Date(m.occurred_start).getTime();
+    const oe = m.occurred_end ? new Date(m.occurred_end).getTime() : os;
+    if (os < e && oe >= s)
+      best = os <= mid && mid <= oe ? 0 : Math.min(Math.abs(os - mid), Math.abs(oe - mid));
+  }
+  if (m.mentioned_at) {
+    const t = new Date(m.mentioned_at).getTime();
+    if (t >= s && t < e) best = Math.min(best, Math.abs(t - mid));
+  }
+  return best === Number.POSITIVE_INFINITY ? 0 : 1 - 0.5 * Math.min(best / half, 1);
+}
+
+/**
+ * The names the query mentions that the candidates know: a speaker or a linked entity of one of
+ * them equal to a run of the query's words. Found by lookup, not by parsing the query, so a
+ * lower-case or unusual name counts as much as a famous one.
+ */
+function queryEntities(q: AnalyzedQuery, candidates: Candidate[]): string[] {
+  const known = new Set<string>();
+  for (const c of candidates) {
+    const speaker = speakerOf(c.memory.text);
+    if (speaker) known.add(speaker.toLowerCase());
+    for (const e of c.memory.entities) known.add(e.toLowerCase());
+  }
+  return q.entityProbes.filter((p) => known.has(p));
+}
+
+/** Query entities matched by the memory: its speaker counts 1, a linked entity 0.5; the mean. */
+function entityOverlap(m: Memory, entities: string[]): number {
+  const speaker = speakerOf(m.text)?.toLowerCase();
+  const linked = new Set(m.entities.map((e) => e.toLowerCase()));
+  let sum = 0;
+  for (const e of entities) sum += e === speaker ? 1 : linked.has(e) ? 0.5 : 0;
+  return sum / entities.length;
+}
+
+/**
+ * Term proximity: the shortest stretch of the memory's own text holding every query term it
+ * contains, when it contains at least two; (k - 1) / (span - 1), so adjacent terms give 1.
+ */
+function proximity(text: string, query: Set<string>): number {
+  const terms = keywordTerms(text);
+  const positions = terms.flatMap((t, i) => (query.has(t) ? [[i, t] as const] : []));
+  const wanted = new Set(positions.map(([, t]) => t)).size;
+  if (wanted < 2) return 0;
+  let best = Number.POSITIVE_INFINITY;
+  const count = new Map<string, number>();
+  let left = 0;
+  for (let right = 0; right < positions.length; right++) {
+    const [, t] = positions[right]!;
+    count.set(t, (count.get(t) ?? 0) + 1);
+    while (count.size === wanted) {
+      const [li, lt] = positions[left]!;
+      best = Math.min(best, positions[right]![0] - li + 1);
+      const c = count.get(lt)! - 1;
+      if (c === 0) count.delete(lt);
+      else count.set(lt, c);
+      left++;
+    }
+  }
+  return (wanted - 1) / (best - 1);
+}
+
+// Sentences end at . ! ? (a quoted or bracketed tail, like "[shares a photo]", is not one).
+const SENTENCE = /[^.!?]+[.!?]*/g;
+
+/** Share of the sentences of a memory's own words (speaker label and attachments aside) that are not questions. */
+function statementShare(text: string): number {
+  const body = text.replace(/^\s*[^:\n]{1,40}:\s+/, '').replace(/\[[^\]]*\]/g, ' ');
+  let sentences = 0;
+  let questions = 0;
+  for (const m of body.matchAll(SENTENCE)) {
+    const words = m[0].trim().split(/\s+/).filter(Boolean).length;
+    if (words === 0) continue;
+    sentences++;
+    if (m[0].trim().endsWith('?')) questions++;
+  }
+  return sentences === 0 ? 0 : 1 - questions / sentences;
+}
+
+function recency(m: Memory, reference: Date): number {
+  const at = m.occurred_start ?? m.mentioned_at ?? m.created_at;
+  const ageDays = Math.max(0, (reference.getTime() - new Date(at).getTime()) / DAY);
+  return 1 / (1 + ageDays / 365);
+}
+
+/**
+ * The reranker: a weighted mean of the signals above, in [0, 1]. Signals that do not apply to
+ * the query (no entity named, no time range, not a "when" question, graph off) are left out of
+ * the mean rather than counted as zero. Needs no model; deterministic.
+ */
+export function rerank(q: AnalyzedQuery, candidates: Candidate[], graphOn: boolean): number[] {
+  const topKeyword = Math.max(0, ...candidates.map((c) => c.keyword));
+  const groupEvidence = new Map<string, number>();
+  const groupOf = candidates.map((c) => contextGroup(c.memory) ?? `memory\u0000${c.memory.id}`);
+  for (const [i, c] of candidates.entries()) {
+    groupEvidence.set(groupOf[i]!, (groupEvidence.get(groupOf[i]!) ?? 0) + c.keyword);
+  }
+  const topGroup = Math.max(0, ...groupEvidence.values());
+  const queryTerms = new Set(q.terms);
+  const entities = queryEntities(q, candidates);
+  const applies: Record<Feature, boolean> = {
+    keyword: true,
+    semantic: true,
+    temporal: q.window !== null,
+    graph: graphOn,
+    entity: entities.length > 0,
+    context: topGroup > 0,
+    proximity: queryTerms.size > 1,
+    dated: q.asksWhen,
+    recency: true,
+    type: true,
+    statement: true,
+  };
+  const total = (Object.keys(RERANK_WEIGHTS) as Feature[]).reduce(
+    (s, f) => s + (applies[f] ? RERANK_WEIGHTS[f] : 0),
+    0,
+  );
+  return candidates.map((c, i) => {
+    const m = c.memory;
+    const value: Record<Feature, number> = {
+      keyword: topKeyword > 0 ? c.keyword / topKeyword : 0,
+      semantic: Math.max(0, c.semantic),
+      temporal: c.temporal,
+      graph: c.graph,
+      entity: applies.entity ? entityOverlap(m, entities) : 0,
+      context: topGroup > 0 ? groupEvidence.get(groupOf[i]!)! / topGroup : 0,
+      proximity: applies.proximity ? proximity(m.text, queryTerms) : 0,
+      dated: m.occurred_start !== null ? 1 : 0,
+      recency: recency(m, q.reference),
+      type: TYPE_PRIOR[m.type] ?? 0.5,
+      statement: statementShare(m.text),
+    };
+    let sum = 0;
+    for (const f of Object.keys(RERANK_WEIGHTS) as Feature[])
+      if (applies[f]) sum += RERANK_WEIGHTS[f] * value[f];
+    return sum / total;
+  });
+}

@@ -1,0 +1,170 @@
+import { countTokens } from '../../text/tokens.js';
+import { effectiveConfig } from '../bank-config.js';
+import { requireBank } from '../banks.js';
+import { applicableDirectives } from '../directives.js';
+import { AppError } from '../errors.js';
+import type { Budget } from '../recall/budget.js';
+import type { RecallResult } from '../recall/recall.js';
+import type { Services } from '../services.js';
+import type { Directive, FactType, TagsMatch } from '../types.js';
+import { dispositionOf } from './disposition.js';
+import { type Evidence, gatherEvidence, type ObservationEvidence } from './evidence.js';
+import { extractiveAnswer } from './extractive.js';
+import { reflectPrompt } from './prompt.js';
+import { compileResponseSchema, completeStructured, llmFailure } from './structured.js';
+
+export interface ReflectRequest {
+  query: string;
+  context?: string;
+  budget?: Budget;
+  tags?: string[];
+  tags_match?: TagsMatch;
+  fact_types?: FactType[];
+  response_schema?: Record<string, unknown>;
+}
+
+export interface ReflectResponse {
+  response: string;
+  /** Hindsight's name for the answer, kept beside the spec's `response`. */
+  text: string;
+  mode: 'extractive' | 'llm';
+  usage: { tokens_used: number; input_tokens?: number; output_tokens?: number };
+  based_on: {
+    memories: {
+      id: string;
+      text: string;
+      type: string;
+      context: string | null;
+      mentioned_at: Date | null;
+      occurred_start: Date | null;
+    }[];
+    observations: {
+      id: string;
+      text: string;
+      proof_count: number;
+      source_memory_ids: string[];
+      contradicted: boolean;
+      contradicting_memory_ids: string[];
+    }[];
+    directives: { id: string; name: string; text: string; priority: number }[];
+  };
+  structured_output?: unknown;
+}
+
+/** Longest written answer asked of the model, in tokens. */
+const ANSWER_TOKENS = 1500;
+
+const memoryRef = (m: RecallResult) => ({
+  id: m.id,
+  text: m.text,
+  type: m.type,
+  context: m.context,
+  mentioned_at: m.mentioned_at,
+  occurred_start: m.occurred_start,
+});
+
+const observationRef = (o: ObservationEvidence) => ({
+  id: o.memory.id,
+  text: o.memory.text,
+  proof_count: o.detail.proof_count,
+  source_memory_ids: o.detail.source_memory_ids,
+  contradicted: o.detail.contradicting_memory_ids.length > 0,
+  contradicting_memory_ids: o.detail.contradicting_memory_ids,
+});
+
+function basedOn(
+  e: Pick<Evidence, 'observations' | 'memories'>,
+  directives: Directive[],
+): ReflectResponse['based_on'] {
+  return {
+    memories: e.memories.map((m) => memoryRef(m.memory)),
+    observations: e.observations.map(observationRef),
+    directives: directives.map((d) => ({ id: d.id, name: d.name, text: d.text, priority: d.priority })),
+  };
+}
+
+/**
+ * Reflect: a written answer from the bank's memories and observations. With a language model,
+ * a prompt built from the bank's identity, its directives (hard rules) and its disposition (as
+ * behaviour per level), optionally answered as JSON validated against `response_schema`.
+ * Without one, an extractive answer. Reflect writes nothing but the bank's token meter, and
+ * that only after a successful answer: a failing model leaves everything as it was.
+ */
+export async function reflect(
+  s: Services,
+  projectId: string,
+  bankId: string,
+  req: ReflectRequest,
+): Promise<ReflectResponse> {
+  if (req.response_schema && !s.llm) {
+    throw new AppError('llm_required', 'response_schema needs a language model (set MNEMO_LLM_PROVIDER)');
+  }
+  const validate = req.response_schema ? compileResponseSchema(req.response_schema) : null;
+  const bank = await requireBank(s, projectId, bankId);
+  const disposition = dispositionOf(bank);
+  const budget = req.budget ?? effectiveConfig(bank.config).recall_default_budget;
+  const [evidence, directives] = await Promise.all([
+    gatherEvidence(s, projectId, bankId, req, budget),
+    applicableDirectives(s, projectId, bankId, req.tags, req.tags_match),
+  ]);
+
+  if (!s.llm) {
+    const answer = extractiveAnswer(evidence, disposition, budget);
+    return {
+      response: answer.text,
+      text: answer.text,
+      mode: 'extractive',
+      usage: { tokens_used: countTokens(req.query) + countTokens(answer.text) },
+      based_on: basedOn(answer, directives),
+    };
+  }
+
+  const prompt = reflectPrompt({
+    bank,
+    disposition,
+    directives,
+    evidence,
+    query: req.query,
+    context: req.context,
+    now: s.now(),
+    structured: validate !== null,
+  });
+  const request = {
+    system: prompt.system,
+    messages: [{ role: 'user' as const, content: prompt.user }],
+    maxTokens: ANSWER_TOKENS,
+    temperature: 0.2,
+  };
+  let text: string;
+  let usage: { inputTokens: number; outputTokens: number };
+  let structured: unknown;
+  try {
+    if (validate && req.response_schema) {
+      const answer = await completeStructured(s.llm, request, req.response_schema, validate);
+      structured = answer.value;
+      text = JSON.stringify(answer.value);
+      usage = answer.usage;
+    } else {
+      const answer = await s.llm.complete(request);
+      text = answer.text.trim();
+      usage = answer.usage;
+      if (!text) throw new AppError('llm_error', 'the language model returned an empty answer');
+    }
+  } catch (err) {
+    llmFailure(err);
+  }
+  // Metered per bank only once the answer stands: a failed Reflect leaves nothing behind.
+  await s.store.addLlmUsage(projectId, bankId, usage.inputTokens, usage.outputTokens);
+  return {
+    response: text,
+    text,
+    mode: 'llm',
+    usage: {
+      tokens_used: usage.inputTokens + usage.outputTokens,
+      input_tokens: usage.inputTokens,
+      output_tokens: usage.outputTokens,
+    },
+    based_on: basedOn(evidence, directives),
+    ...(validate ? { structured_output: structured } : {}),
+  };
+}

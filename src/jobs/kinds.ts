@@ -1,0 +1,11 @@
+import { CONSOLIDATE, runConsolidateOperation } from '../core/consolidate/schedule.js';
+import { runReencryptOperation } from '../core/crypto/reencrypt.js';
+import type { OperationRunner } from '../core/operations.js';
+import { runRetainOperation } from '../core/retain/retain-async.js';
+
+/** Every operation kind a worker can run. Add a line per kind. */
+export const OPERATION_RUNNERS: Record<string, OperationRunner> = {
+  retain: runRetainOperation,
+  [CONSOLIDATE]: runConsolidateOperation,
+  reencrypt: runReencryptOperation,
+};

@@ -1,0 +1,119 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Logger } from 'pino';
+import { AppError } from '../core/errors.js';
+import type { OperationRunner } from '../core/operations.js';
+import type { Services } from '../core/services.js';
+
+export interface WorkerOptions {
+  runners: Record<string, OperationRunner>;
+  /** How often an idle worker looks for work. */
+  pollMs?: number;
+  /** How long a claim holds before another process may take the operation over. */
+  leaseMs?: number;
+  /** Operations run at once by this process. */
+  concurrency?: number;
+  /** Attempts before a transiently failing operation is marked failed. */
+  maxAttempts?: number;
+}
+
+export interface Worker {
+  readonly id: string;
+  /** Look for work now (after an in-process enqueue). */
+  kick(): void;
+  /** Stops claiming; waits for running operations to finish. */
+  stop(): Promise<void>;
+}
+
+/** A 4xx AppError is the operation's own fault: retrying cannot help. */
+const permanent = (err: unknown) => err instanceof AppError && err.status < 500;
+
+/**
+ * Claims operations from the database (any mnemo process may run one), runs them, renews the
+ * lease while they run, and records the outcome. Operations whose worker died are taken over
+ * when their lease expires.
+ */
+export function startWorker(s: Services, log: Logger, opts: WorkerOptions): Worker {
+  const id = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  const pollMs = opts.pollMs ?? 500;
+  const leaseMs = opts.leaseMs ?? 30_000;
+  const maxAttempts = opts.maxAttempts ?? 5;
+  const stopping = new AbortController();
+  let wake: (() => void) | null = null;
+  const running = new Set<Promise<void>>();
+
+  async function runOne(): Promise<boolean> {
+    const claimed = await s.store.claimOperation(id, leaseMs);
+    if (!claimed) return false;
+    const { operation: op, projectId, payload } = claimed;
+    const runner = opts.runners[op.kind];
+    const done = new AbortController();
+    const renew = setInterval(() => {
+      s.store
+        .renewOperation(projectId, op.bank_id, op.id, id, leaseMs)
+        .then((held) => {
+          if (!held) done.abort(new Error('lease lost'));
+        })
+        .catch(() => {});
+    }, leaseMs / 3);
+    try {
+      if (!runner) throw new AppError('validation_error', `unknown operation kind '${op.kind}'`);
+      const signal = AbortSignal.any([stopping.signal, done.signal]);
+      const result = await runner(s, { id: op.id, projectId, bankId: op.bank_id, kind: op.kind, payload, signal });
+      await s.store.finishOperation(projectId, op.bank_id, op.id, id, {
+        status: 'completed',
+        memoriesCreated: result.memories_created,
+      });
+      log.info({ operation: op.id, kind: op.kind, bank: op.bank_id }, 'operation completed');
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      if (permanent(err) || op.attempts >= maxAttempts) {
+        await s.store.finishOperation(projectId, op.bank_id, op.id, id, { status: 'failed', error: message });
+        log.warn({ operation: op.id, kind: op.kind, err: message }, 'operation failed');
+      } else {
+        const delay = Math.min(60_000, 1000 * 2 ** (op.attempts - 1));
+        await s.store.retryOperation(projectId, op.bank_id, op.id, id, delay, message);
+        log.warn({ operation: op.id, kind: op.kind, err: message, retryInMs: delay }, 'operation will retry');
+      }
+    } finally {
+      clearInterval(renew);
+    }
+    return true;
+  }
+
+  async function loop(): Promise<void> {
+    while (!stopping.signal.aborted) {
+      let worked = false;
+      try {
+        worked = await runOne();
+      } catch (err) {
+        log.error({ err }, 'worker could not claim work');
+      }
+      if (!worked && !stopping.signal.aborted) {
+        await new Promise<void>((resolve) => {
+          const t = setTimeout(resolve, pollMs);
+          wake = () => {
+            clearTimeout(t);
+            resolve();
+          };
+        });
+        wake = null;
+      }
+    }
+  }
+
+  for (let i = 0; i < (opts.concurrency ?? 1); i++) {
+    const p = loop();
+    running.add(p);
+    p.finally(() => running.delete(p));
+  }
+  return {
+    id,
+    kick: () => wake?.(),
+    async stop() {
+      stopping.abort();
+      wake?.();
+      await Promise.allSettled([...running]);
+    },
+  };
+}

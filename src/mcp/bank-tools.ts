@@ -1,0 +1,96 @@
+import { BankListQuery, BankPage, BankProfile, EntityPage, EntityQuery } from '../api/schemas/banks.js';
+import { bankProfile, requireBank } from '../core/banks.js';
+import { notFound } from '../core/errors.js';
+import { bankLine } from './render.js';
+import { defineTool } from './tool.js';
+
+/** List cursors: the last bank id of a page, base64url-encoded (opaque to callers). */
+const encodeAfter = (id: string) => Buffer.from(id).toString('base64url');
+const decodeAfter = (cursor: string | undefined) =>
+  cursor ? Buffer.from(cursor, 'base64url').toString() : undefined;
+
+export const listBanksTool = defineTool({
+  name: 'list_banks',
+  title: 'List banks',
+  description:
+    "The project's banks (one per subject) with their memory counts, ordered by id; `space` keeps one space's " +
+    'banks. Pass `next_cursor` back as `cursor` for the next page.',
+  scope: 'recall',
+  action: 'banks.list',
+  mutating: false,
+  annotations: { readOnlyHint: true, openWorldHint: false },
+  bank: false,
+  input: BankListQuery.shape,
+  output: BankPage,
+  run: async (ctx, a) => {
+    const s = ctx.services;
+    if (a.space !== undefined && !(await s.store.getSpace(ctx.projectId, a.space)))
+      throw notFound(`space '${a.space}'`);
+    const limit = a.limit ?? 50;
+    // One extra row tells whether another page follows.
+    const banks = await s.store.listBanks(
+      ctx.projectId,
+      { spaceId: a.space },
+      { limit: limit + 1, after: decodeAfter(a.cursor) },
+    );
+    const page = banks.slice(0, limit);
+    const last = page.at(-1);
+    return {
+      items: await Promise.all(page.map((b) => bankProfile(s, b))),
+      next_cursor: banks.length > limit && last ? encodeAfter(last.id) : null,
+    };
+  },
+  render: (p) => {
+    const lines = p.items.map((b) => `- ${bankLine(b)}`);
+    if (p.items.length === 0) lines.push('No banks yet.');
+    if (p.next_cursor) lines.push(`More: cursor ${p.next_cursor}`);
+    return lines.join('\n');
+  },
+});
+
+export const getBankTool = defineTool({
+  name: 'get_bank',
+  title: 'Get bank profile',
+  description: "A bank's profile: space, memory, entity and document counts, and its disposition (1-5 each).",
+  scope: 'recall',
+  action: 'banks.get',
+  mutating: false,
+  annotations: { readOnlyHint: true, openWorldHint: false },
+  bank: true,
+  input: {},
+  output: BankProfile,
+  run: async (ctx, _a, bank) =>
+    bankProfile(ctx.services, await requireBank(ctx.services, ctx.projectId, bank)),
+  render: (b) =>
+    `${bankLine(b)}. Disposition: skepticism ${b.disposition.skepticism}, literalism ${b.disposition.literalism}, ` +
+    `empathy ${b.disposition.empathy}. Created ${b.created_at}.`,
+});
+
+export const listEntitiesTool = defineTool({
+  name: 'list_entities',
+  title: 'List entities',
+  description:
+    'People, places, organisations and things a bank knows of, most mentioned first. Pass `next_cursor` back as ' +
+    '`cursor` for the next page.',
+  scope: 'graph:read',
+  action: 'entities.list',
+  mutating: false,
+  annotations: { readOnlyHint: true, openWorldHint: false },
+  bank: true,
+  input: EntityQuery.shape,
+  output: EntityPage,
+  run: async (ctx, a, bank) => {
+    await requireBank(ctx.services, ctx.projectId, bank);
+    return ctx.services.store.listEntities(ctx.projectId, bank, { limit: a.limit ?? 50, cursor: a.cursor });
+  },
+  render: (p) => {
+    const lines = p.items.map(
+      (e) =>
+        `- ${e.name} (${e.type}), ${e.mention_count} mentions` +
+        `${e.aliases.length ? `, also ${e.aliases.join(', ')}` : ''}, last seen ${e.last_seen.slice(0, 10)}`,
+    );
+    if (p.items.length === 0) lines.push('No entities.');
+    if (p.next_cursor) lines.push(`More: cursor ${p.next_cursor}`);
+    return lines.join('\n');
+  },
+});

@@ -1,0 +1,27 @@
+/**
+ * The one thing that differs between the two engines: how SQL reaches PostgreSQL.
+ * Both speak the same dialect, placeholders ($1) and migrations.
+ */
+export interface Queryable {
+  query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
+  /** Runs several statements with no parameters (migrations). */
+  exec(sql: string): Promise<void>;
+}
+
+export interface Db extends Queryable {
+  readonly engine: 'pglite' | 'postgres';
+  /** Runs `fn` in one transaction; rolls back if it throws. */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /** Cheap round trip, for readiness checks. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+  /** Connections of the pool (PostgreSQL); the embedded engine has no pool. */
+  poolStats?(): PoolStats;
+}
+
+export interface PoolStats {
+  total: number;
+  idle: number;
+  /** Queries waiting for a free connection. */
+  waiting: number;
+}

@@ -1,0 +1,82 @@
+import type { Db, Queryable } from './db.js';
+import { migrate } from './migrate.js';
+import { openPglite } from './pglite.js';
+import { openPostgres } from './postgres.js';
+import { recordQueries } from './sql/audit.js';
+import { bankQueries } from './sql/banks.js';
+import { encryptionQueries } from './sql/encryption.js';
+import { limitQueries } from './sql/limits.js';
+import { directiveQueries } from './sql/directives.js';
+import { documentQueries } from './sql/documents.js';
+import { graphQueries } from './sql/graph.js';
+import { intakeQueries } from './sql/intake.js';
+import { memoryQueries } from './sql/memories.js';
+import { observationQueries } from './sql/observations.js';
+import { operationQueries } from './sql/operations.js';
+import { searchQueries } from './sql/search.js';
+import { tenancyQueries } from './sql/tenancy.js';
+import type { Store } from './store.js';
+
+/** A transaction seen as a database: nested transactions run inline in it. */
+function inTransaction(tx: Queryable, engine: Db['engine']): Db {
+  return {
+    engine,
+    query: (sql, params) => tx.query(sql, params),
+    exec: (sql) => tx.exec(sql),
+    transaction: (fn) => fn(tx),
+    ping: async () => {},
+    close: async () => {},
+  };
+}
+
+/** Builds the store over an open database connection. */
+export function storeOver(db: Db): Store {
+  return {
+    engine: db.engine,
+    ping: () => db.ping(),
+    close: () => db.close(),
+    poolStats: () => db.poolStats?.() ?? null,
+    readSnapshot: (fn) =>
+      db.transaction(async (tx) => {
+        await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
+        return fn(storeOver(inTransaction(tx, db.engine)));
+      }),
+    ...intakeQueries(db),
+    ...documentQueries(db),
+    ...tenancyQueries(db),
+    ...bankQueries(db),
+    ...memoryQueries(db),
+    ...searchQueries(db),
+    ...graphQueries(db),
+    ...recordQueries(db),
+    ...limitQueries(db),
+    ...encryptionQueries(db),
+    ...operationQueries(db),
+    ...directiveQueries(db),
+    ...observationQueries(db),
+  };
+}
+
+export interface OpenOptions {
+  /** PostgreSQL URL; when set, the embedded engine is not used. */
+  databaseUrl?: string;
+  /** Embedded data directory; undefined means in memory. */
+  dataDir?: string;
+  poolSize?: number;
+  /** Run pending migrations (default true). */
+  migrate?: boolean;
+}
+
+/** Opens the configured engine, migrates it, and returns the store. */
+export async function openStore(opts: OpenOptions): Promise<Store> {
+  const db = opts.databaseUrl
+    ? await openPostgres(opts.databaseUrl, { poolSize: opts.poolSize })
+    : await openPglite(opts.dataDir);
+  try {
+    if (opts.migrate !== false) await migrate(db);
+  } catch (err) {
+    await db.close().catch(() => {});
+    throw err;
+  }
+  return storeOver(db);
+}

@@ -1,0 +1,110 @@
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { vector } from '@electric-sql/pglite-pgvector';
+import { AppError } from '../core/errors.js';
+import type { Db, Queryable } from './db.js';
+import { inputError } from './input-errors.js';
+
+/**
+ * Takes the data directory for this process. PGlite is single-process: a second mnemo on the
+ * same directory would corrupt it, so it must refuse instead. The lock file holds the pid; a
+ * lock left by a dead process is taken over.
+ */
+function lockDataDir(dir: string): () => void {
+  mkdirSync(dir, { recursive: true });
+  const lock = join(dir, 'mnemo.lock');
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(lock, 'wx');
+      writeFileSync(fd, String(process.pid));
+      closeSync(fd);
+      return () => rmSync(lock, { force: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const pid = Number(readFileSync(lock, 'utf8'));
+      if (pid && pid !== process.pid && isAlive(pid)) {
+        throw new AppError(
+          'unavailable',
+          `data directory ${dir} is in use by another mnemo process (pid ${pid}); ` +
+            'the embedded database belongs to one process — use MNEMO_DATABASE_URL (PostgreSQL) to share data',
+        );
+      }
+      rmSync(lock, { force: true });
+    }
+  }
+  throw new AppError('unavailable', `could not lock data directory ${dir}`);
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Written once the database in a data directory was created: its files must be there from then on. */
+const CREATED = 'mnemo.created';
+
+/**
+ * PGlite initialises a new database wherever it finds no PG_VERSION, over whatever files are
+ * left. A directory that held a database (files present, or our marker) but lacks it is damaged:
+ * refuse instead of silently starting empty.
+ */
+function refuseDamaged(dir: string, damaged: (cause: string) => AppError): void {
+  const pgdata = join(dir, 'pgdata');
+  const files = existsSync(pgdata) ? readdirSync(pgdata) : [];
+  if (files.includes('PG_VERSION')) return;
+  if (files.length > 0) throw damaged(`${pgdata} holds database files but no PG_VERSION`);
+  if (existsSync(join(dir, CREATED))) throw damaged(`the database files in ${pgdata} are missing`);
+}
+
+/** Opens the embedded engine. `dataDir` undefined means in memory (tests). */
+export async function openPglite(dataDir?: string): Promise<Db> {
+  const unlock = dataDir ? lockDataDir(dataDir) : () => {};
+  const damaged = (cause: string) =>
+    new AppError(
+      'unavailable',
+      `cannot open the embedded database in ${dataDir}: ${cause}. ` +
+        'If the directory is damaged, move it aside and restore from an export (mnemo import).',
+    );
+  let pg: PGlite;
+  try {
+    if (dataDir) refuseDamaged(dataDir, damaged);
+    pg = await PGlite.create({ dataDir: dataDir ? join(dataDir, 'pgdata') : undefined, extensions: { vector } });
+    if (dataDir && !existsSync(join(dataDir, CREATED))) writeFileSync(join(dataDir, CREATED), `${new Date().toISOString()}\n`);
+  } catch (err) {
+    unlock();
+    throw err instanceof AppError ? err : damaged((err as Error).message);
+  }
+  const wrap = (q: Pick<PGlite, 'query' | 'exec'>): Queryable => ({
+    async query<T>(sql: string, params?: unknown[]) {
+      try {
+        const res = await q.query<T>(sql, params);
+        return res.rows;
+      } catch (err) {
+        throw inputError(err) ?? err;
+      }
+    },
+    async exec(sql: string) {
+      await q.exec(sql);
+    },
+  });
+  return {
+    engine: 'pglite',
+    ...wrap(pg),
+    transaction: (fn) => pg.transaction((tx) => fn(wrap(tx))),
+    async ping() {
+      await pg.query('SELECT 1');
+    },
+    async close() {
+      try {
+        await pg.close();
+      } finally {
+        unlock();
+      }
+    },
+  };
+}

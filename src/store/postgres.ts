@@ -1,0 +1,106 @@
+import pg from 'pg';
+import { AppError } from '../core/errors.js';
+import type { Db, Queryable } from './db.js';
+import { inputError } from './input-errors.js';
+
+// int8 (counts, sequences) as numbers: our values stay far below 2^53.
+pg.types.setTypeParser(20, (v) => Number(v));
+
+/** Errors that mean "the database is not reachable right now" rather than a bad query. */
+function isConnectionError(err: unknown): boolean {
+  const code = (err as { code?: string }).code ?? '';
+  return (
+    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', '57P01', '57P03', '08006', '08001'].includes(
+      code,
+    ) || /Connection terminated|connection timeout/i.test(String((err as Error).message))
+  );
+}
+
+function translate(err: unknown): never {
+  // Every pooled connection stayed busy for the whole connection timeout: overload, not a bug.
+  if (/timeout exceeded when trying to connect/.test(String((err as Error)?.message))) {
+    throw new AppError('unavailable', 'no database connection became free in time; retry', {
+      headers: { 'Retry-After': '1' },
+    });
+  }
+  if (isConnectionError(err)) throw new AppError('unavailable', 'database unavailable');
+  throw inputError(err) ?? err;
+}
+
+/** Opens the PostgreSQL engine; fails with a message naming the host and the cause. */
+export async function openPostgres(url: string, opts: { poolSize?: number } = {}): Promise<Db> {
+  const pool = new pg.Pool({ connectionString: url, max: opts.poolSize ?? 10, connectionTimeoutMillis: 5000 });
+  pool.on('error', () => {}); // idle client errors surface on the next query instead of crashing
+  const wrap = (q: pg.Pool | pg.PoolClient): Queryable => ({
+    async query<T>(sql: string, params?: unknown[]) {
+      try {
+        const res = await q.query(sql, params as unknown[]);
+        return res.rows as T[];
+      } catch (err) {
+        return translate(err);
+      }
+    },
+    async exec(sql: string) {
+      try {
+        await q.query(sql);
+      } catch (err) {
+        translate(err);
+      }
+    },
+  });
+  try {
+    await pool.query('SELECT 1');
+  } catch (err) {
+    await pool.end().catch(() => {});
+    const host = safeHost(url);
+    throw new AppError('unavailable', `cannot connect to PostgreSQL at ${host}: ${(err as Error).message}`);
+  }
+  return {
+    engine: 'postgres',
+    ...wrap(pool),
+    async transaction(fn) {
+      let client: pg.PoolClient;
+      try {
+        client = await pool.connect();
+      } catch (err) {
+        return translate(err);
+      }
+      // A checked-out client has no pool listener: without ours, a connection the server drops
+      // (PostgreSQL restarting) would be an unhandled 'error' event and end the process.
+      let broken: Error | undefined;
+      const onError = (err: Error) => {
+        broken = err;
+      };
+      client.on('error', onError);
+      const q = wrap(client);
+      try {
+        await q.exec('BEGIN');
+        const result = await fn(q);
+        await q.exec('COMMIT');
+        return result;
+      } catch (err) {
+        if (!broken) await client.query('ROLLBACK').catch(() => {});
+        throw err;
+      } finally {
+        client.off('error', onError);
+        // A broken connection is discarded instead of going back to the pool.
+        client.release(broken);
+      }
+    },
+    async ping() {
+      await wrap(pool).query('SELECT 1');
+    },
+    close: () => pool.end(),
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+  };
+}
+
+/** host:port/db of a URL, without credentials, for messages. */
+export function safeHost(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.hostname}:${u.port || 5432}${u.pathname}`;
+  } catch {
+    return '(unparseable MNEMO_DATABASE_URL)';
+  }
+}

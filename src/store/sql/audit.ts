@@ -1,0 +1,73 @@
+import type { AuditEntry, Entity } from '../../core/types.js';
+import type { Db } from '../db.js';
+import type { Store } from '../store.js';
+import { decodeCursor, encodeCursor } from './filters.js';
+
+type RecordStore = Pick<Store, 'appendAudit' | 'listAudit' | 'listEntities'>;
+
+/** Append-only audit trail and the entity listing: both paged by an opaque cursor. */
+export function recordQueries(db: Db): RecordStore {
+  return {
+    async appendAudit(e) {
+      await db.query(
+        `INSERT INTO audit (project_id, actor_type, key_id, action, bank_id, space_id, status, request_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+        [e.projectId, e.actorType, e.keyId, e.action, e.bankId, e.spaceId, e.status, e.requestId],
+      );
+    },
+    async listAudit(projectId, filter, page) {
+      const params: unknown[] = [projectId];
+      const conds = ['project_id = $1'];
+      const add = (sql: string, v: unknown) => {
+        params.push(v);
+        conds.push(sql.replace('?', `$${params.length}`));
+      };
+      if (filter.bankId !== undefined) add('bank_id = ?', filter.bankId);
+      if (filter.action !== undefined) add('action = ?', filter.action);
+      if (filter.since) add('at >= ?', filter.since);
+      if (filter.until) add('at < ?', filter.until);
+      const after = decodeCursor(page.cursor);
+      if (after !== null) add('id < ?', after);
+      params.push(page.limit + 1);
+      const rows = await db.query<{
+        id: number;
+        at: Date;
+        actor_type: string;
+        key_id: string | null;
+        action: string;
+        bank_id: string | null;
+        space_id: string | null;
+        status: number;
+        request_id: string;
+      }>(
+        `SELECT id::int8 AS id, at, actor_type, key_id, action, bank_id, space_id, status, request_id FROM audit
+         WHERE ${conds.join(' AND ')} ORDER BY id DESC LIMIT $${params.length}`,
+        params,
+      );
+      const more = rows.length > page.limit;
+      const items: AuditEntry[] = rows.slice(0, page.limit).map((r) => ({
+        id: String(r.id),
+        at: r.at,
+        actor: { type: r.actor_type, key_id: r.key_id },
+        action: r.action,
+        bank_id: r.bank_id,
+        space_id: r.space_id,
+        status: r.status,
+        request_id: r.request_id,
+      }));
+      return { items, next_cursor: more ? encodeCursor(Number(rows[page.limit - 1]!.id)) : null };
+    },
+    async listEntities(projectId, bankId, page) {
+      // Most mentioned first; the cursor is the offset, stable enough for browsing.
+      const offset = decodeCursor(page.cursor) ?? 0;
+      const rows = await db.query<Entity>(
+        `SELECT id::text AS id, name, type, aliases, mention_count, first_seen, last_seen FROM entities
+         WHERE project_id = $1 AND bank_id = $2 AND mention_count > 0
+         ORDER BY mention_count DESC, name_key LIMIT $3 OFFSET $4`,
+        [projectId, bankId, page.limit + 1, offset],
+      );
+      const more = rows.length > page.limit;
+      return { items: rows.slice(0, page.limit), next_cursor: more ? encodeCursor(offset + page.limit) : null };
+    },
+  };
+}

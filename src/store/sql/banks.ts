@@ -1,0 +1,141 @@
+import type { Bank, Space } from '../../core/types.js';
+import type { Db } from '../db.js';
+import type { Store } from '../store.js';
+
+type BankStore = Pick<
+  Store,
+  | 'createSpace'
+  | 'getSpace'
+  | 'listSpaces'
+  | 'deleteSpace'
+  | 'getBank'
+  | 'ensureBank'
+  | 'listBanks'
+  | 'setBankSpace'
+  | 'updateBank'
+  | 'bankCounts'
+  | 'deleteBank'
+>;
+
+const SPACE_SELECT = `SELECT s.id, s.name, s.created_at,
+  (SELECT count(*)::int FROM banks b WHERE b.project_id = s.project_id AND b.space_id = s.id) AS bank_count
+  FROM spaces s`;
+
+const BANK_COLUMNS =
+  'project_id, id, space_id, is_org_bank, name, mission, config, embedder, memory_count, term_total, created_at, updated_at, llm_input_tokens, llm_output_tokens';
+
+/** Spaces and banks. */
+export function bankQueries(db: Db): BankStore {
+  return {
+    async createSpace(projectId, s) {
+      const rows = await db.query<{ id: string }>(
+        'INSERT INTO spaces (project_id, id, name) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING id',
+        [projectId, s.id, s.name],
+      );
+      if (!rows[0]) return null;
+      const created = await db.query<Space>(`${SPACE_SELECT} WHERE s.project_id = $1 AND s.id = $2`, [projectId, s.id]);
+      return created[0]!;
+    },
+    async getSpace(projectId, id) {
+      const rows = await db.query<Space>(`${SPACE_SELECT} WHERE s.project_id = $1 AND s.id = $2`, [projectId, id]);
+      return rows[0] ?? null;
+    },
+    listSpaces: (projectId) => db.query<Space>(`${SPACE_SELECT} WHERE s.project_id = $1 ORDER BY s.created_at, s.id`, [projectId]),
+    async deleteSpace(projectId, id) {
+      return db.transaction(async (tx) => {
+        const gone = await tx.query('DELETE FROM spaces WHERE project_id = $1 AND id = $2 RETURNING id', [projectId, id]);
+        if (gone.length === 0) return null;
+        const banks = await tx.query(
+          'UPDATE banks SET space_id = NULL, updated_at = now() WHERE project_id = $1 AND space_id = $2 RETURNING id',
+          [projectId, id],
+        );
+        return banks.length;
+      });
+    },
+    async getBank(projectId, id) {
+      const rows = await db.query<Bank>(`SELECT ${BANK_COLUMNS} FROM banks WHERE project_id = $1 AND id = $2`, [
+        projectId,
+        id,
+      ]);
+      return rows[0] ?? null;
+    },
+    async ensureBank(projectId, id, init) {
+      const rows = await db.query<Bank>(
+        `INSERT INTO banks (project_id, id, space_id, is_org_bank) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (project_id, id) DO UPDATE SET id = banks.id
+         RETURNING ${BANK_COLUMNS}`,
+        [projectId, id, init.spaceId ?? null, init.isOrgBank ?? false],
+      );
+      return rows[0]!;
+    },
+    listBanks(projectId, filter, page) {
+      const params: unknown[] = [projectId];
+      let where = 'project_id = $1';
+      if (filter.spaceId !== undefined) {
+        params.push(filter.spaceId);
+        where += ` AND space_id = $${params.length}`;
+      }
+      const select = `SELECT ${BANK_COLUMNS} FROM banks WHERE`;
+      if (!page) return db.query<Bank>(`${select} ${where} ORDER BY created_at, id`, params);
+      if (page.after !== undefined) {
+        params.push(page.after);
+        where += ` AND id > $${params.length}`;
+      }
+      params.push(page.limit);
+      return db.query<Bank>(`${select} ${where} ORDER BY id LIMIT $${params.length}`, params);
+    },
+    async setBankSpace(projectId, bankId, spaceId) {
+      await db.query('UPDATE banks SET space_id = $3, updated_at = now() WHERE project_id = $1 AND id = $2', [
+        projectId,
+        bankId,
+        spaceId,
+      ]);
+    },
+    async updateBank(projectId, bankId, patch) {
+      const sets: string[] = [];
+      const params: unknown[] = [projectId, bankId];
+      const set = (col: string, v: unknown, cast = '') => {
+        params.push(v);
+        sets.push(`${col} = $${params.length}${cast}`);
+      };
+      if (patch.config !== undefined) set('config', JSON.stringify(patch.config), '::jsonb');
+      if (patch.name !== undefined) set('name', patch.name);
+      if (patch.mission !== undefined) set('mission', patch.mission);
+      if (patch.embedder !== undefined) set('embedder', patch.embedder);
+      const rows = await db.query<Bank>(
+        `UPDATE banks SET ${[...sets, 'updated_at = now()'].join(', ')}
+         WHERE project_id = $1 AND id = $2 RETURNING ${BANK_COLUMNS}`,
+        params,
+      );
+      return rows[0] ?? null;
+    },
+    async bankCounts(projectId, bankId) {
+      const rows = await db.query<{ memory_count: number; entity_count: number; document_count: number }>(
+        `SELECT
+           (SELECT count(*)::int FROM memories WHERE project_id = $1 AND bank_id = $2) AS memory_count,
+           (SELECT count(*)::int FROM entities WHERE project_id = $1 AND bank_id = $2) AS entity_count,
+           (SELECT count(DISTINCT document_id)::int FROM memories
+              WHERE project_id = $1 AND bank_id = $2 AND document_id IS NOT NULL) AS document_count`,
+        [projectId, bankId],
+      );
+      return rows[0]!;
+    },
+    async deleteBank(projectId, bankId) {
+      return db.transaction(async (tx) => {
+        const bank = await tx.query<{ memory_count: number }>(
+          'SELECT memory_count FROM banks WHERE project_id = $1 AND id = $2 FOR UPDATE',
+          [projectId, bankId],
+        );
+        if (!bank[0]) return null;
+        const n = await tx.query<{ n: number }>(
+          'SELECT count(*)::int AS n FROM memories WHERE project_id = $1 AND bank_id = $2',
+          [projectId, bankId],
+        );
+        await tx.query('DELETE FROM memory_entities WHERE project_id = $1 AND bank_id = $2', [projectId, bankId]);
+        await tx.query('DELETE FROM memory_terms WHERE project_id = $1 AND bank_id = $2', [projectId, bankId]);
+        await tx.query('DELETE FROM banks WHERE project_id = $1 AND id = $2', [projectId, bankId]);
+        return n[0]!.n;
+      });
+    },
+  };
+}

@@ -1,0 +1,69 @@
+import type { Directive } from '../../core/types.js';
+import type { Db } from '../db.js';
+import type { Store } from '../store.js';
+
+type DirectiveStore = Pick<
+  Store,
+  'listDirectives' | 'getDirective' | 'insertDirective' | 'updateDirective' | 'deleteDirective'
+>;
+
+const COLUMNS = 'id::text AS id, bank_id, name, text, priority, tags, active, created_at, updated_at';
+
+/** Directives: a bank's hard rules for Reflect. */
+export function directiveQueries(db: Db): DirectiveStore {
+  return {
+    listDirectives(projectId, bankId) {
+      return db.query<Directive>(
+        `SELECT ${COLUMNS} FROM directives WHERE project_id = $1 AND bank_id = $2
+         ORDER BY priority DESC, created_at, id`,
+        [projectId, bankId],
+      );
+    },
+
+    async getDirective(projectId, bankId, id) {
+      const rows = await db.query<Directive>(
+        `SELECT ${COLUMNS} FROM directives WHERE project_id = $1 AND bank_id = $2 AND id = $3`,
+        [projectId, bankId, id],
+      );
+      return rows[0] ?? null;
+    },
+
+    async insertDirective(projectId, bankId, d) {
+      const rows = await db.query<Directive>(
+        `INSERT INTO directives (project_id, bank_id, id, name, text, priority, tags, active)
+         VALUES ($1, $2, $3, $4, $5, $6, $7::text[], $8) RETURNING ${COLUMNS}`,
+        [projectId, bankId, d.id, d.name, d.text, d.priority, d.tags, d.active],
+      );
+      return rows[0]!;
+    },
+
+    async updateDirective(projectId, bankId, id, patch) {
+      // Each column keeps its value when the patch leaves it out (a null parameter).
+      const rows = await db.query<Directive>(
+        `UPDATE directives SET name = coalesce($4, name), text = coalesce($5, text),
+           priority = coalesce($6, priority), tags = coalesce($7::text[], tags),
+           active = coalesce($8, active), updated_at = now()
+         WHERE project_id = $1 AND bank_id = $2 AND id = $3 RETURNING ${COLUMNS}`,
+        [
+          projectId,
+          bankId,
+          id,
+          patch.name ?? null,
+          patch.text ?? null,
+          patch.priority ?? null,
+          patch.tags ?? null,
+          patch.active ?? null,
+        ],
+      );
+      return rows[0] ?? null;
+    },
+
+    async deleteDirective(projectId, bankId, id) {
+      const rows = await db.query(
+        'DELETE FROM directives WHERE project_id = $1 AND bank_id = $2 AND id = $3 RETURNING 1',
+        [projectId, bankId, id],
+      );
+      return rows.length > 0;
+    },
+  };
+}

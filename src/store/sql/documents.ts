@@ -1,0 +1,68 @@
+import type { DocumentRecord } from '../../core/types.js';
+import type { Db } from '../db.js';
+import type { Store } from '../store.js';
+import { termGroupsClause } from './encryption.js';
+import { deleteMemoriesIn } from './memories.js';
+
+type DocumentStore = Pick<Store, 'listDocuments' | 'getDocument' | 'deleteDocument' | 'countMemories'>;
+
+const DOC_SELECT = `SELECT d.id, d.bank_id, d.content_hash, d.created_at, d.updated_at,
+  (SELECT count(*)::int FROM memories m WHERE m.project_id = d.project_id AND m.bank_id = d.bank_id
+     AND m.document_id = d.id) AS memory_count
+  FROM documents d`;
+
+/** Documents: the groups of memories retained under one document id. */
+export function documentQueries(db: Db): DocumentStore {
+  return {
+    async listDocuments(projectId, bankId, page) {
+      const rows = await db.query<DocumentRecord>(
+        `${DOC_SELECT} WHERE d.project_id = $1 AND d.bank_id = $2 ORDER BY d.updated_at DESC, d.id LIMIT $3 OFFSET $4`,
+        [projectId, bankId, page.limit, page.offset],
+      );
+      const total = await db.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM documents WHERE project_id = $1 AND bank_id = $2',
+        [projectId, bankId],
+      );
+      return { items: rows, total: total[0]!.n };
+    },
+    async getDocument(projectId, bankId, id) {
+      const rows = await db.query<DocumentRecord>(`${DOC_SELECT} WHERE d.project_id = $1 AND d.bank_id = $2 AND d.id = $3`, [
+        projectId,
+        bankId,
+        id,
+      ]);
+      return rows[0] ?? null;
+    },
+    async deleteDocument(projectId, bankId, id) {
+      return db.transaction(async (tx) => {
+        await tx.query('SELECT 1 FROM banks WHERE project_id = $1 AND id = $2 FOR UPDATE', [projectId, bankId]);
+        const gone = await tx.query('DELETE FROM documents WHERE project_id = $1 AND bank_id = $2 AND id = $3 RETURNING id', [
+          projectId,
+          bankId,
+          id,
+        ]);
+        if (gone.length === 0) return null;
+        return deleteMemoriesIn(tx, projectId, bankId, { documentIds: [id] });
+      });
+    },
+    async countMemories(projectId, bankId, filter) {
+      const params: unknown[] = [projectId, bankId];
+      let where = 'project_id = $1 AND bank_id = $2';
+      if (filter.types?.length) {
+        params.push(filter.types);
+        where += ` AND type = ANY($${params.length}::text[])`;
+      }
+      if (filter.documentId !== undefined) {
+        params.push(filter.documentId);
+        where += ` AND document_id = $${params.length}`;
+      }
+      if (filter.qTerms) where += termGroupsClause(filter.qTerms, params, 'memories');
+      else if (filter.q) {
+        params.push(`%${filter.q.replace(/[\\%_]/g, '\\$&')}%`);
+        where += ` AND text ILIKE $${params.length}`;
+      }
+      const rows = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM memories WHERE ${where}`, params);
+      return rows[0]!.n;
+    },
+  };
+}

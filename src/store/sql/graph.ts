@@ -1,0 +1,93 @@
+import type { Db } from '../db.js';
+import type { Store } from '../store.js';
+import { filterClauses } from './filters.js';
+
+type GraphStore = Pick<Store, 'graphSearch' | 'latestInSession'>;
+
+/** Neighbour entities kept per hop: the ones co-mentioned most often with the hop before. */
+const NEIGHBOURS = 8;
+/** Links read per entity: bounds the work on hub entities (a speaker in every memory). */
+const LINK_SAMPLE = 2000;
+/** Weight of an entity one hop further from the query. */
+const HOP_DECAY = 0.5;
+
+/**
+ * The conversation a memory belongs to when it has no document: the first of these metadata
+ * keys present. Must stay the same expression as the `memories_session` index (migration 6)
+ * and as `SESSION_KEYS` in `core/recall/context-terms.ts`.
+ */
+const SESSION_EXPR = `coalesce(m.metadata->>'session_id', m.metadata->>'session', m.metadata->>'conversation_id', m.metadata->>'thread_id')`;
+
+/** Entity graph channel, and the neighbour lookup of Retain's context indexing. */
+export function graphQueries(db: Db): GraphStore {
+  return {
+    async graphSearch(projectId, bankId, probes, filter, limit, depth) {
+      const keys = [...new Set(probes.map((p) => p.trim().toLowerCase()).filter(Boolean))];
+      if (keys.length === 0) return [];
+      // Seeds first, alone: most queries name no known entity, and then the expansion below is
+      // never planned. Entity weight: IDF over memories, ln(1 + N / mentions), so a rare name
+      // counts more than the bank owner's.
+      const seeds = await db.query<{ id: string; w: number }>(
+        `SELECT e.id::text AS id, ln(1 + greatest(b.memory_count, 1)::float8 / greatest(e.mention_count, 1)) AS w
+         FROM entities e JOIN banks b ON b.project_id = e.project_id AND b.id = e.bank_id
+         WHERE e.project_id = $1 AND e.bank_id = $2
+           AND (e.name_key = ANY($3::text[]) OR lower(e.aliases::text)::text[] && $3::text[])`,
+        [projectId, bankId, keys],
+      );
+      if (seeds.length === 0) return [];
+      const params: unknown[] = [projectId, bankId, seeds.map((x) => x.id), seeds.map((x) => x.w), limit];
+      const where = filterClauses(filter, params);
+      // Each hop keeps the entities co-mentioned most with the previous one, at HOP_DECAY times
+      // their own weight.
+      const hop = (from: string, exclude: string, decay: number) => `
+        SELECT me2.entity_id AS id, ${decay} * ln(1 + max(bank.n) / greatest(max(e.mention_count), 1)) AS w
+        FROM ${from} f
+        CROSS JOIN LATERAL (SELECT memory_id FROM memory_entities
+          WHERE project_id = $1 AND bank_id = $2 AND entity_id = f.id ORDER BY memory_id LIMIT ${LINK_SAMPLE}) l
+        JOIN memory_entities me2 ON me2.project_id = $1 AND me2.bank_id = $2 AND me2.memory_id = l.memory_id
+        JOIN entities e ON e.project_id = $1 AND e.bank_id = $2 AND e.id = me2.entity_id
+        CROSS JOIN bank
+        WHERE me2.entity_id NOT IN (${exclude})
+        GROUP BY me2.entity_id, e.name_key ORDER BY count(*) DESC, e.name_key LIMIT ${NEIGHBOURS}`;
+      const hops = [
+        depth >= 1 ? `hop1 AS (${hop('seeds', 'SELECT id FROM seeds', HOP_DECAY)}),` : '',
+        depth >= 2
+          ? `hop2 AS (${hop('hop1', 'SELECT id FROM seeds UNION ALL SELECT id FROM hop1', HOP_DECAY * HOP_DECAY)}),`
+          : '',
+      ].join('');
+      const weighted = [
+        'SELECT id, w FROM seeds',
+        depth >= 1 ? 'SELECT id, w FROM hop1' : '',
+        depth >= 2 ? 'SELECT id, w FROM hop2' : '',
+      ]
+        .filter(Boolean)
+        .join(' UNION ALL ');
+      return db.query<{ id: string; score: number }>(
+        `WITH bank AS (SELECT greatest(memory_count, 1)::float8 AS n FROM banks WHERE project_id = $1 AND id = $2),
+         seeds AS MATERIALIZED (SELECT s.id, s.w FROM unnest($3::uuid[], $4::float8[]) AS s(id, w)),
+         ${hops}
+         weighted AS (${weighted}),
+         links AS (
+           SELECT l.memory_id, wt.w FROM weighted wt
+           CROSS JOIN LATERAL (SELECT memory_id FROM memory_entities
+             WHERE project_id = $1 AND bank_id = $2 AND entity_id = wt.id ORDER BY memory_id LIMIT ${LINK_SAMPLE}) l)
+         SELECT m.id::text AS id,
+           least(1, sum(links.w) / (SELECT sum(w) FROM seeds))::float8 AS score
+         FROM links
+         JOIN memories m ON m.project_id = $1 AND m.bank_id = $2 AND m.id = links.memory_id
+         WHERE true${where}
+         GROUP BY m.id, m.seq ORDER BY sum(links.w) DESC, m.seq DESC LIMIT $5`,
+        params,
+      );
+    },
+
+    latestInSession(projectId, bankId, session, limit) {
+      return db.query<{ text: string; context: string | null }>(
+        `SELECT m.text, m.context FROM memories m
+         WHERE m.project_id = $1 AND m.bank_id = $2 AND m.document_id IS NULL AND ${SESSION_EXPR} = $3
+         ORDER BY m.seq DESC LIMIT $4`,
+        [projectId, bankId, session, limit],
+      );
+    },
+  };
+}

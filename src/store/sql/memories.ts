@@ -1,0 +1,263 @@
+import type { Memory, NewMemory } from '../../core/types.js';
+import type { Db, Queryable } from '../db.js';
+import type { Store } from '../store.js';
+import { lockBankForWrite, termGroupsClause } from './encryption.js';
+import { decodeCursor, encodeCursor, filterClauses, vectorLiteral } from './filters.js';
+
+type MemoryStore = Pick<Store, 'insertMemories' | 'listMemories' | 'getMemories' | 'deleteMemory'>;
+
+/** Columns of a memory record, over alias `m`, with its entity names. */
+export const MEMORY_SELECT = `SELECT m.id::text AS id, m.bank_id, m.type, m.text, m.context, m.occurred_start, m.occurred_end,
+  m.mentioned_at, m.tags, m.metadata, m.document_id, m.chunk_id, m.created_at, m.seq,
+  coalesce((SELECT array_agg(e.name ORDER BY e.name) FROM memory_entities me
+    JOIN entities e ON e.project_id = me.project_id AND e.bank_id = me.bank_id AND e.id = me.entity_id
+    WHERE me.project_id = m.project_id AND me.bank_id = m.bank_id AND me.memory_id = m.id), '{}') AS entities
+  FROM memories m`;
+
+type MemoryRow = Memory & { seq: number };
+
+function toMemory({ seq: _seq, ...m }: MemoryRow): Memory {
+  return m;
+}
+
+/**
+ * Deletes memories and keeps the bank's keyword statistics and entity counts consistent.
+ * Runs inside the caller's transaction.
+ */
+export async function deleteMemoriesIn(
+  tx: Queryable,
+  projectId: string,
+  bankId: string,
+  where: { ids?: string[]; documentIds?: string[] },
+): Promise<number> {
+  const params: unknown[] = [projectId, bankId];
+  let cond: string;
+  if (where.ids) {
+    params.push(where.ids);
+    cond = 'id = ANY($3::uuid[])';
+  } else {
+    params.push(where.documentIds ?? []);
+    cond = 'document_id = ANY($3::text[])';
+  }
+  const gone = await tx.query<{ id: string; term_count: number }>(
+    `SELECT id::text AS id, term_count FROM memories WHERE project_id = $1 AND bank_id = $2 AND ${cond} FOR UPDATE`,
+    params,
+  );
+  if (gone.length === 0) return 0;
+  const ids = gone.map((g) => g.id);
+  const terms = gone.reduce((n, g) => n + g.term_count, 0);
+  await tx.query(
+    `UPDATE bank_terms b SET df = b.df - x.n
+     FROM (SELECT term, count(*)::int AS n FROM memory_terms
+           WHERE project_id = $1 AND bank_id = $2 AND memory_id = ANY($3::uuid[]) GROUP BY term) x
+     WHERE b.project_id = $1 AND b.bank_id = $2 AND b.term = x.term`,
+    [projectId, bankId, ids],
+  );
+  await tx.query(
+    `UPDATE entities e SET mention_count = greatest(e.mention_count - x.n, 0)
+     FROM (SELECT entity_id, count(*)::int AS n FROM memory_entities
+           WHERE project_id = $1 AND bank_id = $2 AND memory_id = ANY($3::uuid[]) GROUP BY entity_id) x
+     WHERE e.project_id = $1 AND e.bank_id = $2 AND e.id = x.entity_id`,
+    [projectId, bankId, ids],
+  );
+  await tx.query('DELETE FROM memories WHERE project_id = $1 AND bank_id = $2 AND id = ANY($3::uuid[])', [
+    projectId,
+    bankId,
+    ids,
+  ]);
+  await tx.query(
+    `UPDATE banks SET memory_count = memory_count - $3, term_total = term_total - $4, updated_at = now()
+     WHERE project_id = $1 AND id = $2`,
+    [projectId, bankId, ids.length, terms],
+  );
+  return ids.length;
+}
+
+/**
+ * Writes memories with their terms and entities and keeps the bank's statistics exact. Runs
+ * inside the caller's transaction, which holds the bank row lock.
+ */
+export async function insertMemoriesIn(
+  tx: Queryable,
+  projectId: string,
+  bankId: string,
+  memories: NewMemory[],
+): Promise<void> {
+  const rows = memories.map((m) => ({
+    id: m.id,
+    type: m.type,
+    text: m.text,
+    context: m.context,
+    occurred_start: m.occurred_start?.toISOString() ?? null,
+    occurred_end: m.occurred_end?.toISOString() ?? null,
+    mentioned_at: m.mentioned_at?.toISOString() ?? null,
+    tags: m.tags,
+    metadata: m.metadata,
+    document_id: m.document_id,
+    chunk_id: m.chunk_id,
+    content_hash: m.content_hash,
+    term_count: Math.round([...m.terms.values()].reduce((a, b) => a + b, 0)),
+    embedding: vectorLiteral(m.embedding),
+    encrypted: m.encrypted ?? false,
+  }));
+  await tx.query(
+    `INSERT INTO memories (project_id, bank_id, id, type, text, context, occurred_start, occurred_end,
+       mentioned_at, tags, metadata, document_id, chunk_id, content_hash, term_count, embedding, encrypted)
+     SELECT $1, $2, r.id, r.type, r.text, r.context, r.occurred_start, r.occurred_end, r.mentioned_at,
+       r.tags, coalesce(r.metadata, '{}'), r.document_id, r.chunk_id, r.content_hash, r.term_count,
+       r.embedding::vector, r.encrypted
+     FROM jsonb_to_recordset($3::jsonb) AS r(id uuid, type text, text text, context text,
+       occurred_start timestamptz, occurred_end timestamptz, mentioned_at timestamptz, tags text[],
+       metadata jsonb, document_id text, chunk_id text, content_hash text, term_count int, embedding text,
+       encrypted boolean)`,
+    [projectId, bankId, JSON.stringify(rows)],
+  );
+  const terms = memories.flatMap((m) => [...m.terms].map(([t, f]) => ({ m: m.id, t, f })));
+  if (terms.length) {
+    await tx.query(
+      `INSERT INTO memory_terms (project_id, bank_id, memory_id, term, tf)
+       SELECT $1, $2, r.m, r.t, r.f FROM jsonb_to_recordset($3::jsonb) AS r(m uuid, t text, f real)`,
+      [projectId, bankId, JSON.stringify(terms)],
+    );
+    await tx.query(
+      `INSERT INTO bank_terms (project_id, bank_id, term, df)
+       SELECT $1, $2, r.t, count(*) FROM jsonb_to_recordset($3::jsonb) AS r(m uuid, t text, f real)
+       GROUP BY r.t ORDER BY r.t
+       ON CONFLICT (project_id, bank_id, term) DO UPDATE SET df = bank_terms.df + excluded.df`,
+      [projectId, bankId, JSON.stringify(terms)],
+    );
+  }
+  await linkEntities(tx, projectId, bankId, memories);
+  const termTotal = rows.reduce((n, r) => n + r.term_count, 0);
+  await tx.query(
+    `UPDATE banks SET memory_count = memory_count + $3, term_total = term_total + $4, updated_at = now()
+     WHERE project_id = $1 AND id = $2`,
+    [projectId, bankId, memories.length, termTotal],
+  );
+}
+
+/** Memories: writes, listing and deletion. */
+export function memoryQueries(db: Db): MemoryStore {
+  return {
+    async insertMemories(projectId, bankId, memories, opts = {}) {
+      return db.transaction(async (tx) => {
+        // Lock the bank row first: serialises writers of one bank so statistics stay exact (and
+        // refuses rows prepared for the other side of an encryption switch).
+        await lockBankForWrite(tx, projectId, bankId, memories);
+        if (memories[0]) {
+          const seen = await tx.query('SELECT 1 FROM memories WHERE project_id = $1 AND bank_id = $2 AND id = $3', [
+            projectId,
+            bankId,
+            memories[0].id,
+          ]);
+          if (seen.length) return 0;
+        }
+        if (opts.replaceDocuments?.length) {
+          await deleteMemoriesIn(tx, projectId, bankId, { documentIds: opts.replaceDocuments });
+        }
+        if (memories.length) await insertMemoriesIn(tx, projectId, bankId, memories);
+        if (opts.documents?.length) {
+          await tx.query(
+            `INSERT INTO documents (project_id, bank_id, id, content_hash, memory_count)
+             SELECT $1, $2, d.id, d.hash, (SELECT count(*)::int FROM memories m
+               WHERE m.project_id = $1 AND m.bank_id = $2 AND m.document_id = d.id)
+             FROM jsonb_to_recordset($3::jsonb) AS d(id text, hash text)
+             ON CONFLICT (project_id, bank_id, id) DO UPDATE SET content_hash = excluded.content_hash,
+               memory_count = excluded.memory_count, updated_at = now()`,
+            [projectId, bankId, JSON.stringify(opts.documents.map((d) => ({ id: d.id, hash: d.contentHash })))],
+          );
+        }
+        return memories.length;
+      });
+    },
+
+    async listMemories(projectId, bankId, filter, page) {
+      const params: unknown[] = [projectId, bankId];
+      let where = 'm.project_id = $1 AND m.bank_id = $2' + filterClauses(filter, params);
+      const after = decodeCursor(page.cursor);
+      if (after !== null) {
+        params.push(after);
+        where += ` AND m.seq < $${params.length}`;
+      }
+      if (filter.qTerms) where += termGroupsClause(filter.qTerms, params, 'm');
+      else if (filter.q) {
+        params.push(`%${filter.q.replace(/[\\%_]/g, '\\$&')}%`);
+        where += ` AND m.text ILIKE $${params.length}`;
+      }
+      params.push(page.limit + 1, page.offset ?? 0);
+      const rows = await db.query<MemoryRow>(
+        `${MEMORY_SELECT} WHERE ${where} ORDER BY m.seq DESC LIMIT $${params.length - 1} OFFSET $${params.length}`,
+        params,
+      );
+      const more = rows.length > page.limit;
+      const items = rows.slice(0, page.limit);
+      return { items: items.map(toMemory), next_cursor: more ? encodeCursor(items.at(-1)!.seq) : null };
+    },
+
+    async getMemories(projectId, bankId, ids) {
+      if (ids.length === 0) return [];
+      const rows = await db.query<MemoryRow>(
+        `${MEMORY_SELECT} WHERE m.project_id = $1 AND m.bank_id = $2 AND m.id = ANY($3::uuid[])`,
+        [projectId, bankId, ids],
+      );
+      return rows.map(toMemory);
+    },
+
+    async deleteMemory(projectId, bankId, id) {
+      const n = await db.transaction(async (tx) => {
+        await tx.query('SELECT 1 FROM banks WHERE project_id = $1 AND id = $2 FOR UPDATE', [projectId, bankId]);
+        return deleteMemoriesIn(tx, projectId, bankId, { ids: [id] });
+      });
+      return n > 0;
+    },
+  };
+}
+
+/** Upserts entities by normalised name and links them to their memories. */
+async function linkEntities(
+  tx: Queryable,
+  projectId: string,
+  bankId: string,
+  memories: Pick<NewMemory, 'id' | 'entities' | 'mentioned_at' | 'encrypted'>[],
+): Promise<void> {
+  const links = memories.flatMap((m) => {
+    const seen = new Set<string>();
+    return m.entities.flatMap((e) => {
+      // An encrypted bank's entity arrives sealed, with its keyed-hash key precomputed.
+      const name = e.key === undefined ? e.text.trim().replace(/\s+/g, ' ') : e.text;
+      const key = e.key ?? name.toLowerCase();
+      if (!key || seen.has(key)) return [];
+      seen.add(key);
+      const at = (m.mentioned_at ?? new Date()).toISOString();
+      return [{ m: m.id, name, key, type: e.type, at, alias: e.alias ?? null, enc: m.encrypted ?? false }];
+    });
+  });
+  if (links.length === 0) return;
+  const json = JSON.stringify(links);
+  await tx.query(
+    `INSERT INTO entities (project_id, bank_id, id, name, name_key, type, mention_count, first_seen, last_seen, encrypted)
+     SELECT $1, $2, gen_random_uuid(), min(r.name), r.key, min(r.type), count(*), min(r.at), max(r.at), bool_or(r.enc)
+     FROM jsonb_to_recordset($3::jsonb) AS r(m uuid, name text, key text, type text, at timestamptz, enc boolean)
+     GROUP BY r.key ORDER BY r.key
+     ON CONFLICT (project_id, bank_id, name_key) DO UPDATE SET
+       mention_count = entities.mention_count + excluded.mention_count,
+       first_seen = least(entities.first_seen, excluded.first_seen),
+       last_seen = greatest(entities.last_seen, excluded.last_seen)`,
+    [projectId, bankId, json],
+  );
+  await tx.query(
+    `UPDATE entities e SET aliases = array_append(e.aliases, x.alias)
+     FROM (SELECT DISTINCT r.key, r.alias FROM jsonb_to_recordset($3::jsonb) AS r(key text, alias text)
+           WHERE r.alias IS NOT NULL) x
+     WHERE e.project_id = $1 AND e.bank_id = $2 AND e.name_key = x.key
+       AND lower(x.alias) <> e.name_key AND NOT (x.alias = ANY(e.aliases))`,
+    [projectId, bankId, json],
+  );
+  await tx.query(
+    `INSERT INTO memory_entities (project_id, bank_id, memory_id, entity_id)
+     SELECT $1, $2, r.m, e.id FROM jsonb_to_recordset($3::jsonb) AS r(m uuid, key text)
+     JOIN entities e ON e.project_id = $1 AND e.bank_id = $2 AND e.name_key = r.key
+     ON CONFLICT DO NOTHING`,
+    [projectId, bankId, json],
+  );
+}

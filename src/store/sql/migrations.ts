@@ -1,0 +1,411 @@
+/**
+ * Versioned schema migrations, shared by both engines. Append only: a released migration is
+ * never edited. Every data table is keyed by project (and bank where it holds bank data) so
+ * that it can later be distributed by bank.
+ */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const MIGRATIONS: Migration[] = [
+  {
+    version: 1,
+    name: 'init',
+    sql: `
+CREATE EXTENSION IF NOT EXISTS vector;
+
+CREATE TABLE settings (
+  key text PRIMARY KEY,
+  value text NOT NULL
+);
+
+CREATE TABLE projects (
+  id text PRIMARY KEY,
+  name text NOT NULL,
+  limits jsonb NOT NULL DEFAULT '{}',
+  created_at timestamptz NOT NULL DEFAULT now()
+);
+INSERT INTO projects (id, name) VALUES ('default', 'Default project');
+
+CREATE TABLE api_keys (
+  id text PRIMARY KEY,
+  project_id text NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  name text NOT NULL,
+  scopes text[] NOT NULL,
+  secret_hash text NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  expires_at timestamptz,
+  revoked_at timestamptz,
+  last_used_at timestamptz
+);
+CREATE INDEX api_keys_project ON api_keys (project_id);
+
+CREATE TABLE spaces (
+  project_id text NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  id text NOT NULL,
+  name text NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (project_id, id)
+);
+
+CREATE TABLE banks (
+  project_id text NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+  id text NOT NULL,
+  space_id text,
+  is_org_bank boolean NOT NULL DEFAULT false,
+  name text,
+  mission text,
+  config jsonb NOT NULL DEFAULT '{}',
+  embedder text,
+  memory_count integer NOT NULL DEFAULT 0,
+  term_total bigint NOT NULL DEFAULT 0,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  updated_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (project_id, id)
+);
+CREATE INDEX banks_space ON banks (project_id, space_id);
+
+CREATE TABLE documents (
+  project_id text NOT NULL,
+  bank_id text NOT NULL,
+  id text NOT NULL,
+  content_hash text NOT NULL,
+  memory_count integer NOT NULL DEFAULT 0,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  updated_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (project_id, bank_id, id),
+  FOREIGN KEY (project_id, bank_id) REFERENCES banks(project_id, id) ON DELETE CASCADE
+);
+
+CREATE TABLE memories (
+  project_id text NOT NULL,
+  bank_id text NOT NULL,
+  id uuid NOT NULL,
+  seq bigserial NOT NULL,
+  type text NOT NULL,
+  text text NOT NULL,
+  context text,
+  occurred_start timestamptz,
+  occurred_end timestamptz,
+  mentioned_at timestamptz,
+  tags text[] NOT NULL DEFAULT '{}',
+  metadata jsonb NOT NULL DEFAULT '{}',
+  document_id text,
+  chunk_id text,
+  content_hash text NOT NULL,
+  term_count integer NOT NULL DEFAULT 0,
+  embedding vector,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (project_id, bank_id, id),
+  FOREIGN KEY (project_id, bank_id) REFERENCES banks(project_id, id) ON DELETE CASCADE
+);
+CREATE INDEX memories_bank_seq ON memories (project_id, bank_id, seq DESC);
+CREATE INDEX memories_bank_document ON memories (project_id, bank_id, document_id) WHERE document_id IS NOT NULL;
+CREATE INDEX memories_bank_time ON memories (project_id, bank_id, occurred_start);
+CREATE INDEX memories_tags ON memories USING gin (tags);
+
+CREATE TABLE memory_terms (
+  project_id text NOT NULL,
+  bank_id text NOT NULL,
+  term text NOT NULL,
+  memory_id uuid NOT NULL,
+  tf real NOT NULL,
+  PRIMARY KEY (project_id, bank_id, term, memory_id),
+  FOREIGN KEY (project_id, bank_id, memory_id) REFERENCES memories(project_id, bank_id, id) ON DELETE CASCADE
+);
+CREATE INDEX memory_terms_memory ON memory_terms (project_id, bank_id, memory_id);
+
+CREATE TABLE bank_terms (
+  project_id text NOT NULL,
+  bank_id text NOT NULL,
+  term text NOT NULL,
+  df integer NOT NULL,
+  PRIMARY KEY (project_id, bank_id, term),
+  FOREIGN KEY (project_id, bank_id) REFERENCES banks(project_id, id) ON DELETE CASCADE
+);
+
+CREATE TABLE entities (
+  project_id text NOT NULL,
+  bank_id text NOT NULL,
+  id uuid NOT NULL,
+  name text NOT NULL,
+  name_key text NOT NULL,
+  type text NOT NULL,
+  aliases text[] NOT NULL DEFAULT '{}',
+  mention_count integer NOT NULL DEFAULT 0,
+  first_seen timestamptz NOT NULL DEFAULT now(),
+  last_seen timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (project_id, bank_id, id),
+  UNIQUE (project_id, bank_id, name_key),
+  FOREIGN KEY (project_id, bank_id) REFERENCES banks(project_id, id) ON DELETE CASCADE
+);
+
+CREATE TABLE memory_entities (
+  project_id text NOT NULL,
+  bank_id text NOT NULL,
+  memory_id uuid NOT NULL,
+  entity_id uuid NOT NULL,
+  PRIMARY KEY (project_id, bank_id, memory_id, entity_id),
+  FOREIGN KEY (project_id, bank_id, memory_id) REFERENCES memories(project_id, bank_id, id) ON DELETE CASCADE,
+  FOREIGN KEY (project_id, bank_id, entity_id) REFERENCES entities(project_id, bank_id, id) ON DELETE CASCADE
+);
+CREATE INDEX memory_entities_entity ON memory_entities (project_id, bank_id, entity_id);
+
+CREATE TABLE audit (
+  project_id text NOT NULL,
+  id bigserial NOT NULL,
+  at timestamptz NOT NULL DEFAULT now(),
+  actor_type text NOT NULL,
+  key_id text,
+  action text NOT NULL,
+  bank_id text,
+  space_id text,
+  status integer NOT NULL,
+  request_id text NOT NULL,
+  PRIMARY KEY (project_id, id)
+);
+CREATE INDEX audit_bank ON audit (project_id, bank_id, id DESC);
+`,
+  },
+  {
+    version: 2,
+    name: 'operations and idempotency',
+    sql: `
+CREATE TABLE operations (
+  project_id text NOT NULL,
+  bank_id text NOT NULL,
+  id uuid NOT NULL,
+  kind text NOT NULL,
+  status text NOT NULL DEFAULT 'pending',
+  payload jsonb NOT NULL,
+  items_count integer NOT NULL DEFAULT 0,
+  memories_created integer NOT NULL DEFAULT 0,
+  error text,
+  attempts integer NOT NULL DEFAULT 0,
+  run_after timestamptz NOT NULL DEFAULT now(),
+  locked_by text,
+  locked_until timestamptz,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  updated_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (project_id, bank_id, id),
+  FOREIGN KEY (project_id, bank_id) REFERENCES banks(project_id, id) ON DELETE CASCADE
+);
+CREATE INDEX operations_claimable ON operations (run_after) WHERE status IN ('pending', 'processing');
+CREATE INDEX operations_bank ON operations (project_id, bank_id, created_at DESC);
+
+CREATE TABLE idempotency (
+  project_id text NOT NULL,
+  key text NOT NULL,
+  request_hash text NOT NULL,
+  status integer NOT NULL DEFAULT 0,
+  response jsonb,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (project_id, key)
+);
+CREATE INDEX idempotency_age ON idempotency (created_at);
+`,
+  },
+  {
+    version: 3,
+    name: 'directives and observations',
+    sql: `
+CREATE TABLE directives (
+  project_id text NOT NULL,
+  bank_id text NOT NULL,
+  id uuid NOT NULL,
+  name text NOT NULL,
+  text text NOT NULL,
+  priority integer NOT NULL DEFAULT 0,
+  tags text[] NOT NULL DEFAULT '{}',
+  active boolean NOT NULL DEFAULT true,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  updated_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (project_id, bank_id, id),
+  FOREIGN KEY (project_id, bank_id) REFERENCES banks(project_id, id) ON DELETE CASCADE
+);
+
+-- Observations are memories of type 'observation'; this registry marks the ones consolidation
+-- wrote (a client may retain its own 'observation' memories, which consolidation leaves alone).
+CREATE TABLE observations (
+  project_id text NOT NULL,
+  bank_id text NOT NULL,
+  id uuid NOT NULL,
+  writer text NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  updated_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (project_id, bank_id, id),
+  FOREIGN KEY (project_id, bank_id, id) REFERENCES memories(project_id, bank_id, id) ON DELETE CASCADE
+);
+
+-- The memories behind an observation: 'supports' rows are its proof, 'contradicts' rows its conflicts.
+CREATE TABLE observation_sources (
+  project_id text NOT NULL,
+  bank_id text NOT NULL,
+  observation_id uuid NOT NULL,
+  memory_id uuid NOT NULL,
+  relation text NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (project_id, bank_id, observation_id, memory_id),
+  FOREIGN KEY (project_id, bank_id, observation_id) REFERENCES observations(project_id, bank_id, id) ON DELETE CASCADE,
+  FOREIGN KEY (project_id, bank_id, memory_id) REFERENCES memories(project_id, bank_id, id) ON DELETE CASCADE
+);
+CREATE INDEX observation_sources_memory ON observation_sources (project_id, bank_id, memory_id);
+
+-- How far consolidation got: the highest memory seq it has processed.
+CREATE TABLE consolidation_state (
+  project_id text NOT NULL,
+  bank_id text NOT NULL,
+  last_seq bigint NOT NULL DEFAULT 0,
+  updated_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (project_id, bank_id),
+  FOREIGN KEY (project_id, bank_id) REFERENCES banks(project_id, id) ON DELETE CASCADE
+);
+`,
+  },
+  {
+    version: 4,
+    name: 'rate limit counters',
+    sql: `
+-- Fixed-window counters shared by every mnemo process on the database: requests per minute
+-- (per project, subject '', and per key, subject = key id) and retained items per day.
+-- One upsert per request; old windows are pruned.
+CREATE TABLE rate_counters (
+  project_id text NOT NULL,
+  kind text NOT NULL,
+  subject text NOT NULL,
+  window_start timestamptz NOT NULL,
+  count bigint NOT NULL,
+  lim bigint,
+  PRIMARY KEY (project_id, kind, subject, window_start)
+);
+CREATE INDEX rate_counters_window ON rate_counters (window_start);
+`,
+  },
+  {
+    version: 5,
+    name: 'managed encryption',
+    sql: `
+-- One random data key per encrypted bank, wrapped (AES-256-GCM) by the server master key;
+-- never deleted while the bank lives, so a row written in either form stays readable.
+-- converting: a background operation is moving the bank's rows to the form its config wants.
+CREATE TABLE bank_keys (
+  project_id text NOT NULL,
+  bank_id text NOT NULL,
+  wrapped_key text NOT NULL,
+  master_fingerprint text NOT NULL,
+  converting boolean NOT NULL DEFAULT false,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  rewrapped_at timestamptz,
+  PRIMARY KEY (project_id, bank_id),
+  FOREIGN KEY (project_id, bank_id) REFERENCES banks(project_id, id) ON DELETE CASCADE
+);
+-- Which form each row is in, so a conversion knows what is left and can resume.
+ALTER TABLE memories ADD COLUMN encrypted boolean NOT NULL DEFAULT false;
+ALTER TABLE entities ADD COLUMN encrypted boolean NOT NULL DEFAULT false;
+`,
+  },
+  {
+    version: 6,
+    name: 'recall indexes',
+    sql: `
+-- Semantic channel: one partial HNSW index per common vector size (the column is untyped, so
+-- each indexes the cast of its rows). Queries use the same expression with
+-- hnsw.iterative_scan, so the bank filter does not starve the walk.
+CREATE INDEX memories_hnsw_100 ON memories USING hnsw ((embedding::vector(100)) vector_cosine_ops)
+  WHERE vector_dims(embedding) = 100;
+CREATE INDEX memories_hnsw_256 ON memories USING hnsw ((embedding::vector(256)) vector_cosine_ops)
+  WHERE vector_dims(embedding) = 256;
+CREATE INDEX memories_hnsw_384 ON memories USING hnsw ((embedding::vector(384)) vector_cosine_ops)
+  WHERE vector_dims(embedding) = 384;
+CREATE INDEX memories_hnsw_512 ON memories USING hnsw ((embedding::vector(512)) vector_cosine_ops)
+  WHERE vector_dims(embedding) = 512;
+CREATE INDEX memories_hnsw_768 ON memories USING hnsw ((embedding::vector(768)) vector_cosine_ops)
+  WHERE vector_dims(embedding) = 768;
+CREATE INDEX memories_hnsw_1024 ON memories USING hnsw ((embedding::vector(1024)) vector_cosine_ops)
+  WHERE vector_dims(embedding) = 1024;
+CREATE INDEX memories_hnsw_1536 ON memories USING hnsw ((embedding::vector(1536)) vector_cosine_ops)
+  WHERE vector_dims(embedding) = 1536;
+-- Temporal channel: memories said within a window.
+CREATE INDEX memories_bank_mentioned ON memories (project_id, bank_id, mentioned_at);
+-- Retain's neighbour context: the latest memories of a conversation (session metadata).
+CREATE INDEX memories_session ON memories (project_id, bank_id,
+  (coalesce(metadata->>'session_id', metadata->>'session', metadata->>'conversation_id', metadata->>'thread_id')), seq DESC)
+  WHERE document_id IS NULL;
+-- Graph channel: an entity's memories in a stable order, read as a bounded sample.
+CREATE INDEX memory_entities_entity_memory ON memory_entities (project_id, bank_id, entity_id, memory_id);
+
+-- Keyword channel: BM25 over the bank's own term statistics, as a function so that its plan is
+-- made once per connection instead of on every query (planning this query costs more than
+-- running it on a bank of a few thousand memories). Two phases, so that a common word does not
+-- make a query read most of the bank:
+-- 1. candidates: the postings of the rarest terms, while their total stays within
+--    p_driver_postings (always all of the rarest term's), scored by IDF and saturated tf;
+-- 2. the best p_candidates get exact BM25 over every query term, by index probes.
+-- Exact BM25 whenever all the query's postings fit in the budget. The score is BM25 divided by
+-- the IDF mass of the query terms the bank knows, at most 1; the order is BM25.
+-- Filters mirror store/sql/filters.ts; with a filter, phase 1 reads the memories too.
+CREATE FUNCTION mnemo_keyword_search(
+  p_project text, p_bank text, p_terms text[], p_limit int, p_candidates int, p_driver_postings int,
+  p_k1 float8, p_b float8,
+  p_types text[], p_tags text[], p_tags_match text, p_document text, p_before timestamptz)
+RETURNS TABLE (memory_id uuid, score float8)
+LANGUAGE plpgsql STABLE AS $fn$
+#variable_conflict use_column
+DECLARE
+  filtered boolean := p_types IS NOT NULL OR p_tags IS NOT NULL OR p_document IS NOT NULL OR p_before IS NOT NULL;
+BEGIN
+  RETURN QUERY
+  WITH stats AS MATERIALIZED (
+    SELECT greatest(b.memory_count, 1)::float8 AS n,
+           greatest(b.term_total::float8 / greatest(b.memory_count, 1), 1) AS avgdl
+    FROM banks b WHERE b.project_id = p_project AND b.id = p_bank),
+  q AS MATERIALIZED (
+    SELECT bt.term, bt.df, ln(1 + (stats.n - bt.df + 0.5) / (bt.df + 0.5)) AS idf
+    FROM bank_terms bt CROSS JOIN stats
+    WHERE bt.project_id = p_project AND bt.bank_id = p_bank AND bt.term = ANY(p_terms) AND bt.df > 0),
+  drivers AS MATERIALIZED (
+    SELECT x.term, x.idf FROM (
+      SELECT q.term, q.idf, sum(q.df) OVER w AS running, row_number() OVER w AS rank
+      FROM q WINDOW w AS (ORDER BY q.df, q.term)) x
+    WHERE x.rank = 1 OR x.running <= p_driver_postings),
+  cand AS MATERIALIZED (
+    SELECT t.memory_id AS id, sum(d.idf * t.tf / (t.tf + p_k1)) AS s1
+    FROM drivers d
+    JOIN memory_terms t ON t.project_id = p_project AND t.bank_id = p_bank AND t.term = d.term
+    WHERE NOT filtered OR EXISTS (
+      SELECT 1 FROM memories m WHERE m.project_id = p_project AND m.bank_id = p_bank AND m.id = t.memory_id
+        AND (p_types IS NULL OR m.type = ANY(p_types))
+        AND (p_document IS NULL OR m.document_id = p_document)
+        AND (p_before IS NULL OR m.mentioned_at <= p_before)
+        AND (p_tags IS NULL OR CASE p_tags_match
+          WHEN 'all' THEN m.tags = '{}' OR m.tags @> p_tags
+          WHEN 'any_strict' THEN m.tags && p_tags
+          WHEN 'all_strict' THEN m.tags @> p_tags
+          WHEN 'exact' THEN m.tags @> p_tags AND m.tags <@ p_tags
+          ELSE m.tags = '{}' OR m.tags && p_tags END))
+    GROUP BY t.memory_id ORDER BY s1 DESC, t.memory_id LIMIT p_candidates),
+  scored AS MATERIALIZED (
+    SELECT m.id, m.seq, (
+      SELECT sum(q.idf * t.tf * (p_k1 + 1) / (t.tf + p_k1 * (1 - p_b + p_b * m.term_count / stats.avgdl)))
+      FROM q JOIN memory_terms t ON t.project_id = p_project AND t.bank_id = p_bank AND t.term = q.term AND t.memory_id = m.id
+    ) AS bm25
+    FROM cand c
+    JOIN memories m ON m.project_id = p_project AND m.bank_id = p_bank AND m.id = c.id
+    CROSS JOIN stats)
+  SELECT s.id, least(1, s.bm25 / (SELECT sum(q.idf) FROM q))::float8
+  FROM scored s ORDER BY s.bm25 DESC, s.seq DESC LIMIT p_limit;
+END
+$fn$;
+`,
+  },
+  {
+    version: 7,
+    name: 'language model usage per bank',
+    sql: `
+ALTER TABLE banks ADD COLUMN llm_input_tokens bigint NOT NULL DEFAULT 0;
+ALTER TABLE banks ADD COLUMN llm_output_tokens bigint NOT NULL DEFAULT 0;
+`,
+  },
+];

@@ -1,0 +1,176 @@
+import type { MemoryFilter } from '../../core/types.js';
+import type { Db } from '../db.js';
+import type { Store } from '../store.js';
+import { filterClauses, vectorLiteral } from './filters.js';
+
+type SearchStore = Pick<
+  Store,
+  'semanticSearch' | 'keywordSearch' | 'temporalSearch' | 'similarities' | 'maintainStatistics'
+>;
+
+/** BM25 parameters: the usual defaults, which suit short conversational memories. */
+export const K1 = 1.2;
+export const B = 0.75;
+
+/**
+ * Vector sizes with a partial HNSW index (migration 6): the local embedder's 100 and the usual
+ * sizes of embedding APIs. The `embedding` column is untyped, so each index is on the cast
+ * `embedding::vector(n)` of the rows of that size, and a query must use the same expression.
+ */
+export const HNSW_DIMENSIONS = [100, 256, 384, 512, 768, 1024, 1536] as const;
+
+/**
+ * Below this many memories a bank is searched exactly: scanning a few thousand vectors through
+ * the bank's own index costs less than walking a graph shared with every other bank, and the
+ * answer is exact.
+ */
+export const EXACT_SEARCH_LIMIT = 4000;
+
+/** Postings the first keyword phase may read; rarer terms first (see `keywordSearch`). */
+export const DRIVER_POSTINGS = 2000;
+
+/** Candidates the HNSW walk keeps: at least the pgvector default, more for bigger pools. */
+const efSearch = (limit: number) => Math.min(1000, Math.max(64, limit * 2));
+
+/** How often, at most, the embedded engine checks whether its planner statistics are stale. */
+const STATISTICS_CHECK_MS = 10_000;
+
+/** Retrieval channels as SQL. Scores: cosine similarity, normalised BM25, window closeness. */
+export function searchQueries(db: Db): SearchStore {
+  let checkedAt = 0;
+  // Orders by the plain column, which no HNSW index covers: an exact scan of the bank's rows.
+  const exactSearch = (
+    projectId: string,
+    bankId: string,
+    vector: Float32Array,
+    filter: MemoryFilter,
+    limit: number,
+  ) => {
+    const params: unknown[] = [projectId, bankId, vectorLiteral(vector), limit, vector.length];
+    const where = filterClauses(filter, params);
+    return db.query<{ id: string; score: number }>(
+      `SELECT m.id::text AS id, 1 - (m.embedding <=> $3::vector) AS score FROM memories m
+       WHERE m.project_id = $1 AND m.bank_id = $2 AND vector_dims(m.embedding) = $5${where}
+       ORDER BY m.embedding <=> $3::vector, m.seq DESC LIMIT $4`,
+      params,
+    );
+  };
+
+  return {
+    async maintainStatistics() {
+      // PostgreSQL's autovacuum keeps statistics; PGlite has none, and without them the planner
+      // guesses one row per table and joins posting lists through the wrong indexes (a keyword
+      // query ten times slower at a few hundred memories). So: ANALYZE when the memories table
+      // has more than doubled since the last one (or never had one); pg_class keeps the count.
+      if (db.engine !== 'pglite' || Date.now() - checkedAt < STATISTICS_CHECK_MS) return;
+      checkedAt = Date.now();
+      const rows = await db.query<{ analyzed: number; now: number }>(
+        `SELECT (SELECT reltuples FROM pg_class WHERE oid = 'memories'::regclass)::float8 AS analyzed,
+                (SELECT coalesce(sum(memory_count), 0) FROM banks)::float8 AS now`,
+      );
+      const { analyzed = 0, now = 0 } = rows[0] ?? {};
+      if (now > 0 && (analyzed < 0 || now > 2 * analyzed + 100)) await db.exec('ANALYZE');
+    },
+
+    async semanticSearch(projectId, bankId, vector, filter, limit) {
+      const dims = vector.length;
+      if (!(HNSW_DIMENSIONS as readonly number[]).includes(dims))
+        return exactSearch(projectId, bankId, vector, filter, limit);
+      const size = await db.query<{ n: number }>(
+        'SELECT memory_count AS n FROM banks WHERE project_id = $1 AND id = $2',
+        [projectId, bankId],
+      );
+      const n = size[0]?.n ?? 0;
+      if (n <= EXACT_SEARCH_LIMIT) return exactSearch(projectId, bankId, vector, filter, limit);
+      const params: unknown[] = [projectId, bankId, vectorLiteral(vector), limit];
+      const where = filterClauses(filter, params);
+      // Iterative scan: the index walk goes on until enough rows pass the bank filter, instead
+      // of stopping after ef_search candidates of which few are this bank's. Relaxed order is
+      // re-sorted by the outer query.
+      const hits = await db.transaction(async (tx) => {
+        await tx.query(`SET LOCAL hnsw.iterative_scan = relaxed_order`);
+        await tx.query(`SET LOCAL hnsw.ef_search = ${efSearch(limit)}`);
+        return tx.query<{ id: string; score: number }>(
+          `WITH c AS MATERIALIZED (
+             SELECT m.id, m.seq, (m.embedding::vector(${dims})) <=> $3::vector(${dims}) AS d FROM memories m
+             WHERE m.project_id = $1 AND m.bank_id = $2 AND vector_dims(m.embedding) = ${dims}${where}
+             ORDER BY (m.embedding::vector(${dims})) <=> $3::vector(${dims}) LIMIT $4)
+           SELECT id::text AS id, 1 - d AS score FROM c ORDER BY d, seq DESC`,
+          params,
+        );
+      });
+      // The walk gives up after hnsw.max_scan_tuples; a bank that is a sliver of a huge table can
+      // then come back short, and is searched exactly instead.
+      if (hits.length < Math.min(limit, n)) return exactSearch(projectId, bankId, vector, filter, limit);
+      return hits;
+    },
+
+    async keywordSearch(projectId, bankId, terms, filter, limit) {
+      const unique = [...new Set(terms)];
+      if (unique.length === 0) return [];
+      // BM25 in two phases, as the function `mnemo_keyword_search` (migration 6) documents:
+      // exact when the query's postings fit in DRIVER_POSTINGS (any bank of a few thousand
+      // memories); otherwise the common terms only rescore the candidates of the rare ones.
+      // Score: BM25 over the IDF mass of the query terms the bank knows, at most 1.
+      return db.query<{ id: string; score: number }>(
+        `SELECT memory_id::text AS id, score FROM mnemo_keyword_search($1, $2, $3::text[], $4, $5, $6, $7, $8,
+           $9::text[], $10::text[], $11, $12, $13::timestamptz)`,
+        [
+          projectId,
+          bankId,
+          unique,
+          limit,
+          Math.max(limit * 3, 300),
+          DRIVER_POSTINGS,
+          K1,
+          B,
+          filter.types?.length ? filter.types : null,
+          filter.tags?.length ? filter.tags : null,
+          filter.tagsMatch ?? 'any',
+          filter.documentId ?? null,
+          filter.mentionedBefore ?? null,
+        ],
+      );
+    },
+
+    async temporalSearch(projectId, bankId, window, filter, limit) {
+      const params: unknown[] = [projectId, bankId, window.start, window.end, limit];
+      const where = filterClauses(filter, params);
+      // A memory is in the window when what it tells of (occurred) or when it was said
+      // (mentioned) falls inside. Score 1 at the middle of the window falling to 0.5 at its
+      // edges, from the nearer of the two times (LEAST skips the NULL of a time outside).
+      return db.query<{ id: string; score: number }>(
+        `WITH w AS (SELECT $3::timestamptz AS ws, $4::timestamptz AS we,
+                    $3::timestamptz + ($4::timestamptz - $3::timestamptz) / 2 AS mid,
+                    greatest(extract(epoch FROM $4::timestamptz - $3::timestamptz) / 2, 1) AS half),
+         c AS (
+           SELECT m.id, m.seq, least(
+             CASE WHEN m.occurred_start < w.we AND coalesce(m.occurred_end, m.occurred_start) >= w.ws THEN
+               CASE WHEN m.occurred_start <= w.mid AND coalesce(m.occurred_end, m.occurred_start) >= w.mid THEN 0
+                 ELSE least(abs(extract(epoch FROM m.occurred_start - w.mid)),
+                            abs(extract(epoch FROM coalesce(m.occurred_end, m.occurred_start) - w.mid))) END
+             END,
+             CASE WHEN m.mentioned_at >= w.ws AND m.mentioned_at < w.we
+               THEN abs(extract(epoch FROM m.mentioned_at - w.mid)) END) / w.half AS d
+           FROM memories m CROSS JOIN w
+           WHERE m.project_id = $1 AND m.bank_id = $2${where}
+             AND ((m.occurred_start < w.we AND coalesce(m.occurred_end, m.occurred_start) >= w.ws)
+               OR (m.mentioned_at >= w.ws AND m.mentioned_at < w.we)))
+         SELECT id::text AS id, (1 - 0.5 * least(d, 1))::float8 AS score FROM c
+         ORDER BY d, seq DESC LIMIT $5`,
+        params,
+      );
+    },
+
+    async similarities(projectId, bankId, ids, vector) {
+      if (ids.length === 0) return new Map();
+      const rows = await db.query<{ id: string; score: number }>(
+        `SELECT id::text AS id, 1 - (embedding <=> $4::vector) AS score FROM memories
+         WHERE project_id = $1 AND bank_id = $2 AND id = ANY($3::uuid[]) AND embedding IS NOT NULL
+           AND vector_dims(embedding) = $5`,
+        [projectId, bankId, ids, vectorLiteral(vector), vector.length],
+      );
+      return new Map(rows.map((r) => [r.id, r.score]));
+    },
+  };
+}

@@ -1,0 +1,84 @@
+import type { ApiKeyRecord, Project } from '../../core/types.js';
+import type { Db } from '../db.js';
+import type { Store } from '../store.js';
+
+type TenancyStore = Pick<
+  Store,
+  | 'setting'
+  | 'getProject'
+  | 'listProjects'
+  | 'createProject'
+  | 'updateProjectLimits'
+  | 'deleteProject'
+  | 'createApiKey'
+  | 'getApiKey'
+  | 'listApiKeys'
+  | 'revokeApiKey'
+>;
+
+const KEY_COLUMNS = 'id, project_id, name, scopes, secret_hash, created_at, expires_at, revoked_at';
+
+/** Projects, API keys and server settings. */
+export function tenancyQueries(db: Db): TenancyStore {
+  return {
+    async setting(key, init) {
+      const found = await db.query<{ value: string }>('SELECT value FROM settings WHERE key = $1', [key]);
+      if (found[0]) return found[0].value;
+      await db.query('INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING', [key, init()]);
+      const rows = await db.query<{ value: string }>('SELECT value FROM settings WHERE key = $1', [key]);
+      return rows[0]!.value;
+    },
+    async getProject(id) {
+      const rows = await db.query<Project>('SELECT id, name, limits, created_at FROM projects WHERE id = $1', [id]);
+      return rows[0] ?? null;
+    },
+    listProjects: () => db.query<Project>('SELECT id, name, limits, created_at FROM projects ORDER BY created_at, id'),
+    async createProject(p) {
+      const rows = await db.query<Project>(
+        `INSERT INTO projects (id, name, limits) VALUES ($1, $2, $3::jsonb)
+         ON CONFLICT (id) DO NOTHING RETURNING id, name, limits, created_at`,
+        [p.id, p.name, JSON.stringify(p.limits ?? {})],
+      );
+      return rows[0] ?? null;
+    },
+    async updateProjectLimits(id, limits) {
+      const rows = await db.query<Project>(
+        `UPDATE projects SET limits = limits || $2::jsonb WHERE id = $1 RETURNING id, name, limits, created_at`,
+        [id, JSON.stringify(limits)],
+      );
+      return rows[0] ?? null;
+    },
+    async deleteProject(id) {
+      return db.transaction(async (tx) => {
+        // Bank data hangs off banks; removing banks first keeps each cascade small and ordered.
+        await tx.query('DELETE FROM banks WHERE project_id = $1', [id]);
+        const rows = await tx.query('DELETE FROM projects WHERE id = $1 RETURNING id', [id]);
+        return rows.length > 0;
+      });
+    },
+    async createApiKey(k) {
+      const rows = await db.query<ApiKeyRecord>(
+        `INSERT INTO api_keys (id, project_id, name, scopes, secret_hash, expires_at)
+         VALUES ($1, $2, $3, $4::text[], $5, $6) RETURNING ${KEY_COLUMNS}`,
+        [k.id, k.projectId, k.name, k.scopes, k.secretHash, k.expiresAt],
+      );
+      return rows[0]!;
+    },
+    async getApiKey(id) {
+      const rows = await db.query<ApiKeyRecord>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = $1`, [id]);
+      return rows[0] ?? null;
+    },
+    listApiKeys: (projectId) =>
+      db.query<ApiKeyRecord>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE project_id = $1 ORDER BY created_at, id`, [
+        projectId,
+      ]),
+    async revokeApiKey(projectId, id) {
+      const rows = await db.query(
+        `UPDATE api_keys SET revoked_at = coalesce(revoked_at, now())
+         WHERE project_id = $1 AND id = $2 RETURNING id`,
+        [projectId, id],
+      );
+      return rows.length > 0;
+    },
+  };
+}

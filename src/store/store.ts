@@ -1,0 +1,423 @@
+import type {
+  ApiKeyRecord,
+  AuditEntry,
+  Bank,
+  BankCounts,
+  DocumentRecord,
+  ConsolidationSource,
+  Directive,
+  Entity,
+  Memory,
+  MemoryFilter,
+  NewMemory,
+  ObservationChange,
+  ObservationDetail,
+  IdempotencyClaim,
+  Operation,
+  Page,
+  Project,
+  ProjectLimits,
+  Scope,
+  Space,
+} from '../core/types.js';
+import type { PoolStats } from './db.js';
+
+/** A scored hit of one retrieval channel. */
+export interface Hit {
+  id: string;
+  score: number;
+}
+
+export interface AuditInput {
+  projectId: string;
+  actorType: string;
+  keyId: string | null;
+  action: string;
+  bankId: string | null;
+  spaceId: string | null;
+  status: number;
+  requestId: string;
+}
+
+/** One rate-limit counter after a request was counted. */
+export interface RateCount {
+  scope: 'project' | 'key';
+  count: number;
+  limit: number;
+}
+
+/** Outcome of charging a Retain against the items-per-day and stored-memories quotas. */
+export type ItemsCharge =
+  | { accepted: true }
+  | { accepted: false; exceeded: 'retained_items_per_day' | 'stored_memories'; limit: number; used: number };
+
+/** A bank's wrapped data key (managed encryption). */
+export interface BankKeyRecord {
+  wrapped: string;
+  fingerprint: string;
+  /** A background operation is moving the bank's rows to the form its config wants. */
+  converting: boolean;
+}
+
+/** A memory's stored fields as read for conversion between plain and encrypted form. */
+export interface StoredMemoryFields {
+  id: string;
+  text: string;
+  context: string | null;
+  metadata: Record<string, unknown>;
+  content_hash: string;
+  terms: { term: string; tf: number }[];
+}
+
+export interface ConvertedMemory {
+  id: string;
+  text: string;
+  context: string | null;
+  metadata: Record<string, unknown>;
+  content_hash: string;
+  terms: { term: string; tf: number }[];
+  encrypted: boolean;
+}
+
+export interface ConvertedEntity {
+  id: string;
+  name: string;
+  key: string;
+  aliases: string[];
+  encrypted: boolean;
+}
+
+/** Server-wide defaults for projects that do not set a limit themselves (null = unlimited). */
+export interface LimitDefaults {
+  requestsPerMinute: number | null;
+  requestsPerMinutePerKey: number | null;
+  retainedItemsPerDay: number | null;
+  storedMemories: number | null;
+}
+
+/**
+ * Everything mnemo keeps, behind one narrow interface. Two engines implement it with the
+ * same SQL (PGlite embedded, PostgreSQL); core never sees SQL.
+ * Methods that take a bank assume the caller checked it belongs to the project.
+ */
+export interface Store {
+  readonly engine: 'pglite' | 'postgres';
+  ping(): Promise<void>;
+  close(): Promise<void>;
+  /** Connection pool use (PostgreSQL), null for the embedded engine. */
+  poolStats(): PoolStats | null;
+  /** A value kept in the settings table, created with `init()` on first use (e.g. the key pepper). */
+  setting(key: string, init: () => string): Promise<string>;
+
+  // projects and keys
+  getProject(id: string): Promise<Project | null>;
+  listProjects(): Promise<Project[]>;
+  createProject(p: { id: string; name: string; limits?: ProjectLimits }): Promise<Project | null>;
+  updateProjectLimits(id: string, limits: ProjectLimits): Promise<Project | null>;
+  deleteProject(id: string): Promise<boolean>;
+  createApiKey(k: {
+    id: string;
+    projectId: string;
+    name: string;
+    scopes: Scope[];
+    secretHash: string;
+    expiresAt: Date | null;
+  }): Promise<ApiKeyRecord>;
+  getApiKey(id: string): Promise<ApiKeyRecord | null>;
+  listApiKeys(projectId: string): Promise<ApiKeyRecord[]>;
+  revokeApiKey(projectId: string, id: string): Promise<boolean>;
+
+  // spaces and banks
+  createSpace(projectId: string, s: { id: string; name: string }): Promise<Space | null>;
+  getSpace(projectId: string, id: string): Promise<Space | null>;
+  listSpaces(projectId: string): Promise<Space[]>;
+  /** Unassigns the space's banks (never deletes them); returns how many, or null if no such space. */
+  deleteSpace(projectId: string, id: string): Promise<number | null>;
+  getBank(projectId: string, id: string): Promise<Bank | null>;
+  /** Creates the bank if missing (with the given space and org flag) and returns it. */
+  ensureBank(projectId: string, id: string, init: { spaceId?: string | null; isOrgBank?: boolean }): Promise<Bank>;
+  /**
+   * Banks of the project (optionally of one space), oldest first; with `page`, ordered by id and
+   * keyset-paged: at most `limit` banks whose id sorts after `after`.
+   */
+  listBanks(projectId: string, filter: { spaceId?: string }, page?: { limit: number; after?: string }): Promise<Bank[]>;
+  setBankSpace(projectId: string, bankId: string, spaceId: string | null): Promise<void>;
+  updateBank(
+    projectId: string,
+    bankId: string,
+    patch: { config?: Record<string, unknown>; name?: string | null; mission?: string | null; embedder?: string },
+  ): Promise<Bank | null>;
+  bankCounts(projectId: string, bankId: string): Promise<BankCounts>;
+  /** Deletes the bank and all its data; returns the number of memories deleted, or null if absent. */
+  deleteBank(projectId: string, bankId: string): Promise<number | null>;
+
+  // memories
+  /**
+   * Writes memories with their terms and entities in one transaction. With `replaceDocuments`,
+   * those documents' previous memories are deleted in the same transaction. If the first
+   * memory's id already exists the batch was written before (a repeated operation) and nothing
+   * is done. Returns the number of memories written.
+   */
+  insertMemories(
+    projectId: string,
+    bankId: string,
+    memories: NewMemory[],
+    opts?: { replaceDocuments?: string[]; documents?: { id: string; contentHash: string }[] },
+  ): Promise<number>;
+  listMemories(
+    projectId: string,
+    bankId: string,
+    filter: MemoryFilter & { q?: string; qTerms?: string[][] },
+    page: { limit: number; cursor?: string; offset?: number },
+  ): Promise<Page<Memory>>;
+  getMemories(projectId: string, bankId: string, ids: string[]): Promise<Memory[]>;
+  deleteMemory(projectId: string, bankId: string, id: string): Promise<boolean>;
+
+  // retrieval channels
+  semanticSearch(
+    projectId: string,
+    bankId: string,
+    vector: Float32Array,
+    filter: MemoryFilter,
+    limit: number,
+  ): Promise<Hit[]>;
+  keywordSearch(projectId: string, bankId: string, terms: string[], filter: MemoryFilter, limit: number): Promise<Hit[]>;
+  /** Memories whose occurred (or else mentioned) time falls in the window; nearest the middle first. */
+  temporalSearch(
+    projectId: string,
+    bankId: string,
+    window: { start: Date; end: Date },
+    filter: MemoryFilter,
+    limit: number,
+  ): Promise<Hit[]>;
+  /** Cosine similarity of the given memories to a vector. */
+  similarities(projectId: string, bankId: string, ids: string[], vector: Float32Array): Promise<Map<string, number>>;
+  /**
+   * Memories linked to the entities named by `probes` (entity names or aliases, any case) and,
+   * with `depth` 1 or 2, to the entities co-mentioned with them; scored in [0, 1].
+   */
+  graphSearch(
+    projectId: string,
+    bankId: string,
+    probes: string[],
+    filter: MemoryFilter,
+    limit: number,
+    depth: number,
+  ): Promise<Hit[]>;
+  /**
+   * Refreshes planner statistics when the data has outgrown them (the embedded engine has no
+   * autovacuum); cheap when they are current. Called before searching, outside any transaction.
+   */
+  maintainStatistics(): Promise<void>;
+  /** The latest memories (without document) of a conversation, by session metadata; newest first. */
+  latestInSession(
+    projectId: string,
+    bankId: string,
+    session: string,
+    limit: number,
+  ): Promise<{ text: string; context: string | null }[]>;
+
+  // entities
+  listEntities(projectId: string, bankId: string, page: { limit: number; cursor?: string }): Promise<Page<Entity>>;
+  /** Entities whose key or alias is one of `keys`, or whose first or last word is one of `words` (for resolution). */
+  findEntities(projectId: string, bankId: string, keys: string[], words: string[]): Promise<Entity[]>;
+  /** Content hashes of documents, by id. */
+  documentHashes(projectId: string, bankId: string, ids: string[]): Promise<Map<string, string>>;
+  /** Adds language model token usage to the bank's counters. */
+  addLlmUsage(projectId: string, bankId: string, inputTokens: number, outputTokens: number): Promise<void>;
+  /**
+   * Runs `fn` over a read-only snapshot: every query inside sees the same committed state, so a
+   * document replaced meanwhile shows either its old or its new memories, never a mix.
+   */
+  readSnapshot<T>(fn: (store: Store) => Promise<T>): Promise<T>;
+
+  // rate limits and quotas (fixed windows shared by every process on the database)
+  /** Counts one request of the project (and key) in the window; returns the counters that have a limit. */
+  countRequest(input: {
+    projectId: string;
+    keyId: string | null;
+    windowStart: Date;
+    defaults: Pick<LimitDefaults, 'requestsPerMinute' | 'requestsPerMinutePerKey'>;
+  }): Promise<RateCount[]>;
+  /** Counts `items` retained items of the day unless a quota would be exceeded (then nothing is counted). */
+  chargeItems(input: {
+    projectId: string;
+    items: number;
+    windowStart: Date;
+    defaults: Pick<LimitDefaults, 'retainedItemsPerDay' | 'storedMemories'>;
+  }): Promise<ItemsCharge>;
+  /** Gives back items charged by a Retain that then failed. */
+  refundItems(projectId: string, items: number, windowStart: Date): Promise<void>;
+  projectUsage(
+    projectId: string,
+    windows: { minuteStart: Date; dayStart: Date },
+  ): Promise<{ requests_this_minute: number; retained_items_today: number; stored_memories: number }>;
+  /** Deletes counters of windows that started before `before`; returns how many. */
+  pruneRateCounters(before: Date): Promise<number>;
+
+  // managed encryption (sql/encryption.ts): data keys and conversion batches
+  /** The bank's wanted form (its config) and its data key, if it has one; null for no such bank. */
+  bankEncryption(
+    projectId: string,
+    bankId: string,
+  ): Promise<{ target: 'none' | 'managed'; key: BankKeyRecord | null } | null>;
+  /** Stores the bank's data key unless it has one already; returns the one that is kept. */
+  createBankKey(
+    projectId: string,
+    bankId: string,
+    key: { wrapped: string; fingerprint: string },
+    converting: boolean,
+  ): Promise<BankKeyRecord>;
+  setBankKeyConverting(projectId: string, bankId: string, converting: boolean): Promise<void>;
+  listBankKeys(): Promise<{ project_id: string; bank_id: string; wrapped: string; fingerprint: string }[]>;
+  /** Replaces wrapped keys (master key rotation), all in one transaction. */
+  rewrapBankKeys(
+    updates: { project_id: string; bank_id: string; wrapped: string; fingerprint: string }[],
+  ): Promise<void>;
+  /** Banks whose config asks for encryption but that have no data key yet. */
+  countUnkeyedEncryptedBanks(): Promise<number>;
+  /**
+   * Converts up to `limit` memories not yet in the wanted form (with their keyword terms) in one
+   * transaction under the bank lock; 0 when none are left or the bank's config changed meanwhile.
+   */
+  convertMemories(
+    projectId: string,
+    bankId: string,
+    toEncrypted: boolean,
+    limit: number,
+    convert: (rows: StoredMemoryFields[]) => ConvertedMemory[],
+  ): Promise<number>;
+  /** The same for entities; an entity whose new key exists already is merged into that one. */
+  convertEntities(
+    projectId: string,
+    bankId: string,
+    toEncrypted: boolean,
+    limit: number,
+    convert: (rows: { id: string; name: string; name_key: string; aliases: string[] }[]) => ConvertedEntity[],
+  ): Promise<number>;
+  /** The same for the payloads of the bank's operations (queued Retain items). */
+  convertPayloads(
+    projectId: string,
+    bankId: string,
+    toEncrypted: boolean,
+    limit: number,
+    convert: (payload: unknown) => unknown,
+  ): Promise<number>;
+  /** The same for the bank's directives (name and text), all in one transaction. */
+  convertDirectives(
+    projectId: string,
+    bankId: string,
+    toEncrypted: boolean,
+    convert: (d: { id: string; name: string; text: string }) => { name: string; text: string },
+  ): Promise<number>;
+  /** Under the bank lock: if no row is left in the wrong form, ends the conversion (true). */
+  finishConversion(projectId: string, bankId: string): Promise<boolean>;
+
+  // audit
+  appendAudit(entry: AuditInput): Promise<void>;
+  listAudit(
+    projectId: string,
+    filter: { bankId?: string; action?: string; since?: Date; until?: Date },
+    page: { limit: number; cursor?: string },
+  ): Promise<Page<AuditEntry>>;
+
+  // documents
+  listDocuments(
+    projectId: string,
+    bankId: string,
+    page: { limit: number; offset: number },
+  ): Promise<{ items: DocumentRecord[]; total: number }>;
+  getDocument(projectId: string, bankId: string, id: string): Promise<DocumentRecord | null>;
+  /** Deletes a document and its memories; the number of memories deleted, or null if absent. */
+  deleteDocument(projectId: string, bankId: string, id: string): Promise<number | null>;
+  countMemories(
+    projectId: string,
+    bankId: string,
+    filter: MemoryFilter & { q?: string; qTerms?: string[][] },
+  ): Promise<number>;
+
+  // operations (durable background work) and idempotency keys
+  /** Inserts an operation; an existing id is returned as is (`created: false`). */
+  insertOperation(o: {
+    projectId: string;
+    bankId: string;
+    id: string;
+    kind: string;
+    payload: unknown;
+    itemsCount: number;
+  }): Promise<{ operation: Operation; created: boolean }>;
+  getOperation(projectId: string, bankId: string, id: string): Promise<Operation | null>;
+  listOperations(
+    projectId: string,
+    bankId: string,
+    filter: { status?: string },
+    page: { limit: number; cursor?: string },
+  ): Promise<Page<Operation>>;
+  /** Cancels a pending operation; null when it is not pending (or absent). */
+  cancelOperation(projectId: string, bankId: string, id: string): Promise<Operation | null>;
+  /** Claims the next runnable operation (pending, or processing with an expired lease). */
+  claimOperation(
+    workerId: string,
+    leaseMs: number,
+  ): Promise<{ operation: Operation; projectId: string; payload: unknown } | null>;
+  renewOperation(projectId: string, bankId: string, id: string, workerId: string, leaseMs: number): Promise<boolean>;
+  finishOperation(
+    projectId: string,
+    bankId: string,
+    id: string,
+    workerId: string,
+    outcome: { status: 'completed' | 'failed'; memoriesCreated?: number; error?: string },
+  ): Promise<void>;
+  retryOperation(projectId: string, bankId: string, id: string, workerId: string, delayMs: number, error: string): Promise<void>;
+  countPendingOperations(): Promise<number>;
+  claimIdempotencyKey(projectId: string, key: string, requestHash: string): Promise<IdempotencyClaim>;
+  saveIdempotentResponse(projectId: string, key: string, status: number, response: unknown): Promise<void>;
+  releaseIdempotencyKey(projectId: string, key: string): Promise<void>;
+
+  // directives (sql/directives.ts)
+  /** A bank's directives, highest priority first. */
+  listDirectives(projectId: string, bankId: string): Promise<Directive[]>;
+  getDirective(projectId: string, bankId: string, id: string): Promise<Directive | null>;
+  insertDirective(
+    projectId: string,
+    bankId: string,
+    d: { id: string; name: string; text: string; priority: number; tags: string[]; active: boolean },
+  ): Promise<Directive>;
+  updateDirective(
+    projectId: string,
+    bankId: string,
+    id: string,
+    patch: { name?: string; text?: string; priority?: number; tags?: string[]; active?: boolean },
+  ): Promise<Directive | null>;
+  deleteDirective(projectId: string, bankId: string, id: string): Promise<boolean>;
+
+  // observations and consolidation (sql/observations.ts)
+  /** The highest memory seq consolidation has processed (0 before the first run). */
+  consolidationCursor(projectId: string, bankId: string): Promise<number>;
+  /** Memories after `afterSeq` other than consolidated observations, oldest first. */
+  consolidationSources(projectId: string, bankId: string, afterSeq: number, limit: number): Promise<ConsolidationSource[]>;
+  /**
+   * Nearest memories with exactly these tags: consolidated observations, or other memories
+   * retained before `beforeSeq` that support no observation yet.
+   */
+  consolidationCandidates(
+    projectId: string,
+    bankId: string,
+    vector: Float32Array,
+    opts: { observations: boolean; tags: string[]; beforeSeq: number; limit: number },
+  ): Promise<Hit[]>;
+  /** Proof and conflicts of consolidated observations; ids that are not ones are left out. */
+  observationDetails(projectId: string, bankId: string, ids: string[]): Promise<Map<string, ObservationDetail>>;
+  /**
+   * Applies one consolidation step and moves the cursor from `from` to `to` in one transaction;
+   * false (and nothing written) when another run moved the cursor first.
+   */
+  saveObservation(
+    projectId: string,
+    bankId: string,
+    change: ObservationChange | null,
+    cursor: { from: number; to: number },
+  ): Promise<boolean>;
+  /** Deletes consolidated observations left with no supporting memory; returns how many. */
+  pruneObservations(projectId: string, bankId: string): Promise<number>;
+}

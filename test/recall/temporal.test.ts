@@ -1,0 +1,87 @@
+/**
+ * Temporal recall on a table of expressions, parsed against a fixed `query_timestamp`: the
+ * memories the query's period covers (by when they were said) get a temporal score, the rest 0.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { bankPath, type TestApp, testApp } from '../helpers/app.js';
+import { ENGINES } from '../helpers/engines.js';
+
+/** Friday 15 March 2024, noon UTC. */
+const NOW = '2024-03-15T12:00:00Z';
+
+// Texts share no word with the queries and carry no date of their own.
+const MEMORIES: Record<string, string> = {
+  A: '2024-03-15T08:00:00Z',
+  B: '2024-03-14T18:00:00Z',
+  C: '2024-03-06T10:00:00Z',
+  D: '2024-02-10T10:00:00Z',
+  E: '2023-12-25T10:00:00Z',
+  F: '2023-07-20T10:00:00Z',
+  G: '2022-05-05T10:00:00Z',
+  H: '2019-09-01T10:00:00Z',
+};
+const text = (k: string) => `Memory ${k.toLowerCase()}${k.toLowerCase()} about nothing much.`;
+
+/** [query, memories with a temporal score]. */
+const TABLE: [string, string[]][] = [
+  ['What happened today?', ['A']],
+  ['What happened yesterday?', ['B']],
+  ['What happened last week?', ['C']],
+  ['What happened last month?', ['D']],
+  ['What happened last Christmas?', ['E']],
+  ['What happened last summer?', ['F']],
+  ['What happened in July 2023?', ['F']],
+  ['What happened in 2022?', ['G']],
+  ['What happened since January?', ['A', 'B', 'C', 'D']],
+  ['What happened before 2020?', ['H']],
+  ['What happened in the past two weeks?', ['A', 'B', 'C']],
+  ['What happened between May 2022 and December 2023?', ['E', 'F', 'G']],
+  ['What happened in the 2010s?', ['H']],
+  // Anchored on an event, not a date: no period, no temporal score.
+  ['What happened two weeks before the wedding?', []],
+  ['What happened?', []],
+];
+
+for (const engine of ENGINES) {
+  describe(`temporal recall table (${engine})`, () => {
+    let t: TestApp;
+    before(async () => {
+      t = await testApp(engine);
+      const r = await t.call('POST', bankPath('when', '/memories'), {
+        body: { items: Object.entries(MEMORIES).map(([k, timestamp]) => ({ content: text(k), timestamp })) },
+      });
+      assert.equal(r.status, 200);
+    });
+    after(() => t.close());
+
+    for (const [query, expected] of TABLE) {
+      test(`${query} -> ${expected.join(', ') || 'none'}`, async () => {
+        const r = await t.call('POST', bankPath('when', '/memories/recall'), {
+          body: { query, query_timestamp: NOW },
+        });
+        assert.equal(r.status, 200);
+        const results = r.body.results as { text: string; scores: { temporal: number } }[];
+        const dated = results.filter((x) => x.scores.temporal > 0).map((x) => x.text);
+        assert.deepEqual(dated.sort(), expected.map(text).sort());
+        // The memories of the period come first.
+        assert.deepEqual(
+          results
+            .slice(0, expected.length)
+            .map((x) => x.text)
+            .sort(),
+          expected.map(text).sort(),
+        );
+      });
+    }
+
+    test('query_timestamp is also the "as of" time: later memories are not recalled', async () => {
+      const r = await t.call('POST', bankPath('when', '/memories/recall'), {
+        body: { query: 'What happened last month?', query_timestamp: '2024-03-01T00:00:00Z' },
+      });
+      const texts = (r.body.results as { text: string }[]).map((x) => x.text);
+      assert.ok(!texts.includes(text('A')) && !texts.includes(text('C')));
+      assert.ok(texts.includes(text('D')));
+    });
+  });
+}

@@ -1,0 +1,109 @@
+/**
+ * Two real `mnemo serve` processes on one PostgreSQL: rate limits, quotas and key revocation
+ * are decided in the database, so each process sees what the other counted or revoked.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { createTestDatabase, type TestDatabase } from '../helpers/engines.js';
+import { type ChildServer, http, startChildServer } from './servers.js';
+
+const ADMIN = 'multi-process-admin-token';
+
+/** Fixed one-minute windows: start a burst early in a minute so it cannot straddle two. */
+async function earlyInAMinute(): Promise<void> {
+  const into = Date.now() % 60_000;
+  if (into > 40_000) await new Promise((r) => setTimeout(r, 60_000 - into + 200));
+}
+
+describe('several mnemo processes on one PostgreSQL', { skip: !process.env.MNEMO_TEST_DATABASE_URL }, () => {
+  let db: TestDatabase;
+  let a: ChildServer;
+  let b: ChildServer;
+  let key = '';
+  let keyId = '';
+
+  before(async () => {
+    db = await createTestDatabase();
+    const env = { MNEMO_DATABASE_URL: db.url!, MNEMO_ADMIN_TOKEN: ADMIN, MNEMO_WORKER: 'false' };
+    [a, b] = await Promise.all([startChildServer(env), startChildServer(env)]);
+    assert.equal(
+      (await http(a.url, 'POST', '/v1/default/projects', { token: ADMIN, body: { id: 'shared', name: 'S' } }))
+        .status,
+      201,
+    );
+    const k = await http(a.url, 'POST', '/v1/default/projects/shared/keys', {
+      token: ADMIN,
+      body: { name: 'agent', scopes: ['retain', 'recall', 'admin'] },
+    });
+    key = k.body.key;
+    keyId = k.body.id;
+  });
+  after(async () => {
+    await Promise.all([a?.stop(), b?.stop()]);
+    await db?.drop();
+  });
+
+  test('requests per minute are counted across both processes', async () => {
+    const limit = await http(a.url, 'PATCH', '/v1/default/projects/shared', {
+      token: ADMIN,
+      body: { limits: { requests_per_minute: 6 } },
+    });
+    assert.equal(limit.status, 200);
+    await earlyInAMinute();
+    const remaining: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const server = i % 2 === 0 ? a : b;
+      const r = await http(server.url, 'GET', '/v1/me/spaces', { token: key });
+      assert.equal(r.status, 200, `request ${i} on ${server === a ? 'A' : 'B'}`);
+      remaining.push(r.headers.get('ratelimit-remaining')!);
+    }
+    assert.deepEqual(remaining, ['5', '4', '3', '2', '1', '0']);
+    for (const server of [a, b]) {
+      const r = await http(server.url, 'GET', '/v1/me/spaces', { token: key });
+      assert.equal(r.status, 429);
+      assert.equal(r.body.error.code, 'rate_limited');
+      assert.ok(Number(r.headers.get('retry-after')) >= 1);
+    }
+    await http(a.url, 'PATCH', '/v1/default/projects/shared', {
+      token: ADMIN,
+      body: { limits: { requests_per_minute: null } },
+    });
+  });
+
+  test('retained items per day are one count for both processes', async () => {
+    await http(a.url, 'PATCH', '/v1/default/projects/shared', {
+      token: ADMIN,
+      body: { limits: { retained_items_per_day: 4 } },
+    });
+    const retain = (server: ChildServer, n: number) =>
+      http(server.url, 'POST', `/v1/me/banks/b/memories`, {
+        token: key,
+        body: { items: Array.from({ length: n }, (_, i) => ({ content: `item ${i} via ${server.url}` })) },
+      });
+    assert.equal((await retain(a, 2)).status, 200);
+    assert.equal((await retain(b, 2)).status, 200);
+    const over = await retain(a, 1);
+    assert.equal(over.status, 429);
+    assert.equal(over.body.error.limit, 'retained_items_per_day');
+    const p = await http(b.url, 'GET', '/v1/default/projects/shared', { token: ADMIN });
+    assert.equal(p.body.usage.retained_items_today, 4);
+    assert.equal(p.body.usage.stored_memories, 4);
+  });
+
+  test('a key revoked through one process is refused at once by the other', async () => {
+    assert.equal((await http(b.url, 'GET', '/v1/me/audit', { token: key })).status, 200);
+    const revoked = await http(a.url, 'DELETE', `/v1/default/projects/shared/keys/${keyId}`, {
+      token: ADMIN,
+    });
+    assert.equal(revoked.status, 200);
+    const r = await http(b.url, 'GET', '/v1/me/audit', { token: key });
+    assert.equal(r.status, 401);
+    assert.equal(r.body.error.code, 'unauthenticated');
+    // and neither process ever logged the key
+    const secret = key.slice(16);
+    for (const server of [a, b]) {
+      assert.ok(server.output().includes('"msg":"request"'), 'request logs are written');
+      assert.ok(!server.output().includes(secret), 'no key in the logs');
+    }
+  });
+});

@@ -1,0 +1,183 @@
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { after, before, describe, test } from 'node:test';
+import { createApp } from '../../src/api/app.js';
+import { createLogger } from '../../src/api/logger.js';
+import { loadConfig } from '../../src/config/load.js';
+import type { Services } from '../../src/core/services.js';
+import { createEmbedder } from '../../src/embed/index.js';
+import { createOpenAIModel } from '../../src/llm/index.js';
+import { openStore } from '../../src/store/open.js';
+import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-server.js';
+import { ENGINES, openTestStore } from '../helpers/engines.js';
+
+const ADMIN = 'observability-admin-token';
+
+/** Collects pino's JSON lines. */
+function logSink() {
+  const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk, _enc, done) {
+      lines.push(...String(chunk).split('\n').filter(Boolean));
+      done();
+    },
+  });
+  return { stream, lines, records: () => lines.map((l) => JSON.parse(l)) };
+}
+
+/** Value of one sample line of the Prometheus text format, or undefined. */
+function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
+    if (Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`)))
+      return Number(line.split(' ').at(-1));
+  }
+  return undefined;
+}
+
+for (const engine of ENGINES) {
+  describe(`metrics and request logs (${engine})`, () => {
+    let fake: FakeOpenAI;
+    let store: Awaited<ReturnType<typeof openTestStore>>;
+    let call: (method: string, path: string, token?: string | null, body?: unknown) => Promise<Response>;
+    const sink = logSink();
+
+    before(async () => {
+      fake = await startFakeOpenAI();
+      store = await openTestStore(engine);
+      const config = loadConfig({ adminToken: ADMIN, logLevel: 'info' }, {});
+      const services: Services = {
+        store,
+        embedder: createEmbedder({ cacheDir: config.cacheDir }),
+        llm: createOpenAIModel({ baseUrl: fake.url, model: 'fake-model', apiKey: 'sk-never-logged' }),
+        now: () => new Date(),
+      };
+      const app = createApp(services, config, createLogger('info', sink.stream));
+      call = async (method, path, token = ADMIN, body) =>
+        app.request(path, {
+          method,
+          headers: {
+            ...(token ? { authorization: `Bearer ${token}` } : {}),
+            ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+    });
+    after(async () => {
+      await store.dispose();
+      await fake.close();
+    });
+
+    test('request logs carry request id, project, bank, route, status and duration, and never a key', async () => {
+      const created = await (
+        await call('POST', '/v1/default/projects/default/keys', ADMIN, {
+          name: 'logged',
+          scopes: ['retain', 'recall'],
+        })
+      ).json();
+      const key: string = created.key;
+      const secret = key.slice(16);
+      const r = await call('POST', '/v1/me/banks/log%40bank/memories', key, {
+        items: [{ content: 'log me not' }],
+      });
+      assert.equal(r.status, 200);
+      const requestId = r.headers.get('x-request-id');
+      assert.equal(
+        (await call('GET', '/v1/me/banks/log%40bank/memories', `${key.slice(0, -3)}zzz`)).status,
+        401,
+      );
+      assert.equal((await call('GET', '/v1/default/banks/x', 'wrong-operator-token')).status, 401);
+      assert.equal((await call('GET', `/v1/default/banks/x?api_key=${key}`, null)).status, 401);
+      const line = sink.records().find((x) => x.msg === 'request' && x.requestId === requestId);
+      assert.ok(line, 'the request was logged');
+      assert.equal(line.project, 'default');
+      assert.equal(line.bank, 'log@bank');
+      assert.equal(line.route, '/v1/me/banks/:bank/memories');
+      assert.equal(line.status, 200);
+      assert.equal(line.method, 'POST');
+      assert.equal(typeof line.ms, 'number');
+      const all = sink.lines.join('\n');
+      for (const s of [secret, ADMIN, 'wrong-operator-token', 'sk-never-logged', key.slice(0, -3)]) {
+        assert.ok(!all.includes(s), `logs must not contain ${s.slice(0, 6)}…`);
+      }
+      assert.ok(sink.records().filter((x) => x.msg === 'request').length >= 5);
+    });
+
+    test('/metrics: per route pattern counts and latencies, embedder and model latency, queue depth, pool', async () => {
+      await call('POST', '/v1/default/banks/metric-bank-7731/memories', ADMIN, {
+        items: [{ content: 'counted' }],
+      });
+      await call('POST', '/v1/default/banks/metric-bank-7731/memories/recall', ADMIN, { query: 'counted' });
+      await call('POST', '/v1/default/banks/metric-bank-7731/reflect', ADMIN, { query: 'what was counted?' });
+      await call('GET', '/v1/default/no/such/route');
+      const res = await call('GET', '/metrics', null);
+      assert.equal(res.status, 200);
+      assert.match(res.headers.get('content-type') ?? '', /text\/plain/);
+      const text = await res.text();
+      const route = '/v1/default/banks/:bank/memories';
+      assert.equal(sample(text, 'mnemo_http_requests_total', { method: 'POST', route, status: '200' }), 1);
+      assert.equal(
+        sample(text, 'mnemo_http_request_duration_seconds_count', {
+          method: 'POST',
+          route: `${route}/recall`,
+        }),
+        1,
+      );
+      assert.ok(sample(text, 'mnemo_http_request_duration_seconds_bucket', { route, le: '+Inf' }) === 1);
+      assert.equal(sample(text, 'mnemo_http_requests_total', { route: 'unmatched', status: '404' }), 1);
+      assert.ok(!text.includes('metric-bank-7731'), 'raw paths never become labels');
+      assert.ok((sample(text, 'mnemo_embed_duration_seconds_count', { outcome: 'ok' }) ?? 0) >= 2);
+      assert.ok(
+        (sample(text, 'mnemo_llm_duration_seconds_count', { provider: 'openai', model: 'fake-model' }) ??
+          0) >= 1,
+      );
+      // queue depth is read from the database at scrape time (retains may queue follow-up work)
+      assert.equal(sample(text, 'mnemo_operations_queue_depth'), await store.countPendingOperations());
+      if (engine === 'postgres') {
+        assert.ok((sample(text, 'mnemo_db_pool_connections', { state: 'total' }) ?? 0) >= 1);
+        assert.ok((sample(text, 'mnemo_db_pool_connections', { state: 'waiting' }) ?? -1) >= 0);
+        assert.ok((sample(text, 'mnemo_db_pool_connections', { state: 'in_use' }) ?? -1) >= 0);
+      } else {
+        assert.equal(
+          sample(text, 'mnemo_db_pool_connections', { state: 'total' }),
+          undefined,
+          'no pool in PGlite',
+        );
+      }
+      assert.ok(text.includes('process_cpu_user_seconds_total'), 'process metrics');
+    });
+  });
+
+  describe(`readiness (${engine})`, () => {
+    test('/health/ready is 503 once the database is unreachable; /health stays up', async () => {
+      const store = await openTestStore(engine);
+      const services: Services = {
+        store,
+        embedder: createEmbedder({ cacheDir: loadConfig({}, {}).cacheDir }),
+        llm: null,
+        now: () => new Date(),
+      };
+      const app = createApp(services, loadConfig({ logLevel: 'silent' }, {}), createLogger('silent'));
+      const ready = await app.request('/health/ready');
+      assert.equal(ready.status, 200);
+      // PGlite: the database is closed; PostgreSQL: the database is dropped under the open pool.
+      await store.dispose();
+      const down = await app.request('/health/ready');
+      assert.equal(down.status, 503);
+      assert.equal((await down.json()).status, 'unavailable');
+      assert.equal((await app.request('/health')).status, 200);
+    });
+  });
+}
+
+describe('a dead PostgreSQL', () => {
+  test('the server does not start: a clear error naming the host', async () => {
+    await assert.rejects(
+      openStore({ databaseUrl: 'postgres://postgres@127.0.0.1:1/nothing' }),
+      (err: Error) => {
+        assert.match(err.message, /cannot connect to PostgreSQL at 127\.0\.0\.1:1\/nothing/);
+        return true;
+      },
+    );
+  });
+});
