@@ -6,9 +6,20 @@ import type { AppEnv } from './env.js';
 const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /**
+ * A request still in progress after this long was cut off (its process was killed): its key is
+ * taken over by the retry instead of answering 409 until the key expires.
+ */
+export const IN_FLIGHT_LIMIT_MS = 10 * 60_000;
+
+/** What a retry must repeat exactly to be the same request. */
+export const requestHash = (method: string, path: string, body: string) =>
+  createHash('sha256').update(`${method} ${path}\n${body}`).digest('hex');
+
+/**
  * `Idempotency-Key` on a write: the first successful answer is kept for a day and replayed for a
  * retry of the same request; a concurrent duplicate is 409; the same key with a different
- * request is 422. A failed request stored nothing, so its key is released for the retry.
+ * request is 422. A failed request stored nothing, so its key is released for the retry; a
+ * request cut off by a crash holds its key for IN_FLIGHT_LIMIT_MS at most.
  */
 export const idempotency: MiddlewareHandler<AppEnv> = async (c, next) => {
   const key = c.req.header('idempotency-key');
@@ -19,8 +30,8 @@ export const idempotency: MiddlewareHandler<AppEnv> = async (c, next) => {
   }
   const store = c.get('services').store;
   const body = await c.req.text();
-  const hash = createHash('sha256').update(`${c.req.method} ${c.req.path}\n${body}`).digest('hex');
-  const claim = await store.claimIdempotencyKey(auth.projectId, key, hash);
+  const hash = requestHash(c.req.method, c.req.path, body);
+  const claim = await store.claimIdempotencyKey(auth.projectId, key, hash, IN_FLIGHT_LIMIT_MS);
   if (claim.state === 'done') {
     c.header('Idempotent-Replayed', 'true');
     return c.json(claim.response as object, claim.status as 200);

@@ -370,7 +370,8 @@ export interface Store {
   ): Promise<void>;
   retryOperation(projectId: string, bankId: string, id: string, workerId: string, delayMs: number, error: string): Promise<void>;
   countPendingOperations(): Promise<number>;
-  claimIdempotencyKey(projectId: string, key: string, requestHash: string): Promise<IdempotencyClaim>;
+  /** `staleMs`: an in-progress claim older than this was left by a dead request and is taken over. */
+  claimIdempotencyKey(projectId: string, key: string, requestHash: string, staleMs: number): Promise<IdempotencyClaim>;
   saveIdempotentResponse(projectId: string, key: string, status: number, response: unknown): Promise<void>;
   releaseIdempotencyKey(projectId: string, key: string): Promise<void>;
 

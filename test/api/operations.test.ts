@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+import { IN_FLIGHT_LIMIT_MS, requestHash } from '../../src/api/idempotency.js';
 import { createLogger } from '../../src/api/logger.js';
 import { runRetainOperation } from '../../src/core/retain/retain-async.js';
 import { OPERATION_RUNNERS } from '../../src/jobs/kinds.js';
@@ -126,6 +127,25 @@ for (const engine of ENGINES) {
       assert.equal(bad.status, 400);
       assert.equal((await t.call('POST', bankPath('idem', '/memories'), { body: { items: [] }, headers: { 'idempotency-key': k2 } })).status, 400);
       assert.equal(await count('idem'), 1);
+    });
+
+    test('a key held by a request that died mid-way is 409 at first, then taken over by the retry', async () => {
+      const key = randomUUID();
+      const path = bankPath('idem-crash', '/memories');
+      const body = { items: [{ content: 'sent by a process that was killed' }] };
+      const hash = requestHash('POST', path, JSON.stringify(body));
+      // The killed request's claim: in progress, never finished or released.
+      assert.equal((await t.services.store.claimIdempotencyKey('default', key, hash, IN_FLIGHT_LIMIT_MS)).state, 'new');
+      const early = await t.call('POST', path, { body, headers: { 'idempotency-key': key } });
+      assert.equal(early.status, 409);
+      assert.equal(early.headers.get('retry-after'), '1');
+      // Past the in-flight limit (0 here) the same request takes the key over; another one does not.
+      assert.equal((await t.services.store.claimIdempotencyKey('default', key, 'other', 0)).state, 'mismatch');
+      assert.equal((await t.services.store.claimIdempotencyKey('default', key, hash, 0)).state, 'new');
+      await t.services.store.releaseIdempotencyKey('default', key);
+      const retry = await t.call('POST', path, { body, headers: { 'idempotency-key': key } });
+      assert.equal(retry.status, 200);
+      assert.equal(await count('idem-crash'), 1);
     });
 
     test('concurrent sync retains into one bank all land', async () => {

@@ -127,7 +127,7 @@ export function operationQueries(db: Db): OperationStore {
       );
       return rows[0]!.n;
     },
-    async claimIdempotencyKey(projectId, key, requestHash) {
+    async claimIdempotencyKey(projectId, key, requestHash, staleMs) {
       // Keys live a day; old ones are swept opportunistically by whoever claims a new one.
       await db.query(`DELETE FROM idempotency WHERE created_at < now() - interval '24 hours'`);
       const inserted = await db.query(
@@ -136,6 +136,15 @@ export function operationQueries(db: Db): OperationStore {
         [projectId, key, requestHash],
       );
       if (inserted.length) return { state: 'new' };
+      // A claim left in progress longer than any request runs belongs to a process that died
+      // mid-request (nothing of it was acknowledged): the retry takes it over.
+      const taken = await db.query(
+        `UPDATE idempotency SET created_at = now()
+         WHERE project_id = $1 AND key = $2 AND request_hash = $3 AND status = 0
+           AND created_at < now() - ($4::int * interval '1 millisecond') RETURNING key`,
+        [projectId, key, requestHash, staleMs],
+      );
+      if (taken.length) return { state: 'new' };
       const rows = await db.query<{ request_hash: string; status: number; response: unknown }>(
         'SELECT request_hash, status, response FROM idempotency WHERE project_id = $1 AND key = $2',
         [projectId, key],
