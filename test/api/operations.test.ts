@@ -92,6 +92,40 @@ for (const engine of ENGINES) {
       }
     });
 
+    test('a claim takes exactly one operation, the oldest, even among many (no statistics yet)', async () => {
+      const fresh = await testApp(engine);
+      try {
+        // Planner statistics taken while the queue was empty: a plan that rescans the candidate
+        // subquery per row would claim several operations at once.
+        await fresh.call('POST', bankPath('claim-data', '/memories'), { body: { items: [{ content: 'x' }] } });
+        assert.equal((await fresh.services.store.claimOperation('w0', 60_000))?.operation.kind, 'consolidate');
+        await fresh.services.store.maintainStatistics(); // the embedded engine's first ANALYZE
+        const ids: string[] = [];
+        for (let i = 0; i < 6; i++) {
+          assert.equal((await fresh.call('PUT', bankPath(`claim-${i}`), { body: {} })).status, 200);
+          const { operation } = await fresh.services.store.insertOperation({
+            projectId: 'default', bankId: `claim-${i}`, id: randomUUID(), kind: 'teleport', payload: {}, itemsCount: 0,
+          });
+          ids.push(operation.id);
+        }
+        const processing = async () => {
+          let n = 0;
+          for (let i = 0; i < 6; i++) {
+            const page = await fresh.services.store.listOperations('default', `claim-${i}`, { status: 'processing' }, { limit: 10 });
+            n += page.items.length;
+          }
+          return n;
+        };
+        const claimed = await fresh.services.store.claimOperation('w1', 60_000);
+        assert.equal(claimed?.operation.id, ids[0]);
+        assert.equal(await processing(), 1, 'only the returned operation is claimed');
+        assert.equal((await fresh.services.store.claimOperation('w2', 60_000))?.operation.id, ids[1]);
+        assert.equal(await processing(), 2);
+      } finally {
+        await fresh.close();
+      }
+    });
+
     test('an unknown kind fails with a readable error', async () => {
       await t.call('POST', bankPath('failing', '/memories'), { body: { items: [{ content: 'x' }] } });
       const { operation } = await t.services.store.insertOperation({

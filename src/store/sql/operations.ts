@@ -80,13 +80,18 @@ export function operationQueries(db: Db): OperationStore {
     },
     async claimOperation(workerId, leaseMs) {
       // Pending work whose time has come, or work whose worker's lease ran out (it died).
+      // The candidate is a materialized CTE, picked once: as a subquery joined to the UPDATE the
+      // planner may rescan it per row, and each rescan skips the row just claimed and claims
+      // the next one too, which then sits in 'processing' with nobody running it.
       const rows = await db.query<OpRow & { payload: unknown }>(
-        `UPDATE operations o SET status = 'processing', attempts = o.attempts + 1, locked_by = $1,
+        `WITH c AS MATERIALIZED (
+           SELECT project_id, bank_id, id FROM operations
+           WHERE (status = 'pending' AND run_after <= now())
+              OR (status = 'processing' AND locked_until < now())
+           ORDER BY run_after, created_at LIMIT 1 FOR UPDATE SKIP LOCKED)
+         UPDATE operations o SET status = 'processing', attempts = o.attempts + 1, locked_by = $1,
            locked_until = now() + ($2::int * interval '1 millisecond'), updated_at = now()
-         FROM (SELECT project_id, bank_id, id FROM operations
-               WHERE (status = 'pending' AND run_after <= now())
-                  OR (status = 'processing' AND locked_until < now())
-               ORDER BY run_after, created_at LIMIT 1 FOR UPDATE SKIP LOCKED) c
+         FROM c
          WHERE o.project_id = c.project_id AND o.bank_id = c.bank_id AND o.id = c.id
          RETURNING o.id::text AS id, o.project_id, o.bank_id, o.kind, o.status, o.items_count, o.memories_created,
            o.error, o.attempts, o.created_at, o.updated_at, o.payload, 0 AS seq`,
