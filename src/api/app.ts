@@ -27,6 +27,7 @@ import { bankRoutes } from './routes/banks.js';
 import { directiveRoutes } from './routes/directives.js';
 import { healthRoutes } from './routes/health.js';
 import { mcpRoutes } from './routes/mcp.js';
+import { unstorableText } from './body-text.js';
 import { documentRoutes } from './routes/documents.js';
 import { hindsightRoutes } from './routes/hindsight.js';
 import { memoryRoutes } from './routes/memories.js';
@@ -34,9 +35,6 @@ import { operationRoutes } from './routes/operations.js';
 import { projectRoutes } from './routes/projects.js';
 import { reflectRoutes } from './routes/reflect.js';
 import { spaceRoutes } from './routes/spaces.js';
-
-/** A JSON `\\u0000` escape (preceded by an even number of backslashes, so not itself escaped). */
-const NUL_ESCAPE = /(?:^|[^\\])(?:\\\\)*\\u0000/i;
 
 /** Largest accepted request body (a Retain of 1,000 items fits). */
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
@@ -157,11 +155,8 @@ export function createApp(services: Services, config: Config, log: Logger): Open
     if (hasBody && c.req.header('content-length') !== '0' && !/^application\/([\w.+-]*\+)?json\b/i.test(type)) {
       throw new AppError('unsupported_media_type', 'request bodies must be JSON (Content-Type: application/json)');
     }
-    // PostgreSQL cannot store U+0000 in text or jsonb; refuse it before any handler writes
-    // anything (a Retain creates its bank before storing the items).
-    if (/json/i.test(type) && NUL_ESCAPE.test(await c.req.text())) {
-      throw new AppError('validation_error', 'request body contains a NUL character (\\u0000), which cannot be stored');
-    }
+    const unstorable = /json/i.test(type) ? unstorableText(await c.req.text()) : null;
+    if (unstorable) throw new AppError('validation_error', unstorable);
     await next();
   });
   app.use('/v1/me/*', authMe);

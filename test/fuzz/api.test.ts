@@ -215,6 +215,27 @@ for (const engine of ENGINES) {
       assert.equal(stored.status, 200);
     });
 
+    test('an unpaired surrogate is refused before anything is stored (found by fuzzing)', async () => {
+      const send = (bank: string, body: string) =>
+        h.app.request(`/v1/default/banks/${bank}/memories`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+          body,
+        });
+      const was = await fingerprint(h.db);
+      for (const content of ['\\ud800', 'x\\udc00y', '\\udbff\\ud800']) {
+        const refused = await send('new-bank-surrogate', `{"items":[{"content":"${content}"}]}`);
+        assert.equal(refused.status, 400, content);
+        assert.match(((await refused.json()) as any).error.message, /unpaired UTF-16 surrogate/);
+      }
+      const inKey = await send('new-bank-surrogate', '{"items":[{"content":"k","metadata":{"\\ud800":"v"}}]}');
+      assert.equal(inKey.status, 400);
+      assert.equal(await fingerprint(h.db), was, 'no bank was created');
+      // A pair, escaped or not, is one ordinary character.
+      const pair = await send('emoji-bank', '{"items":[{"content":"\\ud83d\\ude00 and 😀"}]}');
+      assert.equal(pair.status, 200);
+    });
+
     test(`${RUNS} random and adversarial requests: no 5xx, no hang, valid errors, rejected requests change nothing`, async () => {
       const statuses = new Map<number, number>();
       let built = 0;
