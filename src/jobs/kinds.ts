@@ -1,5 +1,6 @@
 import { CONSOLIDATE, runConsolidateOperation } from '../core/consolidate/schedule.js';
 import { runReencryptOperation } from '../core/crypto/reencrypt.js';
+import { REEMBED, runReembedOperation } from '../core/reembed.js';
 import type { OperationRunner } from '../core/operations.js';
 import { runRetainOperation } from '../core/retain/retain-async.js';
 
@@ -8,4 +9,5 @@ export const OPERATION_RUNNERS: Record<string, OperationRunner> = {
   retain: runRetainOperation,
   [CONSOLIDATE]: runConsolidateOperation,
   reencrypt: runReencryptOperation,
+  [REEMBED]: runReembedOperation,
 };

@@ -171,6 +171,8 @@ export interface Store {
     page: { limit: number; cursor?: string; offset?: number },
   ): Promise<Page<Memory>>;
   getMemories(projectId: string, bankId: string, ids: string[]): Promise<Memory[]>;
+  /** Replaces the vectors of existing memories (a re-embed); ids not in the bank are ignored. */
+  setEmbeddings(projectId: string, bankId: string, rows: { id: string; embedding: Float32Array }[]): Promise<void>;
   deleteMemory(projectId: string, bankId: string, id: string): Promise<boolean>;
 
   // retrieval channels

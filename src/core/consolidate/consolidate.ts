@@ -1,4 +1,5 @@
 import { requireBank } from '../banks.js';
+import { staleVectors } from '../reembed.js';
 import type { Services } from '../services.js';
 import type { ConsolidationSource } from '../types.js';
 import { planWithModel } from './model-plan.js';
@@ -76,7 +77,7 @@ export async function consolidateBank(
   bankId: string,
   opts: { signal?: AbortSignal } = {},
 ): Promise<ConsolidationResult> {
-  await requireBank(s, projectId, bankId);
+  const bank = await requireBank(s, projectId, bankId);
   const result: ConsolidationResult = {
     processed: 0,
     observations_created: 0,
@@ -84,6 +85,9 @@ export async function consolidateBank(
     contradictions: 0,
     pruned: await s.store.pruneObservations(projectId, bankId),
   };
+  // Neighbours are found by vector: with another embedder's vectors, wait for the re-embed
+  // (it queues a run when done); the cursor stays, so nothing is skipped.
+  if (staleVectors(s, bank)) return result;
   for (;;) {
     opts.signal?.throwIfAborted();
     let cursor = await s.store.consolidationCursor(projectId, bankId);

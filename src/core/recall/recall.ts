@@ -3,6 +3,7 @@ import { effectiveConfig } from '../bank-config.js';
 import { requireBank } from '../banks.js';
 import { AppError, invalid } from '../errors.js';
 import { orgBankId } from '../ids.js';
+import { scheduleReembed, staleVectors } from '../reembed.js';
 import type { Services } from '../services.js';
 import type { Bank, FactType, Memory, MemoryFilter, TagsMatch } from '../types.js';
 import { BUDGETS, type Budget, cutToBudget } from './budget.js';
@@ -82,9 +83,11 @@ async function searchBankIn(
   const p = bank.project_id;
   const window = cfg.enable_temporal_retrieval && channels.includes('temporal') ? q.window : null;
   const graphOn = cfg.enable_graph_retrieval && channels.includes('graph') && budget.graphDepth >= 0;
+  // Vectors of another embedder say nothing about this query's: no semantic channel until re-embedded.
+  const semanticOn = !staleVectors(s, bank);
   const none = Promise.resolve([]);
   const [semantic, keyword, temporal, graph] = await Promise.all([
-    s.store.semanticSearch(p, bank.id, q.vector, filter, budget.pool),
+    semanticOn ? s.store.semanticSearch(p, bank.id, q.vector, filter, budget.pool) : none,
     s.store.keywordSearch(p, bank.id, q.terms, filter, budget.pool),
     window ? s.store.temporalSearch(p, bank.id, window, filter, budget.pool) : none,
     graphOn ? s.store.graphSearch(p, bank.id, q.entityProbes, filter, budget.pool, budget.graphDepth) : none,
@@ -98,7 +101,7 @@ async function searchBankIn(
   const fused = fuse(lists).slice(0, budget.rerank);
   const ids = fused.map((f) => f.id);
   const [sims, memories] = await Promise.all([
-    s.store.similarities(p, bank.id, ids, q.vector),
+    semanticOn ? s.store.similarities(p, bank.id, ids, q.vector) : new Map<string, number>(),
     s.store.getMemories(p, bank.id, ids),
   ]);
   const byId = new Map(memories.map((m) => [m.id, m]));
@@ -173,6 +176,7 @@ export async function recall(
       throw invalid('space', `bank '${bankId}' is not in space '${req.space}'`);
     org = await s.store.getBank(projectId, orgBankId(req.space));
   }
+  for (const b of [bank, org]) if (b && staleVectors(s, b)) await scheduleReembed(s, projectId, b.id);
   const q = await analyzeQuery(s, req.query, req.query_timestamp ?? s.now(), req.temporal_window);
   await s.store.maintainStatistics();
   // Floors apply per bank before blending, so a dropped person memory cannot shadow an org one.

@@ -4,6 +4,7 @@ import { termFrequencies } from '../../text/terms.js';
 import { effectiveConfig } from '../bank-config.js';
 import { bankForWrite } from '../banks.js';
 import { scheduleConsolidation } from '../consolidate/schedule.js';
+import { scheduleReembed, staleVectors } from '../reembed.js';
 import { AppError } from '../errors.js';
 import { checkId } from '../ids.js';
 import { chargeRetain } from '../quotas.js';
@@ -95,12 +96,8 @@ async function retainCharged(
   opts: { idSeed?: string; signal?: AbortSignal },
 ): Promise<RetainResult> {
   const bank = await bankForWrite(s, projectId, bankId, { space: req.space });
-  if (bank.embedder !== null && bank.embedder !== s.embedder.id) {
-    throw new AppError(
-      'conflict',
-      `bank '${bankId}' holds vectors of embedder '${bank.embedder}' but the server embeds with '${s.embedder.id}'; re-embed the bank first`,
-    );
-  }
+  // New memories get the server's vectors; the re-embed brings the older ones over.
+  if (staleVectors(s, bank)) await scheduleReembed(s, projectId, bankId);
   const cfg = effectiveConfig(bank.config);
   const now = s.now();
   const docOf = (item: RetainItem) => item.document_id ?? req.document_id ?? null;

@@ -4,7 +4,7 @@ import type { Store } from '../store.js';
 import { lockBankForWrite, termGroupsClause } from './encryption.js';
 import { decodeCursor, encodeCursor, filterClauses, vectorLiteral } from './filters.js';
 
-type MemoryStore = Pick<Store, 'insertMemories' | 'listMemories' | 'getMemories' | 'deleteMemory'>;
+type MemoryStore = Pick<Store, 'insertMemories' | 'listMemories' | 'getMemories' | 'setEmbeddings' | 'deleteMemory'>;
 
 /** Columns of a memory record, over alias `m`, with its entity names. */
 export const MEMORY_SELECT = `SELECT m.id::text AS id, m.bank_id, m.type, m.text, m.context, m.occurred_start, m.occurred_end,
@@ -192,6 +192,15 @@ export function memoryQueries(db: Db): MemoryStore {
       const more = rows.length > page.limit;
       const items = rows.slice(0, page.limit);
       return { items: items.map(toMemory), next_cursor: more ? encodeCursor(items.at(-1)!.seq) : null };
+    },
+
+    async setEmbeddings(projectId, bankId, rows) {
+      if (rows.length === 0) return;
+      await db.query(
+        `UPDATE memories m SET embedding = r.e::vector FROM unnest($3::uuid[], $4::text[]) AS r(id, e)
+         WHERE m.project_id = $1 AND m.bank_id = $2 AND m.id = r.id`,
+        [projectId, bankId, rows.map((r) => r.id), rows.map((r) => vectorLiteral(r.embedding))],
+      );
     },
 
     async getMemories(projectId, bankId, ids) {

@@ -99,6 +99,7 @@ export function observationQueries(db: Db): ObservationStore {
       return db.query<Hit>(
         `SELECT m.id::text AS id, 1 - (m.embedding <=> $3::vector) AS score FROM ${from}
          WHERE m.project_id = $1 AND m.bank_id = $2 AND m.embedding IS NOT NULL
+           AND vector_dims(m.embedding) = vector_dims($3::vector)
            AND m.tags @> $4::text[] AND m.tags <@ $4::text[] AND ${which}
          ORDER BY m.embedding <=> $3::vector LIMIT $5`,
         [

@@ -1,0 +1,55 @@
+import { scheduleConsolidation } from './consolidate/schedule.js';
+import { enqueueOperation, type OperationRunner } from './operations.js';
+import type { Services } from './services.js';
+import type { Bank } from './types.js';
+
+/** The operation kind that rewrites a bank's vectors with the server's embedder. */
+export const REEMBED = 'reembed';
+
+/** Memories embedded per batch (one embedder call, one UPDATE). */
+const BATCH = 256;
+
+/** The bank's vectors come from another embedder than the server's: not comparable to its queries. */
+export const staleVectors = (s: Services, bank: Bank) => bank.embedder !== null && bank.embedder !== s.embedder.id;
+
+/**
+ * Queues a re-embed of the bank unless one is waiting or running. Called when a Retain or Recall
+ * finds the bank's vectors stale: the embedder was changed by configuration.
+ */
+export async function scheduleReembed(s: Services, projectId: string, bankId: string): Promise<void> {
+  for (const status of ['pending', 'processing'] as const) {
+    const page = await s.store.listOperations(projectId, bankId, { status }, { limit: 100 });
+    if (page.items.some((o) => o.kind === REEMBED)) return;
+  }
+  await enqueueOperation(s, projectId, bankId, REEMBED, {});
+}
+
+/**
+ * Embeds every memory of the bank again (observations too) and then records the server's
+ * embedder on the bank, which turns its semantic channel back on. Memories retained meanwhile
+ * already carry new vectors; embedding them again is harmless, so a run that is cut off simply
+ * starts over.
+ */
+export const runReembedOperation: OperationRunner = async (s, op) => {
+  let cursor: string | undefined;
+  for (;;) {
+    op.signal.throwIfAborted();
+    const page = await s.store.listMemories(op.projectId, op.bankId, {}, { limit: BATCH, cursor });
+    if (page.items.length) {
+      const vectors = await s.embedder.embed(
+        page.items.map((m) => m.text),
+        op.signal,
+      );
+      await s.store.setEmbeddings(
+        op.projectId,
+        op.bankId,
+        page.items.map((m, i) => ({ id: m.id, embedding: vectors[i]! })),
+      );
+    }
+    if (!page.next_cursor) break;
+    cursor = page.next_cursor;
+  }
+  await s.store.updateBank(op.projectId, op.bankId, { embedder: s.embedder.id });
+  await scheduleConsolidation(s, op.projectId, op.bankId);
+  return {};
+};
