@@ -19,8 +19,9 @@
  * - open ranges: "since X" runs to the end of the reference day, "before X" starts at
  *   1900-01-01;
  * - anchoring on events: "two weeks before the wedding" has no date to anchor on, so it is
- *   dropped (chrono would read it as two weeks before the reference). The caller can find the
- *   wedding in memory first. "Recently" and "now" are not dates either.
+ *   dropped here (chrono would read it as two weeks before the reference); `parseEventAnchor`
+ *   (event-anchor.ts) reads it, and recall finds the wedding in memory first. "Recently" and
+ *   "now" are not dates either.
  */
 import * as chrono from 'chrono-node';
 
@@ -154,7 +155,7 @@ const NUMBER_WORDS: Record<string, number> = {
   several: 4,
 };
 
-function countOf(word: string | undefined): number {
+export function countOf(word: string | undefined): number {
   if (!word) return 1;
   const w = word.toLowerCase().replace(/\s+/g, ' ').replace(/^an? /, '').replace(/ of$/, '');
   return /^\d+$/.test(w) ? Number(w) : (NUMBER_WORDS[w] ?? 1);

@@ -38,7 +38,7 @@ const TABLE: [string, string[]][] = [
   ['What happened in the past two weeks?', ['A', 'B', 'C']],
   ['What happened between May 2022 and December 2023?', ['E', 'F', 'G']],
   ['What happened in the 2010s?', ['H']],
-  // Anchored on an event, not a date: no period, no temporal score.
+  // Anchored on an event the bank does not know: no period, no temporal score.
   ['What happened two weeks before the wedding?', []],
   ['What happened?', []],
 ];
@@ -74,6 +74,40 @@ for (const engine of ENGINES) {
         );
       });
     }
+
+    test('a time relative to an event: the event is found in memory and the window set around it', async () => {
+      const said = {
+        wedding: 'We finally got married, the wedding in Napa was perfect.',
+        suit: 'I picked up the suit from the tailor today.',
+        hike: 'Went hiking up Mount Tam.',
+        job: 'First day at the new job.',
+      };
+      const r = await t.call('POST', bankPath('anchored', '/memories'), {
+        body: {
+          items: [
+            { content: said.wedding, timestamp: '2023-06-30T18:00:00Z' },
+            { content: said.suit, timestamp: '2023-06-16T10:00:00Z' },
+            { content: said.hike, timestamp: '2023-05-01T10:00:00Z' },
+            { content: said.job, timestamp: '2023-08-01T10:00:00Z' },
+          ],
+        },
+      });
+      assert.equal(r.status, 200);
+      const ask = async (query: string) =>
+        (
+          await t.call('POST', bankPath('anchored', '/memories/recall'), { body: { query, query_timestamp: NOW } })
+        ).body.results as { text: string; scores: { temporal: number } }[];
+      const before = await ask('What did I do two weeks before the wedding?');
+      assert.deepEqual(before.filter((x) => x.scores.temporal > 0).map((x) => x.text), [said.suit]);
+      const rank = (text: string) => {
+        const i = before.findIndex((x) => x.text === text);
+        return i < 0 ? Number.POSITIVE_INFINITY : i;
+      };
+      assert.ok(rank(said.suit) <= 1, 'the suit comes first or right after the wedding itself');
+      assert.ok(rank(said.suit) < rank(said.hike) && rank(said.suit) < rank(said.job));
+      const after = await ask('What happened a month after the wedding?');
+      assert.deepEqual(after.filter((x) => x.scores.temporal > 0).map((x) => x.text), [said.job]);
+    });
 
     test('query_timestamp is also the "as of" time: later memories are not recalled', async () => {
       const r = await t.call('POST', bankPath('when', '/memories/recall'), {

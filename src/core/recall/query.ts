@@ -1,3 +1,4 @@
+import { type EventAnchor, parseEventAnchor } from '../../text/event-anchor.js';
 import { parseTemporalQuery } from '../../text/temporal.js';
 import { keywordTerms } from '../../text/terms.js';
 import type { Services } from '../services.js';
@@ -16,6 +17,8 @@ export interface AnalyzedQuery {
   entityProbes: string[];
   /** The time range asked about: `temporal_window` if given, else parsed; null if none. */
   window: { start: Date; end: Date } | null;
+  /** With no date in the query, a time relative to an event ("two weeks before the wedding"). */
+  anchor: EventAnchor | null;
   /** The query asks for a time ("when", "what year", "how long ago"). */
   asksWhen: boolean;
   /** The instant relative dates and recency are measured from. */
@@ -55,6 +58,7 @@ export async function analyzeQuery(
     terms: keywordTerms(query),
     entityProbes: [...new Set(wordRuns(query))],
     window: parsed ? { start: parsed.start, end: parsed.end } : null,
+    anchor: parsed ? null : parseEventAnchor(query),
     asksWhen: ASKS_WHEN.test(query),
     reference,
     vector: vector!,

@@ -1,3 +1,4 @@
+import { anchoredWindow } from '../../text/event-anchor.js';
 import { countTokens } from '../../text/tokens.js';
 import { effectiveConfig } from '../bank-config.js';
 import { requireBank } from '../banks.js';
@@ -65,6 +66,18 @@ function searchBank(s: Services, bank: Bank, req: RecallRequest, q: AnalyzedQuer
   return s.store.readSnapshot((store) => searchBankIn({ ...s, store }, bank, req, q));
 }
 
+/**
+ * The window of an event-anchored query in this bank: the event is the best keyword match of its
+ * words, and its time is when it happened (a date its text names) or else when it was said.
+ */
+async function eventWindow(s: Services, bank: Bank, q: AnalyzedQuery, filter: MemoryFilter) {
+  if (!q.anchor) return null;
+  const [hit] = await s.store.keywordSearch(bank.project_id, bank.id, q.anchor.terms, filter, 1);
+  const [event] = hit ? await s.store.getMemories(bank.project_id, bank.id, [hit.id]) : [];
+  const at = event?.occurred_start ?? event?.mentioned_at;
+  return at ? anchoredWindow(q.anchor, new Date(at)) : null;
+}
+
 async function searchBankIn(
   s: Services,
   bank: Bank,
@@ -81,7 +94,8 @@ async function searchBankIn(
     mentionedBefore: req.query_timestamp,
   };
   const p = bank.project_id;
-  const window = cfg.enable_temporal_retrieval && channels.includes('temporal') ? q.window : null;
+  const temporalOn = cfg.enable_temporal_retrieval && channels.includes('temporal');
+  const window = temporalOn ? (q.window ?? (await eventWindow(s, bank, q, filter))) : null;
   const graphOn = cfg.enable_graph_retrieval && channels.includes('graph') && budget.graphDepth >= 0;
   // Vectors of another embedder say nothing about this query's: no semantic channel until re-embedded.
   const semanticOn = !staleVectors(s, bank);
@@ -123,7 +137,7 @@ async function searchBankIn(
     ? rerank(
         q,
         kept.map((k) => k.c),
-        graphOn && graph.length > 0,
+        { graph: graphOn && graph.length > 0, temporal: window !== null },
       )
     : null;
   const scored = kept.map(({ c, fused: fusedScore }, i) => {

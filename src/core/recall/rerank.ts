@@ -161,9 +161,14 @@ function recency(m: Memory, reference: Date): number {
 /**
  * The reranker: a weighted mean of the signals above, in [0, 1]. Signals that do not apply to
  * the query (no entity named, no time range, not a "when" question, graph off) are left out of
- * the mean rather than counted as zero. Needs no model; deterministic.
+ * the mean rather than counted as zero. `on.temporal`: a window applies (the query's, or one
+ * anchored on an event). Needs no model; deterministic.
  */
-export function rerank(q: AnalyzedQuery, candidates: Candidate[], graphOn: boolean): number[] {
+export function rerank(
+  q: AnalyzedQuery,
+  candidates: Candidate[],
+  on: { graph: boolean; temporal: boolean },
+): number[] {
   const topKeyword = Math.max(0, ...candidates.map((c) => c.keyword));
   const groupEvidence = new Map<string, number>();
   const groupOf = candidates.map((c) => contextGroup(c.memory) ?? `memory\u0000${c.memory.id}`);
@@ -176,8 +181,8 @@ export function rerank(q: AnalyzedQuery, candidates: Candidate[], graphOn: boole
   const applies: Record<Feature, boolean> = {
     keyword: true,
     semantic: true,
-    temporal: q.window !== null,
-    graph: graphOn,
+    temporal: on.temporal,
+    graph: on.graph,
     entity: entities.length > 0,
     context: topGroup > 0,
     proximity: queryTerms.size > 1,
