@@ -114,10 +114,14 @@ async function searchBankIn(
   ];
   const fused = fuse(lists).slice(0, budget.rerank);
   const ids = fused.map((f) => f.id);
-  const [sims, memories] = await Promise.all([
-    semanticOn ? s.store.similarities(p, bank.id, ids, q.vector) : new Map<string, number>(),
+  // The semantic channel scored its own hits already; only the others need their similarity.
+  const sims = new Map(semantic.map((h) => [h.id, h.score]));
+  const unscored = ids.filter((id) => !sims.has(id));
+  const [more, memories] = await Promise.all([
+    semanticOn && unscored.length ? s.store.similarities(p, bank.id, unscored, q.vector) : new Map<string, number>(),
     s.store.getMemories(p, bank.id, ids),
   ]);
+  for (const [id, score] of more) sims.set(id, score);
   const byId = new Map(memories.map((m) => [m.id, m]));
   const kw = new Map(keyword.map((h) => [h.id, h.score]));
   const gr = new Map(graph.map((h) => [h.id, h.score]));

@@ -120,7 +120,7 @@ export function searchQueries(db: Db): SearchStore {
           bankId,
           unique,
           limit,
-          Math.max(limit * 3, 300),
+          Math.max(Math.ceil(limit * 1.5), 150),
           DRIVER_POSTINGS,
           K1,
           B,
