@@ -238,7 +238,7 @@ async function openEngine(name: 'pglite' | 'postgres', sizes: number[], fresh: b
   return { name, db, config: { databaseUrl: serverUrl }, close: () => db.close() };
 }
 
-/** Loads the banks unless the cached database has them; the HNSW indexes are built afterwards. */
+/** Loads the banks unless the cached database has them, and builds the vector indexes Retain would have queued. */
 async function prepare(
   engine: Engine,
   sizes: number[],
@@ -246,7 +246,19 @@ async function prepare(
   log: (m: string) => void,
 ) {
   await migrate(engine.db);
-  if (await loaded(engine.db, sizes)) return;
+  if (!(await loaded(engine.db, sizes))) await loadBanks(engine, sizes, embedder, log);
+  // Banks that are a small share of the table get their own index, as Retain would queue it.
+  const store = storeOver(engine.db);
+  for (const size of sizes) {
+    const dims = await store.wantedBankIndex('default', bankOf(size));
+    if (dims === null) continue;
+    const started = performance.now();
+    await store.buildBankIndex('default', bankOf(size), dims);
+    log(`${engine.name}: own index of the ${size}-memory bank built in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+  }
+}
+
+async function loadBanks(engine: Engine, sizes: number[], embedder: Services['embedder'], log: (m: string) => void) {
   const store = storeOver(engine.db);
   const s: Services = { store, embedder, llm: null, now: () => new Date() };
   await engine.db.exec(HNSW_DIMENSIONS.map((d) => `DROP INDEX IF EXISTS memories_hnsw_${d};`).join('\n'));

@@ -118,5 +118,6 @@ export async function deleteBank(s: Services, projectId: string, bankId: string)
   await requireBank(s, projectId, bankId);
   const n = await s.store.deleteBank(projectId, bankId);
   if (n === null) throw notFound(`bank '${bankId}'`);
+  await s.store.dropBankIndexes(projectId, bankId);
   return { deleted: true as const, bank_id: bankId, memories_deleted: n };
 }

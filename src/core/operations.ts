@@ -49,6 +49,15 @@ export async function enqueueOperation(
   return operation;
 }
 
+/** Queues an operation of `kind` for the bank unless one is waiting or running already. */
+export async function enqueueOnce(s: Services, projectId: string, bankId: string, kind: string, payload: unknown) {
+  for (const status of ['pending', 'processing'] as const) {
+    const page = await s.store.listOperations(projectId, bankId, { status }, { limit: 100 });
+    if (page.items.some((o) => o.kind === kind)) return;
+  }
+  await enqueueOperation(s, projectId, bankId, kind, payload);
+}
+
 export async function getOperation(s: Services, projectId: string, bankId: string, id: string) {
   await requireBank(s, projectId, bankId);
   const op = UUID.test(id) ? await s.store.getOperation(projectId, bankId, id) : null;

@@ -1,5 +1,5 @@
 import { scheduleConsolidation } from './consolidate/schedule.js';
-import { enqueueOperation, type OperationRunner } from './operations.js';
+import { enqueueOnce, type OperationRunner } from './operations.js';
 import type { Services } from './services.js';
 import type { Bank } from './types.js';
 
@@ -16,13 +16,8 @@ export const staleVectors = (s: Services, bank: Bank) => bank.embedder !== null 
  * Queues a re-embed of the bank unless one is waiting or running. Called when a Retain or Recall
  * finds the bank's vectors stale: the embedder was changed by configuration.
  */
-export async function scheduleReembed(s: Services, projectId: string, bankId: string): Promise<void> {
-  for (const status of ['pending', 'processing'] as const) {
-    const page = await s.store.listOperations(projectId, bankId, { status }, { limit: 100 });
-    if (page.items.some((o) => o.kind === REEMBED)) return;
-  }
-  await enqueueOperation(s, projectId, bankId, REEMBED, {});
-}
+export const scheduleReembed = (s: Services, projectId: string, bankId: string) =>
+  enqueueOnce(s, projectId, bankId, REEMBED, {});
 
 /**
  * Embeds every memory of the bank again (observations too) and then records the server's

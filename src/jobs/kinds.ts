@@ -1,5 +1,6 @@
 import { CONSOLIDATE, runConsolidateOperation } from '../core/consolidate/schedule.js';
 import { runReencryptOperation } from '../core/crypto/reencrypt.js';
+import { BANK_INDEX, runBankIndexOperation } from '../core/recall/bank-index.js';
 import { REEMBED, runReembedOperation } from '../core/reembed.js';
 import type { OperationRunner } from '../core/operations.js';
 import { runRetainOperation } from '../core/retain/retain-async.js';
@@ -10,4 +11,5 @@ export const OPERATION_RUNNERS: Record<string, OperationRunner> = {
   [CONSOLIDATE]: runConsolidateOperation,
   reencrypt: runReencryptOperation,
   [REEMBED]: runReembedOperation,
+  [BANK_INDEX]: runBankIndexOperation,
 };

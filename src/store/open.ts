@@ -8,6 +8,7 @@ import { encryptionQueries } from './sql/encryption.js';
 import { limitQueries } from './sql/limits.js';
 import { directiveQueries } from './sql/directives.js';
 import { documentQueries } from './sql/documents.js';
+import { bankIndexQueries } from './sql/bank-index.js';
 import { graphQueries } from './sql/graph.js';
 import { intakeQueries } from './sql/intake.js';
 import { memoryQueries } from './sql/memories.js';
@@ -47,6 +48,7 @@ export function storeOver(db: Db): Store {
     ...bankQueries(db),
     ...memoryQueries(db),
     ...searchQueries(db),
+    ...bankIndexQueries(db),
     ...graphQueries(db),
     ...recordQueries(db),
     ...limitQueries(db),

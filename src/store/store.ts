@@ -171,6 +171,13 @@ export interface Store {
     page: { limit: number; cursor?: string; offset?: number },
   ): Promise<Page<Memory>>;
   getMemories(projectId: string, bankId: string, ids: string[]): Promise<Memory[]>;
+  // per-bank vector indexes (sql/bank-index.ts)
+  /** The vector size of a bank that should have an HNSW index of its own and has none yet, else null. */
+  wantedBankIndex(projectId: string, bankId: string): Promise<number | null>;
+  /** Builds the bank's own HNSW index for vectors of `dims` (without blocking writers on PostgreSQL). */
+  buildBankIndex(projectId: string, bankId: string, dims: number): Promise<void>;
+  /** Drops the bank's own indexes (after the bank is deleted). */
+  dropBankIndexes(projectId: string, bankId: string): Promise<void>;
   /** Replaces the vectors of existing memories (a re-embed); ids not in the bank are ignored. */
   setEmbeddings(projectId: string, bankId: string, rows: { id: string; embedding: Float32Array }[]): Promise<void>;
   deleteMemory(projectId: string, bankId: string, id: string): Promise<boolean>;

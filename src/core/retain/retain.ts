@@ -4,6 +4,7 @@ import { termFrequencies } from '../../text/terms.js';
 import { effectiveConfig } from '../bank-config.js';
 import { bankForWrite } from '../banks.js';
 import { scheduleConsolidation } from '../consolidate/schedule.js';
+import { EXACT_SEARCH_LIMIT, scheduleBankIndex } from '../recall/bank-index.js';
 import { scheduleReembed, staleVectors } from '../reembed.js';
 import { AppError } from '../errors.js';
 import { checkId } from '../ids.js';
@@ -177,6 +178,9 @@ async function retainCharged(
   if (usage.input || usage.output) await s.store.addLlmUsage(projectId, bankId, usage.input, usage.output);
   // Stored already: a failed enqueue only delays consolidation to the next Retain or explicit run.
   if (created > 0) await scheduleConsolidation(s, projectId, bankId).catch(() => undefined);
+  // Cheap test first: only a bank past the exact-search size can want an index of its own.
+  if (created > 0 && bank.memory_count + created > EXACT_SEARCH_LIMIT)
+    await scheduleBankIndex(s, projectId, bankId).catch(() => undefined);
   return {
     success: true,
     async: false,

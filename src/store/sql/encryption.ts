@@ -192,12 +192,12 @@ export function encryptionQueries(db: Db): EncryptionStore {
           'DELETE FROM memory_terms WHERE project_id = $1 AND bank_id = $2 AND memory_id = ANY($3::uuid[])',
           [projectId, bankId, ids],
         );
-        const fresh = counts.flatMap((c) => c.terms.map((t) => ({ m: c.id, t: t.term, f: t.tf })));
+        const fresh = counts.flatMap((c) => c.terms.map((t) => ({ m: c.id, t: t.term, f: t.tf, d: c.term_count })));
         if (fresh.length) {
           const json = JSON.stringify(fresh);
           await tx.query(
-            `INSERT INTO memory_terms (project_id, bank_id, memory_id, term, tf)
-             SELECT $1, $2, r.m, r.t, max(r.f) FROM jsonb_to_recordset($3::jsonb) AS r(m uuid, t text, f real)
+            `INSERT INTO memory_terms (project_id, bank_id, memory_id, term, tf, dl)
+             SELECT $1, $2, r.m, r.t, max(r.f), max(r.d) FROM jsonb_to_recordset($3::jsonb) AS r(m uuid, t text, f real, d real)
              GROUP BY r.m, r.t`,
             [projectId, bankId, json],
           );

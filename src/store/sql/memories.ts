@@ -112,11 +112,12 @@ export async function insertMemoriesIn(
        encrypted boolean)`,
     [projectId, bankId, JSON.stringify(rows)],
   );
-  const terms = memories.flatMap((m) => [...m.terms].map(([t, f]) => ({ m: m.id, t, f })));
+  const length = new Map(rows.map((r) => [r.id, r.term_count]));
+  const terms = memories.flatMap((m) => [...m.terms].map(([t, f]) => ({ m: m.id, t, f, d: length.get(m.id) })));
   if (terms.length) {
     await tx.query(
-      `INSERT INTO memory_terms (project_id, bank_id, memory_id, term, tf)
-       SELECT $1, $2, r.m, r.t, r.f FROM jsonb_to_recordset($3::jsonb) AS r(m uuid, t text, f real)`,
+      `INSERT INTO memory_terms (project_id, bank_id, memory_id, term, tf, dl)
+       SELECT $1, $2, r.m, r.t, r.f, r.d FROM jsonb_to_recordset($3::jsonb) AS r(m uuid, t text, f real, d real)`,
       [projectId, bankId, JSON.stringify(terms)],
     );
     await tx.query(

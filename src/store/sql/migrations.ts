@@ -408,4 +408,72 @@ ALTER TABLE banks ADD COLUMN llm_input_tokens bigint NOT NULL DEFAULT 0;
 ALTER TABLE banks ADD COLUMN llm_output_tokens bigint NOT NULL DEFAULT 0;
 `,
   },
+  {
+    version: 8,
+    name: 'keyword search: document length on each posting',
+    sql: `
+-- Each posting carries its memory's length (memories.term_count), so BM25 is computed from the
+-- postings alone: when every query term's postings fit in the driver budget, phase 1 is exact
+-- and phase 2 (index probes per candidate and term) is skipped.
+ALTER TABLE memory_terms ADD COLUMN dl real;
+UPDATE memory_terms t SET dl = m.term_count FROM memories m
+  WHERE m.project_id = t.project_id AND m.bank_id = t.bank_id AND m.id = t.memory_id;
+
+CREATE OR REPLACE FUNCTION mnemo_keyword_search(
+  p_project text, p_bank text, p_terms text[], p_limit int, p_candidates int, p_driver_postings int,
+  p_k1 float8, p_b float8,
+  p_types text[], p_tags text[], p_tags_match text, p_document text, p_before timestamptz)
+RETURNS TABLE (memory_id uuid, score float8)
+LANGUAGE plpgsql STABLE AS $fn$
+#variable_conflict use_column
+DECLARE
+  filtered boolean := p_types IS NOT NULL OR p_tags IS NOT NULL OR p_document IS NOT NULL OR p_before IS NOT NULL;
+BEGIN
+  RETURN QUERY
+  WITH stats AS MATERIALIZED (
+    SELECT greatest(b.memory_count, 1)::float8 AS n,
+           greatest(b.term_total::float8 / greatest(b.memory_count, 1), 1) AS avgdl
+    FROM banks b WHERE b.project_id = p_project AND b.id = p_bank),
+  q AS MATERIALIZED (
+    SELECT bt.term, bt.df, ln(1 + (stats.n - bt.df + 0.5) / (bt.df + 0.5)) AS idf
+    FROM bank_terms bt CROSS JOIN stats
+    WHERE bt.project_id = p_project AND bt.bank_id = p_bank AND bt.term = ANY(p_terms) AND bt.df > 0),
+  drivers AS MATERIALIZED (
+    SELECT x.term, x.idf FROM (
+      SELECT q.term, q.idf, sum(q.df) OVER w AS running, row_number() OVER w AS rank
+      FROM q WINDOW w AS (ORDER BY q.df, q.term)) x
+    WHERE x.rank = 1 OR x.running <= p_driver_postings),
+  cand AS MATERIALIZED (
+    SELECT t.memory_id AS id,
+      sum(d.idf * t.tf * (p_k1 + 1) / (t.tf + p_k1 * (1 - p_b + p_b * coalesce(t.dl, stats.avgdl) / stats.avgdl))) AS s1
+    FROM drivers d
+    JOIN memory_terms t ON t.project_id = p_project AND t.bank_id = p_bank AND t.term = d.term
+    CROSS JOIN stats
+    WHERE NOT filtered OR EXISTS (
+      SELECT 1 FROM memories m WHERE m.project_id = p_project AND m.bank_id = p_bank AND m.id = t.memory_id
+        AND (p_types IS NULL OR m.type = ANY(p_types))
+        AND (p_document IS NULL OR m.document_id = p_document)
+        AND (p_before IS NULL OR m.mentioned_at <= p_before)
+        AND (p_tags IS NULL OR CASE p_tags_match
+          WHEN 'all' THEN m.tags = '{}' OR m.tags @> p_tags
+          WHEN 'any_strict' THEN m.tags && p_tags
+          WHEN 'all_strict' THEN m.tags @> p_tags
+          WHEN 'exact' THEN m.tags @> p_tags AND m.tags <@ p_tags
+          ELSE m.tags = '{}' OR m.tags && p_tags END))
+    GROUP BY t.memory_id ORDER BY s1 DESC, t.memory_id LIMIT p_candidates),
+  exact AS MATERIALIZED (SELECT (SELECT count(*) FROM drivers) = (SELECT count(*) FROM q) AS yes),
+  scored AS MATERIALIZED (
+    SELECT m.id, m.seq, CASE WHEN (SELECT yes FROM exact) THEN c.s1 ELSE (
+      SELECT sum(q.idf * t.tf * (p_k1 + 1) / (t.tf + p_k1 * (1 - p_b + p_b * coalesce(t.dl, stats.avgdl) / stats.avgdl)))
+      FROM q JOIN memory_terms t ON t.project_id = p_project AND t.bank_id = p_bank AND t.term = q.term AND t.memory_id = m.id
+    ) END AS bm25
+    FROM cand c
+    JOIN memories m ON m.project_id = p_project AND m.bank_id = p_bank AND m.id = c.id
+    CROSS JOIN stats)
+  SELECT s.id, least(1, s.bm25 / (SELECT sum(q.idf) FROM q))::float8
+  FROM scored s ORDER BY s.bm25 DESC, s.seq DESC LIMIT p_limit;
+END
+$fn$;
+`,
+  },
 ];

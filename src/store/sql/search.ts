@@ -1,3 +1,4 @@
+import { EXACT_SEARCH_LIMIT } from '../../core/recall/bank-index.js';
 import type { MemoryFilter } from '../../core/types.js';
 import type { Db } from '../db.js';
 import type { Store } from '../store.js';
@@ -19,12 +20,6 @@ export const B = 0.75;
  */
 export const HNSW_DIMENSIONS = [100, 256, 384, 512, 768, 1024, 1536] as const;
 
-/**
- * Below this many memories a bank is searched exactly: scanning a few thousand vectors through
- * the bank's own index costs less than walking a graph shared with every other bank, and the
- * answer is exact.
- */
-export const EXACT_SEARCH_LIMIT = 4000;
 
 /** Postings the first keyword phase may read; rarer terms first (see `keywordSearch`). */
 export const DRIVER_POSTINGS = 2000;

@@ -1,0 +1,108 @@
+/**
+ * A bank that is a small share of a big table gets an HNSW index of its own, queued by Retain
+ * and built by a worker; recall through it finds what an exact scan finds; deleting the bank
+ * drops it.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { createLogger } from '../../src/api/logger.js';
+import { EXACT_SEARCH_LIMIT } from '../../src/core/recall/bank-index.js';
+import type { NewMemory } from '../../src/core/types.js';
+import { OPERATION_RUNNERS } from '../../src/jobs/kinds.js';
+import { startWorker } from '../../src/jobs/worker.js';
+import { bankPath, type TestApp, testApp } from '../helpers/app.js';
+import { ENGINES } from '../helpers/engines.js';
+import { until } from '../helpers/until.js';
+
+/** A deterministic unit vector of 100 dimensions (the local embedder's size). */
+function vector(seed: number): Float32Array {
+  const v = new Float32Array(100);
+  let x = seed * 2654435761;
+  for (let i = 0; i < v.length; i++) {
+    x = (x * 1103515245 + 12345) % 2147483648;
+    v[i] = x / 2147483648 - 0.5;
+  }
+  const norm = Math.hypot(...v);
+  return v.map((a) => a / norm);
+}
+
+const memory = (seed: number): NewMemory => ({
+  id: randomUUID(),
+  type: 'world',
+  text: `synthetic memory ${seed}`,
+  context: null,
+  occurred_start: null,
+  occurred_end: null,
+  mentioned_at: new Date(),
+  tags: [],
+  metadata: {},
+  document_id: null,
+  chunk_id: null,
+  content_hash: `h${seed}`,
+  embedding: vector(seed),
+  terms: new Map([[`t${seed}`, 1]]),
+  entities: [],
+});
+
+async function fill(t: TestApp, bank: string, from: number, n: number) {
+  await t.services.store.ensureBank('default', bank, {});
+  await t.services.store.updateBank('default', bank, { embedder: t.services.embedder.id });
+  for (let i = 0; i < n; i += 500) {
+    const batch = Array.from({ length: Math.min(500, n - i) }, (_, k) => memory(from + i + k));
+    await t.services.store.insertMemories('default', bank, batch, {});
+  }
+}
+
+for (const engine of ENGINES) {
+  describe(`a bank's own vector index (${engine})`, () => {
+    let t: TestApp;
+    const store = () => t.services.store;
+    before(async () => {
+      t = await testApp(engine);
+      // 'minor' is just past the exact-search size; 'major' holds most of the table.
+      await fill(t, 'minor', 0, EXACT_SEARCH_LIMIT);
+      await fill(t, 'major', 100_000, EXACT_SEARCH_LIMIT + 200);
+    });
+    after(() => t.close());
+
+    test('Retain queues it for a minority bank past the exact-search size; recall uses it; delete drops it', async () => {
+      assert.equal(await store().wantedBankIndex('default', 'minor'), null, 'not past the exact-search size yet');
+      const r = await t.call('POST', bankPath('minor', '/memories'), {
+        body: { items: [{ content: 'one more, and the bank is past the limit' }] },
+      });
+      assert.equal(r.status, 200);
+      assert.equal(await store().wantedBankIndex('default', 'minor'), 100);
+      assert.equal(await store().wantedBankIndex('default', 'major'), null, 'the shared index serves a majority bank');
+      const ops = (await t.call('GET', bankPath('minor', '/operations'))).body.items as { id: string; kind: string }[];
+      const op = ops.find((o) => o.kind === 'vector-index');
+      assert.ok(op, 'a vector-index operation is queued');
+
+      const worker = startWorker(t.services, createLogger('silent'), { runners: OPERATION_RUNNERS, pollMs: 20 });
+      try {
+        await until(
+          async () => (await t.call('GET', bankPath('minor', `/operations/${op.id}`))).body,
+          (o) => o.status === 'completed' || o.status === 'failed',
+          120_000,
+        ).then((o) => assert.equal(o.status, 'completed', o.error));
+      } finally {
+        await worker.stop();
+      }
+      assert.equal(await store().wantedBankIndex('default', 'minor'), null, 'built');
+
+      // The nearest neighbours of a stored vector, through the bank's index: itself first, and
+      // only this bank's memories.
+      for (const seed of [7, 1234, 3999]) {
+        const hits = await store().semanticSearch('default', 'minor', vector(seed), {}, 10);
+        assert.equal(hits.length, 10);
+        const [first] = await store().getMemories('default', 'minor', [hits[0]!.id]);
+        assert.equal(first?.text, `synthetic memory ${seed}`);
+        assert.ok(hits[0]!.score > 0.999);
+      }
+
+      assert.equal((await t.call('DELETE', bankPath('minor'))).status, 200);
+      await fill(t, 'minor', 0, EXACT_SEARCH_LIMIT + 1);
+      assert.equal(await store().wantedBankIndex('default', 'minor'), 100, 'the deleted bank took its index along');
+    });
+  });
+}
