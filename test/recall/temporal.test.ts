@@ -109,6 +109,36 @@ for (const engine of ENGINES) {
       assert.deepEqual(after.filter((x) => x.scores.temporal > 0).map((x) => x.text), [said.job]);
     });
 
+    test('what a memory tells of counts too, however long its span, found through the indexes', async () => {
+      const said = {
+        year: 'Back in 2019 I lived in Lisbon.',
+        decade: 'In the 90s I skated every weekend.',
+        day: 'Yesterday I visited the aquarium.',
+      };
+      const r = await t.call('POST', bankPath('spans', '/memories'), {
+        body: {
+          items: [
+            { content: said.year, timestamp: '2024-01-10T10:00:00Z' },
+            { content: said.decade, timestamp: '2024-01-11T10:00:00Z' },
+            { content: said.day, timestamp: '2024-03-10T10:00:00Z' },
+          ],
+        },
+      });
+      assert.equal(r.status, 200);
+      const dated = async (query: string) =>
+        (
+          (await t.call('POST', bankPath('spans', '/memories/recall'), { body: { query, query_timestamp: NOW } })).body
+            .results as { text: string; scores: { temporal: number } }[]
+        )
+          .filter((x) => x.scores.temporal > 0)
+          .map((x) => x.text)
+          .sort();
+      assert.deepEqual(await dated('What happened in June 2019?'), [said.year]);
+      assert.deepEqual(await dated('What happened in 1995?'), [said.decade]);
+      assert.deepEqual(await dated('What happened on March 9, 2024?'), [said.day]);
+      assert.deepEqual(await dated('What happened in 2005?'), []);
+    });
+
     test('query_timestamp is also the "as of" time: later memories are not recalled', async () => {
       const r = await t.call('POST', bankPath('when', '/memories/recall'), {
         body: { query: 'What happened last month?', query_timestamp: '2024-03-01T00:00:00Z' },

@@ -27,6 +27,9 @@ export const DRIVER_POSTINGS = 2000;
 /** Candidates the HNSW walk keeps: at least the pgvector default, more for bigger pools. */
 const efSearch = (limit: number) => Math.min(1000, Math.max(64, limit * 2));
 
+/** Occurred spans up to this long are found by their start; longer ones by their own index. */
+export const LONG_SPAN = '31 days';
+
 /** How often, at most, the embedded engine checks whether its planner statistics are stale. */
 const STATISTICS_CHECK_MS = 10_000;
 
@@ -134,10 +137,24 @@ export function searchQueries(db: Db): SearchStore {
       // A memory is in the window when what it tells of (occurred) or when it was said
       // (mentioned) falls inside. Score 1 at the middle of the window falling to 0.5 at its
       // edges, from the nearer of the two times (LEAST skips the NULL of a time outside).
+      // The rows are found through indexes, in three exact parts: said inside the window;
+      // occurred over at most LONG_SPAN and starting at most that long before it; occurred over
+      // a longer span (few rows, their own partial index, migration 9).
       return db.query<{ id: string; score: number }>(
         `WITH w AS (SELECT $3::timestamptz AS ws, $4::timestamptz AS we,
                     $3::timestamptz + ($4::timestamptz - $3::timestamptz) / 2 AS mid,
                     greatest(extract(epoch FROM $4::timestamptz - $3::timestamptz) / 2, 1) AS half),
+         inside AS (
+           SELECT id FROM memories WHERE project_id = $1 AND bank_id = $2
+             AND mentioned_at >= $3::timestamptz AND mentioned_at < $4::timestamptz
+           UNION
+           SELECT id FROM memories WHERE project_id = $1 AND bank_id = $2
+             AND occurred_start >= $3::timestamptz - interval '${LONG_SPAN}' AND occurred_start < $4::timestamptz
+             AND coalesce(occurred_end, occurred_start) >= $3::timestamptz
+           UNION
+           SELECT id FROM memories WHERE project_id = $1 AND bank_id = $2
+             AND occurred_end - occurred_start > interval '${LONG_SPAN}'
+             AND occurred_start < $4::timestamptz AND occurred_end >= $3::timestamptz),
          c AS (
            SELECT m.id, m.seq, least(
              CASE WHEN m.occurred_start < w.we AND coalesce(m.occurred_end, m.occurred_start) >= w.ws THEN
@@ -147,10 +164,9 @@ export function searchQueries(db: Db): SearchStore {
              END,
              CASE WHEN m.mentioned_at >= w.ws AND m.mentioned_at < w.we
                THEN abs(extract(epoch FROM m.mentioned_at - w.mid)) END) / w.half AS d
-           FROM memories m CROSS JOIN w
-           WHERE m.project_id = $1 AND m.bank_id = $2${where}
-             AND ((m.occurred_start < w.we AND coalesce(m.occurred_end, m.occurred_start) >= w.ws)
-               OR (m.mentioned_at >= w.ws AND m.mentioned_at < w.we)))
+           FROM inside i JOIN memories m ON m.project_id = $1 AND m.bank_id = $2 AND m.id = i.id
+           CROSS JOIN w
+           WHERE true${where})
          SELECT id::text AS id, (1 - 0.5 * least(d, 1))::float8 AS score FROM c
          ORDER BY d, seq DESC LIMIT $5`,
         params,
