@@ -99,6 +99,7 @@ async function retainCharged(
   const bank = await bankForWrite(s, projectId, bankId, { space: req.space });
   // New memories get the server's vectors; the re-embed brings the older ones over.
   if (staleVectors(s, bank)) await scheduleReembed(s, projectId, bankId);
+  await s.store.maintainStatistics();
   const cfg = effectiveConfig(bank.config);
   const now = s.now();
   const docOf = (item: RetainItem) => item.document_id ?? req.document_id ?? null;
