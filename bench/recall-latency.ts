@@ -254,11 +254,18 @@ async function prepare(
     if (dims === null) continue;
     const started = performance.now();
     await store.buildBankIndex('default', bankOf(size), dims);
-    log(`${engine.name}: own index of the ${size}-memory bank built in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+    log(
+      `${engine.name}: own index of the ${size}-memory bank built in ${((performance.now() - started) / 1000).toFixed(0)} s`,
+    );
   }
 }
 
-async function loadBanks(engine: Engine, sizes: number[], embedder: Services['embedder'], log: (m: string) => void) {
+async function loadBanks(
+  engine: Engine,
+  sizes: number[],
+  embedder: Services['embedder'],
+  log: (m: string) => void,
+) {
   const store = storeOver(engine.db);
   const s: Services = { store, embedder, llm: null, now: () => new Date() };
   await engine.db.exec(HNSW_DIMENSIONS.map((d) => `DROP INDEX IF EXISTS memories_hnsw_${d};`).join('\n'));

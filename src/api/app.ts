@@ -82,7 +82,9 @@ async function recordAudit(c: import('hono').Context<AppEnv>): Promise<void> {
   if (!projectId) {
     // A denied key still tells whose project was knocked on.
     keyId = keyIdOf(c.req.header('authorization')?.replace(/^Bearer\s+/i, '') ?? '');
-    projectId = (keyId && (await s.store.getApiKey(keyId))?.project_id) || (c.req.path.startsWith('/v1/default') ? 'default' : '-');
+    projectId =
+      (keyId && (await s.store.getApiKey(keyId))?.project_id) ||
+      (c.req.path.startsWith('/v1/default') ? 'default' : '-');
   }
   const bank = c.req.param('bank');
   await s.store.appendAudit({
@@ -131,10 +133,15 @@ export function createApp(services: Services, config: Config, log: Logger): Open
   app.use('*', measureRequests(metrics));
   app.use('*', secureHeaders());
   if (config.corsOrigins) {
-    app.use('*', cors({ origin: config.corsOrigins.split(',').map((o) => o.trim()), exposeHeaders: ['X-Request-Id'] }));
+    app.use(
+      '*',
+      cors({ origin: config.corsOrigins.split(',').map((o) => o.trim()), exposeHeaders: ['X-Request-Id'] }),
+    );
   }
   app.onError((err, c) => renderError(c, err));
-  app.notFound((c) => renderError(c, new AppError('not_found', `no route for ${c.req.method} ${c.req.path}`)));
+  app.notFound((c) =>
+    renderError(c, new AppError('not_found', `no route for ${c.req.method} ${c.req.path}`)),
+  );
 
   app.use('/v1/*', async (c, next) => {
     await next();
@@ -150,10 +157,18 @@ export function createApp(services: Services, config: Config, log: Logger): Open
     }),
   );
   app.use('/v1/*', async (c, next) => {
-    const hasBody = c.req.header('content-length') !== undefined || c.req.header('transfer-encoding') !== undefined;
+    const hasBody =
+      c.req.header('content-length') !== undefined || c.req.header('transfer-encoding') !== undefined;
     const type = c.req.header('content-type') ?? '';
-    if (hasBody && c.req.header('content-length') !== '0' && !/^application\/([\w.+-]*\+)?json\b/i.test(type)) {
-      throw new AppError('unsupported_media_type', 'request bodies must be JSON (Content-Type: application/json)');
+    if (
+      hasBody &&
+      c.req.header('content-length') !== '0' &&
+      !/^application\/([\w.+-]*\+)?json\b/i.test(type)
+    ) {
+      throw new AppError(
+        'unsupported_media_type',
+        'request bodies must be JSON (Content-Type: application/json)',
+      );
     }
     const unstorable = /json/i.test(type) ? unstorableText(await c.req.text()) : null;
     if (unstorable) throw new AppError('validation_error', unstorable);

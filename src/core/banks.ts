@@ -89,9 +89,13 @@ export async function updateConfig(
 ): Promise<BankConfigView> {
   const clean = validateConfigUpdates(updates);
   if (clean.encryption === 'managed' && !opts.masterKeySet) {
-    throw new AppError('master_key_missing', 'encryption "managed" needs the server master key (MNEMO_MASTER_KEY)', {
-      details: [{ path: 'updates.encryption', message: 'MNEMO_MASTER_KEY is not set' }],
-    });
+    throw new AppError(
+      'master_key_missing',
+      'encryption "managed" needs the server master key (MNEMO_MASTER_KEY)',
+      {
+        details: [{ path: 'updates.encryption', message: 'MNEMO_MASTER_KEY is not set' }],
+      },
+    );
   }
   const next = { ...bank.config };
   for (const [k, v] of Object.entries(clean)) {

@@ -50,7 +50,13 @@ export async function enqueueOperation(
 }
 
 /** Queues an operation of `kind` for the bank unless one is waiting or running already. */
-export async function enqueueOnce(s: Services, projectId: string, bankId: string, kind: string, payload: unknown) {
+export async function enqueueOnce(
+  s: Services,
+  projectId: string,
+  bankId: string,
+  kind: string,
+  payload: unknown,
+) {
   for (const status of ['pending', 'processing'] as const) {
     const page = await s.store.listOperations(projectId, bankId, { status }, { limit: 100 });
     if (page.items.some((o) => o.kind === kind)) return;
@@ -80,6 +86,7 @@ export async function listOperations(
 export async function cancelOperation(s: Services, projectId: string, bankId: string, id: string) {
   const op = await getOperation(s, projectId, bankId, id);
   const cancelled = await s.store.cancelOperation(projectId, bankId, id);
-  if (!cancelled) throw new AppError('conflict', `operation '${id}' is ${op.status} and can no longer be cancelled`);
+  if (!cancelled)
+    throw new AppError('conflict', `operation '${id}' is ${op.status} and can no longer be cancelled`);
   return cancelled;
 }

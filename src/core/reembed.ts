@@ -10,7 +10,8 @@ export const REEMBED = 'reembed';
 const BATCH = 256;
 
 /** The bank's vectors come from another embedder than the server's: not comparable to its queries. */
-export const staleVectors = (s: Services, bank: Bank) => bank.embedder !== null && bank.embedder !== s.embedder.id;
+export const staleVectors = (s: Services, bank: Bank) =>
+  bank.embedder !== null && bank.embedder !== s.embedder.id;
 
 /**
  * Queues a re-embed of the bank unless one is waiting or running. Called when a Retain or Recall

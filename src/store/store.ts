@@ -135,17 +135,30 @@ export interface Store {
   deleteSpace(projectId: string, id: string): Promise<number | null>;
   getBank(projectId: string, id: string): Promise<Bank | null>;
   /** Creates the bank if missing (with the given space and org flag) and returns it. */
-  ensureBank(projectId: string, id: string, init: { spaceId?: string | null; isOrgBank?: boolean }): Promise<Bank>;
+  ensureBank(
+    projectId: string,
+    id: string,
+    init: { spaceId?: string | null; isOrgBank?: boolean },
+  ): Promise<Bank>;
   /**
    * Banks of the project (optionally of one space), oldest first; with `page`, ordered by id and
    * keyset-paged: at most `limit` banks whose id sorts after `after`.
    */
-  listBanks(projectId: string, filter: { spaceId?: string }, page?: { limit: number; after?: string }): Promise<Bank[]>;
+  listBanks(
+    projectId: string,
+    filter: { spaceId?: string },
+    page?: { limit: number; after?: string },
+  ): Promise<Bank[]>;
   setBankSpace(projectId: string, bankId: string, spaceId: string | null): Promise<void>;
   updateBank(
     projectId: string,
     bankId: string,
-    patch: { config?: Record<string, unknown>; name?: string | null; mission?: string | null; embedder?: string },
+    patch: {
+      config?: Record<string, unknown>;
+      name?: string | null;
+      mission?: string | null;
+      embedder?: string;
+    },
   ): Promise<Bank | null>;
   bankCounts(projectId: string, bankId: string): Promise<BankCounts>;
   /** Deletes the bank and all its data; returns the number of memories deleted, or null if absent. */
@@ -179,7 +192,11 @@ export interface Store {
   /** Drops the bank's own indexes (after the bank is deleted). */
   dropBankIndexes(projectId: string, bankId: string): Promise<void>;
   /** Replaces the vectors of existing memories (a re-embed); ids not in the bank are ignored. */
-  setEmbeddings(projectId: string, bankId: string, rows: { id: string; embedding: Float32Array }[]): Promise<void>;
+  setEmbeddings(
+    projectId: string,
+    bankId: string,
+    rows: { id: string; embedding: Float32Array }[],
+  ): Promise<void>;
   deleteMemory(projectId: string, bankId: string, id: string): Promise<boolean>;
 
   // retrieval channels
@@ -190,7 +207,13 @@ export interface Store {
     filter: MemoryFilter,
     limit: number,
   ): Promise<Hit[]>;
-  keywordSearch(projectId: string, bankId: string, terms: string[], filter: MemoryFilter, limit: number): Promise<Hit[]>;
+  keywordSearch(
+    projectId: string,
+    bankId: string,
+    terms: string[],
+    filter: MemoryFilter,
+    limit: number,
+  ): Promise<Hit[]>;
   /** Memories whose occurred (or else mentioned) time falls in the window; nearest the middle first. */
   temporalSearch(
     projectId: string,
@@ -200,7 +223,12 @@ export interface Store {
     limit: number,
   ): Promise<Hit[]>;
   /** Cosine similarity of the given memories to a vector. */
-  similarities(projectId: string, bankId: string, ids: string[], vector: Float32Array): Promise<Map<string, number>>;
+  similarities(
+    projectId: string,
+    bankId: string,
+    ids: string[],
+    vector: Float32Array,
+  ): Promise<Map<string, number>>;
   /**
    * Memories linked to the entities named by `probes` (entity names or aliases, any case) and,
    * with `depth` 1 or 2, to the entities co-mentioned with them; scored in [0, 1].
@@ -227,7 +255,11 @@ export interface Store {
   ): Promise<{ text: string; context: string | null }[]>;
 
   // entities
-  listEntities(projectId: string, bankId: string, page: { limit: number; cursor?: string }): Promise<Page<Entity>>;
+  listEntities(
+    projectId: string,
+    bankId: string,
+    page: { limit: number; cursor?: string },
+  ): Promise<Page<Entity>>;
   /** Entities whose key or alias is one of `keys`, or whose first or last word is one of `words` (for resolution). */
   findEntities(projectId: string, bankId: string, keys: string[], words: string[]): Promise<Entity[]>;
   /** Content hashes of documents, by id. */
@@ -369,7 +401,13 @@ export interface Store {
     workerId: string,
     leaseMs: number,
   ): Promise<{ operation: Operation; projectId: string; payload: unknown } | null>;
-  renewOperation(projectId: string, bankId: string, id: string, workerId: string, leaseMs: number): Promise<boolean>;
+  renewOperation(
+    projectId: string,
+    bankId: string,
+    id: string,
+    workerId: string,
+    leaseMs: number,
+  ): Promise<boolean>;
   finishOperation(
     projectId: string,
     bankId: string,
@@ -377,10 +415,22 @@ export interface Store {
     workerId: string,
     outcome: { status: 'completed' | 'failed'; memoriesCreated?: number; error?: string },
   ): Promise<void>;
-  retryOperation(projectId: string, bankId: string, id: string, workerId: string, delayMs: number, error: string): Promise<void>;
+  retryOperation(
+    projectId: string,
+    bankId: string,
+    id: string,
+    workerId: string,
+    delayMs: number,
+    error: string,
+  ): Promise<void>;
   countPendingOperations(): Promise<number>;
   /** `staleMs`: an in-progress claim older than this was left by a dead request and is taken over. */
-  claimIdempotencyKey(projectId: string, key: string, requestHash: string, staleMs: number): Promise<IdempotencyClaim>;
+  claimIdempotencyKey(
+    projectId: string,
+    key: string,
+    requestHash: string,
+    staleMs: number,
+  ): Promise<IdempotencyClaim>;
   saveIdempotentResponse(projectId: string, key: string, status: number, response: unknown): Promise<void>;
   releaseIdempotencyKey(projectId: string, key: string): Promise<void>;
 
@@ -405,7 +455,12 @@ export interface Store {
   /** The highest memory seq consolidation has processed (0 before the first run). */
   consolidationCursor(projectId: string, bankId: string): Promise<number>;
   /** Memories after `afterSeq` other than consolidated observations, oldest first. */
-  consolidationSources(projectId: string, bankId: string, afterSeq: number, limit: number): Promise<ConsolidationSource[]>;
+  consolidationSources(
+    projectId: string,
+    bankId: string,
+    afterSeq: number,
+    limit: number,
+  ): Promise<ConsolidationSource[]>;
   /**
    * Nearest memories with exactly these tags: consolidated observations, or other memories
    * retained before `beforeSeq` that support no observation yet.
@@ -417,7 +472,11 @@ export interface Store {
     opts: { observations: boolean; tags: string[]; beforeSeq: number; limit: number },
   ): Promise<Hit[]>;
   /** Proof and conflicts of consolidated observations; ids that are not ones are left out. */
-  observationDetails(projectId: string, bankId: string, ids: string[]): Promise<Map<string, ObservationDetail>>;
+  observationDetails(
+    projectId: string,
+    bankId: string,
+    ids: string[],
+  ): Promise<Map<string, ObservationDetail>>;
   /**
    * Applies one consolidation step and moves the cursor from `from` to `to` in one transaction;
    * false (and nothing written) when another run moved the cursor first.

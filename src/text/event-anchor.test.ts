@@ -32,7 +32,10 @@ test('the anchored window is centred on the moved event, half the offset wide ea
   const w = anchoredWindow(anchor, new Date('2023-06-30T00:00:00Z'));
   assert.equal(w.start.toISOString(), '2023-06-09T00:00:00.000Z');
   assert.equal(w.end.toISOString(), '2023-06-23T00:00:00.000Z');
-  const dayAfter = anchoredWindow(parseEventAnchor('the day after the party')!, new Date('2023-06-30T00:00:00Z'));
+  const dayAfter = anchoredWindow(
+    parseEventAnchor('the day after the party')!,
+    new Date('2023-06-30T00:00:00Z'),
+  );
   assert.equal(dayAfter.start.toISOString(), '2023-06-30T00:00:00.000Z');
   assert.equal(dayAfter.end.toISOString(), '2023-07-02T00:00:00.000Z');
 });

@@ -10,7 +10,6 @@ import { until } from '../helpers/until.js';
 import { ENGINES } from '../helpers/engines.js';
 import { bankPath, type TestApp, testApp } from '../helpers/app.js';
 
-
 for (const engine of ENGINES) {
   describe(`operations and idempotency (${engine})`, () => {
     let t: TestApp;
@@ -23,17 +22,27 @@ for (const engine of ENGINES) {
     const count = async (bank: string) => (await t.call('GET', bankPath(bank))).body.memory_count;
 
     test('async retain answers at once and a worker completes it', async () => {
-      const worker = startWorker(t.services, createLogger('silent'), { runners: OPERATION_RUNNERS, pollMs: 20 });
+      const worker = startWorker(t.services, createLogger('silent'), {
+        runners: OPERATION_RUNNERS,
+        pollMs: 20,
+      });
       try {
         const r = await t.call('POST', bankPath('async', '/memories'), {
-          body: { async: true, document_id: 'd', items: [{ content: 'queued one' }, { content: 'queued two' }] },
+          body: {
+            async: true,
+            document_id: 'd',
+            items: [{ content: 'queued one' }, { content: 'queued two' }],
+          },
         });
         assert.equal(r.status, 200);
         assert.equal(r.body.success, true);
         assert.equal(r.body.async, true);
         assert.deepEqual(r.body.operation_ids, [r.body.operation_id]);
         assert.equal(r.body.document_id, 'd');
-        const done = await until(() => op('async', r.body.operation_id), (x) => x.body.status === 'completed');
+        const done = await until(
+          () => op('async', r.body.operation_id),
+          (x) => x.body.status === 'completed',
+        );
         assert.equal(done.body.items_count, 2);
         assert.equal(done.body.memories_created, 2);
         assert.equal(done.body.error, null);
@@ -61,7 +70,9 @@ for (const engine of ENGINES) {
       assert.equal((await t.call('DELETE', bankPath('opid', `/operations/${id}`))).status, 409);
       assert.equal((await op('opid', randomUUID())).status, 404);
       assert.equal((await op('opid', 'nope')).status, 404);
-      const bad = await t.call('POST', bankPath('opid', '/memories'), { body: { ...body, operation_id: 'not-a-uuid' } });
+      const bad = await t.call('POST', bankPath('opid', '/memories'), {
+        body: { ...body, operation_id: 'not-a-uuid' },
+      });
       assert.equal(bad.status, 400);
     });
 
@@ -82,9 +93,15 @@ for (const engine of ENGINES) {
       });
       assert.equal(await count('crash'), 2);
       await new Promise((res) => setTimeout(res, 20)); // the 1 ms lease has expired
-      const worker = startWorker(t.services, createLogger('silent'), { runners: OPERATION_RUNNERS, pollMs: 20 });
+      const worker = startWorker(t.services, createLogger('silent'), {
+        runners: OPERATION_RUNNERS,
+        pollMs: 20,
+      });
       try {
-        const done = await until(() => op('crash', r.body.operation_id), (x) => x.body.status === 'completed');
+        const done = await until(
+          () => op('crash', r.body.operation_id),
+          (x) => x.body.status === 'completed',
+        );
         assert.equal(done.body.attempts, 2);
         assert.equal(await count('crash'), 2, 'nothing stored twice');
       } finally {
@@ -97,21 +114,36 @@ for (const engine of ENGINES) {
       try {
         // Planner statistics taken while the queue was empty: a plan that rescans the candidate
         // subquery per row would claim several operations at once.
-        await fresh.call('POST', bankPath('claim-data', '/memories'), { body: { items: [{ content: 'x' }] } });
-        assert.equal((await fresh.services.store.claimOperation('w0', 60_000))?.operation.kind, 'consolidate');
+        await fresh.call('POST', bankPath('claim-data', '/memories'), {
+          body: { items: [{ content: 'x' }] },
+        });
+        assert.equal(
+          (await fresh.services.store.claimOperation('w0', 60_000))?.operation.kind,
+          'consolidate',
+        );
         await fresh.services.store.maintainStatistics(); // the embedded engine's first ANALYZE
         const ids: string[] = [];
         for (let i = 0; i < 6; i++) {
           assert.equal((await fresh.call('PUT', bankPath(`claim-${i}`), { body: {} })).status, 200);
           const { operation } = await fresh.services.store.insertOperation({
-            projectId: 'default', bankId: `claim-${i}`, id: randomUUID(), kind: 'teleport', payload: {}, itemsCount: 0,
+            projectId: 'default',
+            bankId: `claim-${i}`,
+            id: randomUUID(),
+            kind: 'teleport',
+            payload: {},
+            itemsCount: 0,
           });
           ids.push(operation.id);
         }
         const processing = async () => {
           let n = 0;
           for (let i = 0; i < 6; i++) {
-            const page = await fresh.services.store.listOperations('default', `claim-${i}`, { status: 'processing' }, { limit: 10 });
+            const page = await fresh.services.store.listOperations(
+              'default',
+              `claim-${i}`,
+              { status: 'processing' },
+              { limit: 10 },
+            );
             n += page.items.length;
           }
           return n;
@@ -129,11 +161,22 @@ for (const engine of ENGINES) {
     test('an unknown kind fails with a readable error', async () => {
       await t.call('POST', bankPath('failing', '/memories'), { body: { items: [{ content: 'x' }] } });
       const { operation } = await t.services.store.insertOperation({
-        projectId: 'default', bankId: 'failing', id: randomUUID(), kind: 'teleport', payload: {}, itemsCount: 0,
+        projectId: 'default',
+        bankId: 'failing',
+        id: randomUUID(),
+        kind: 'teleport',
+        payload: {},
+        itemsCount: 0,
       });
-      const worker = startWorker(t.services, createLogger('silent'), { runners: OPERATION_RUNNERS, pollMs: 20 });
+      const worker = startWorker(t.services, createLogger('silent'), {
+        runners: OPERATION_RUNNERS,
+        pollMs: 20,
+      });
       try {
-        const done = await until(() => op('failing', operation.id), (x) => x.body.status === 'failed');
+        const done = await until(
+          () => op('failing', operation.id),
+          (x) => x.body.status === 'failed',
+        );
         assert.match(done.body.error, /unknown operation kind 'teleport'/);
       } finally {
         await worker.stop();
@@ -143,8 +186,14 @@ for (const engine of ENGINES) {
     test('Idempotency-Key replays the first answer and stores nothing twice', async () => {
       const key = randomUUID();
       const body = { items: [{ content: 'idempotent memory' }] };
-      const first = await t.call('POST', bankPath('idem', '/memories'), { body, headers: { 'idempotency-key': key } });
-      const again = await t.call('POST', bankPath('idem', '/memories'), { body, headers: { 'idempotency-key': key } });
+      const first = await t.call('POST', bankPath('idem', '/memories'), {
+        body,
+        headers: { 'idempotency-key': key },
+      });
+      const again = await t.call('POST', bankPath('idem', '/memories'), {
+        body,
+        headers: { 'idempotency-key': key },
+      });
       assert.equal(first.status, 200);
       assert.deepEqual(again.body, first.body);
       assert.equal(again.headers.get('idempotent-replayed'), 'true');
@@ -157,9 +206,20 @@ for (const engine of ENGINES) {
       assert.equal(other.body.error.code, 'idempotency_mismatch');
       // a failed request releases its key: the corrected retry goes through
       const k2 = randomUUID();
-      const bad = await t.call('POST', bankPath('idem', '/memories'), { body: { items: [] }, headers: { 'idempotency-key': k2 } });
+      const bad = await t.call('POST', bankPath('idem', '/memories'), {
+        body: { items: [] },
+        headers: { 'idempotency-key': k2 },
+      });
       assert.equal(bad.status, 400);
-      assert.equal((await t.call('POST', bankPath('idem', '/memories'), { body: { items: [] }, headers: { 'idempotency-key': k2 } })).status, 400);
+      assert.equal(
+        (
+          await t.call('POST', bankPath('idem', '/memories'), {
+            body: { items: [] },
+            headers: { 'idempotency-key': k2 },
+          })
+        ).status,
+        400,
+      );
       assert.equal(await count('idem'), 1);
     });
 
@@ -169,12 +229,18 @@ for (const engine of ENGINES) {
       const body = { items: [{ content: 'sent by a process that was killed' }] };
       const hash = requestHash('POST', path, JSON.stringify(body));
       // The killed request's claim: in progress, never finished or released.
-      assert.equal((await t.services.store.claimIdempotencyKey('default', key, hash, IN_FLIGHT_LIMIT_MS)).state, 'new');
+      assert.equal(
+        (await t.services.store.claimIdempotencyKey('default', key, hash, IN_FLIGHT_LIMIT_MS)).state,
+        'new',
+      );
       const early = await t.call('POST', path, { body, headers: { 'idempotency-key': key } });
       assert.equal(early.status, 409);
       assert.equal(early.headers.get('retry-after'), '1');
       // Past the in-flight limit (0 here) the same request takes the key over; another one does not.
-      assert.equal((await t.services.store.claimIdempotencyKey('default', key, 'other', 0)).state, 'mismatch');
+      assert.equal(
+        (await t.services.store.claimIdempotencyKey('default', key, 'other', 0)).state,
+        'mismatch',
+      );
       assert.equal((await t.services.store.claimIdempotencyKey('default', key, hash, 0)).state, 'new');
       await t.services.store.releaseIdempotencyKey('default', key);
       const retry = await t.call('POST', path, { body, headers: { 'idempotency-key': key } });
@@ -185,7 +251,9 @@ for (const engine of ENGINES) {
     test('concurrent sync retains into one bank all land', async () => {
       await Promise.all(
         Array.from({ length: 10 }, (_, i) =>
-          t.call('POST', bankPath('parallel', '/memories'), { body: { items: [{ content: `parallel ${i}` }] } }),
+          t.call('POST', bankPath('parallel', '/memories'), {
+            body: { items: [{ content: `parallel ${i}` }] },
+          }),
         ),
       );
       assert.equal(await count('parallel'), 10);

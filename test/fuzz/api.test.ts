@@ -228,7 +228,10 @@ for (const engine of ENGINES) {
         assert.equal(refused.status, 400, content);
         assert.match(((await refused.json()) as any).error.message, /unpaired UTF-16 surrogate/);
       }
-      const inKey = await send('new-bank-surrogate', '{"items":[{"content":"k","metadata":{"\\ud800":"v"}}]}');
+      const inKey = await send(
+        'new-bank-surrogate',
+        '{"items":[{"content":"k","metadata":{"\\ud800":"v"}}]}',
+      );
       assert.equal(inKey.status, 400);
       assert.equal(await fingerprint(h.db), was, 'no bank was created');
       // A pair, escaped or not, is one ordinary character.

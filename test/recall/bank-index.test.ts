@@ -67,18 +67,32 @@ for (const engine of ENGINES) {
     after(() => t.close());
 
     test('Retain queues it for a minority bank past the exact-search size; recall uses it; delete drops it', async () => {
-      assert.equal(await store().wantedBankIndex('default', 'minor'), null, 'not past the exact-search size yet');
+      assert.equal(
+        await store().wantedBankIndex('default', 'minor'),
+        null,
+        'not past the exact-search size yet',
+      );
       const r = await t.call('POST', bankPath('minor', '/memories'), {
         body: { items: [{ content: 'one more, and the bank is past the limit' }] },
       });
       assert.equal(r.status, 200);
       assert.equal(await store().wantedBankIndex('default', 'minor'), 100);
-      assert.equal(await store().wantedBankIndex('default', 'major'), null, 'the shared index serves a majority bank');
-      const ops = (await t.call('GET', bankPath('minor', '/operations'))).body.items as { id: string; kind: string }[];
+      assert.equal(
+        await store().wantedBankIndex('default', 'major'),
+        null,
+        'the shared index serves a majority bank',
+      );
+      const ops = (await t.call('GET', bankPath('minor', '/operations'))).body.items as {
+        id: string;
+        kind: string;
+      }[];
       const op = ops.find((o) => o.kind === 'vector-index');
       assert.ok(op, 'a vector-index operation is queued');
 
-      const worker = startWorker(t.services, createLogger('silent'), { runners: OPERATION_RUNNERS, pollMs: 20 });
+      const worker = startWorker(t.services, createLogger('silent'), {
+        runners: OPERATION_RUNNERS,
+        pollMs: 20,
+      });
       try {
         await until(
           async () => (await t.call('GET', bankPath('minor', `/operations/${op.id}`))).body,
@@ -102,7 +116,11 @@ for (const engine of ENGINES) {
 
       assert.equal((await t.call('DELETE', bankPath('minor'))).status, 200);
       await fill(t, 'minor', 0, EXACT_SEARCH_LIMIT + 1);
-      assert.equal(await store().wantedBankIndex('default', 'minor'), 100, 'the deleted bank took its index along');
+      assert.equal(
+        await store().wantedBankIndex('default', 'minor'),
+        100,
+        'the deleted bank took its index along',
+      );
     });
   });
 }

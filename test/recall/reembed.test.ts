@@ -28,13 +28,23 @@ for (const engine of ENGINES) {
       return r.body.results as { text: string; scores: { semantic: number } }[];
     };
     const reembeds = async () =>
-      ((await t.call('GET', bankPath('switch', '/operations'))).body.items as { id: string; kind: string; status: string }[]).filter(
-        (o) => o.kind === 'reembed',
-      );
+      (
+        (await t.call('GET', bankPath('switch', '/operations'))).body.items as {
+          id: string;
+          kind: string;
+          status: string;
+        }[]
+      ).filter((o) => o.kind === 'reembed');
 
     test('stale vectors switch the semantic channel off until a queued re-embed replaces them', async () => {
-      const texts = ['Dana keeps a zebra finch named Pip.', 'Dana works night shifts at the bakery.', 'Dana runs on Sundays.'];
-      await t.call('POST', bankPath('switch', '/memories'), { body: { items: texts.map((content) => ({ content })) } });
+      const texts = [
+        'Dana keeps a zebra finch named Pip.',
+        'Dana works night shifts at the bakery.',
+        'Dana runs on Sundays.',
+      ];
+      await t.call('POST', bankPath('switch', '/memories'), {
+        body: { items: texts.map((content) => ({ content })) },
+      });
       assert.ok((await recall('zebra finch'))[0]!.scores.semantic > 0, 'the local vectors answer at first');
       assert.deepEqual(await reembeds(), []);
 
@@ -42,7 +52,10 @@ for (const engine of ENGINES) {
       t.services.embedder = createOpenAIEmbedder({ url: fake.url, model: 'fake-embed', dimensions: 16 });
       const during = await recall('zebra finch');
       assert.equal(during[0]?.text, texts[0], 'keyword search still finds it');
-      assert.ok(during.every((r) => r.scores.semantic === 0), 'no similarity across embedders');
+      assert.ok(
+        during.every((r) => r.scores.semantic === 0),
+        'no similarity across embedders',
+      );
       assert.equal((await reembeds()).length, 1, 'recall queued a re-embed');
 
       // Retain goes on (new memories get new vectors) and does not queue a second re-embed.
@@ -54,7 +67,10 @@ for (const engine of ENGINES) {
       assert.equal((await reembeds()).length, 1);
 
       const before = fake.requests.length;
-      const worker = startWorker(t.services, createLogger('silent'), { runners: OPERATION_RUNNERS, pollMs: 20 });
+      const worker = startWorker(t.services, createLogger('silent'), {
+        runners: OPERATION_RUNNERS,
+        pollMs: 20,
+      });
       try {
         await until(
           async () => (await t.call('GET', bankPath('switch', `/operations/${op!.id}`))).body,

@@ -95,10 +95,15 @@ for (const engine of ENGINES) {
       assert.equal(r.status, 200);
       const ask = async (query: string) =>
         (
-          await t.call('POST', bankPath('anchored', '/memories/recall'), { body: { query, query_timestamp: NOW } })
+          await t.call('POST', bankPath('anchored', '/memories/recall'), {
+            body: { query, query_timestamp: NOW },
+          })
         ).body.results as { text: string; scores: { temporal: number } }[];
       const before = await ask('What did I do two weeks before the wedding?');
-      assert.deepEqual(before.filter((x) => x.scores.temporal > 0).map((x) => x.text), [said.suit]);
+      assert.deepEqual(
+        before.filter((x) => x.scores.temporal > 0).map((x) => x.text),
+        [said.suit],
+      );
       const rank = (text: string) => {
         const i = before.findIndex((x) => x.text === text);
         return i < 0 ? Number.POSITIVE_INFINITY : i;
@@ -106,7 +111,10 @@ for (const engine of ENGINES) {
       assert.ok(rank(said.suit) <= 1, 'the suit comes first or right after the wedding itself');
       assert.ok(rank(said.suit) < rank(said.hike) && rank(said.suit) < rank(said.job));
       const after = await ask('What happened a month after the wedding?');
-      assert.deepEqual(after.filter((x) => x.scores.temporal > 0).map((x) => x.text), [said.job]);
+      assert.deepEqual(
+        after.filter((x) => x.scores.temporal > 0).map((x) => x.text),
+        [said.job],
+      );
     });
 
     test('what a memory tells of counts too, however long its span, found through the indexes', async () => {
@@ -127,8 +135,11 @@ for (const engine of ENGINES) {
       assert.equal(r.status, 200);
       const dated = async (query: string) =>
         (
-          (await t.call('POST', bankPath('spans', '/memories/recall'), { body: { query, query_timestamp: NOW } })).body
-            .results as { text: string; scores: { temporal: number } }[]
+          (
+            await t.call('POST', bankPath('spans', '/memories/recall'), {
+              body: { query, query_timestamp: NOW },
+            })
+          ).body.results as { text: string; scores: { temporal: number } }[]
         )
           .filter((x) => x.scores.temporal > 0)
           .map((x) => x.text)

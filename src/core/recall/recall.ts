@@ -118,7 +118,9 @@ async function searchBankIn(
   const sims = new Map(semantic.map((h) => [h.id, h.score]));
   const unscored = ids.filter((id) => !sims.has(id));
   const [more, memories] = await Promise.all([
-    semanticOn && unscored.length ? s.store.similarities(p, bank.id, unscored, q.vector) : new Map<string, number>(),
+    semanticOn && unscored.length
+      ? s.store.similarities(p, bank.id, unscored, q.vector)
+      : new Map<string, number>(),
     s.store.getMemories(p, bank.id, ids),
   ]);
   for (const [id, score] of more) sims.set(id, score);

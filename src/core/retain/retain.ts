@@ -108,7 +108,8 @@ async function retainCharged(
   const replacing = new Map<string, RetainItem[]>();
   for (const item of req.items) {
     const doc = docOf(item);
-    if (doc !== null && (item.update_mode ?? 'replace') === 'replace') replacing.set(doc, [...(replacing.get(doc) ?? []), item]);
+    if (doc !== null && (item.update_mode ?? 'replace') === 'replace')
+      replacing.set(doc, [...(replacing.get(doc) ?? []), item]);
   }
   const hashes = new Map([...replacing].map(([doc, items]) => [doc, documentHash(items)]));
   const stored = await s.store.documentHashes(projectId, bankId, [...hashes.keys()]);
@@ -159,11 +160,17 @@ async function retainCharged(
     resolvable.flatMap((m) => m.entities.map((e) => e.text)),
   );
   for (const m of resolvable) m.entities = applyResolution(m.entities, resolved);
-  const vectors = memories.length ? await s.embedder.embed(memories.map((m) => m.text), opts.signal) : [];
+  const vectors = memories.length
+    ? await s.embedder.embed(
+        memories.map((m) => m.text),
+        opts.signal,
+      )
+    : [];
   memories.forEach((m, i) => {
     m.embedding = vectors[i]!;
   });
-  if (bank.embedder === null && memories.length) await s.store.updateBank(projectId, bankId, { embedder: s.embedder.id });
+  if (bank.embedder === null && memories.length)
+    await s.store.updateBank(projectId, bankId, { embedder: s.embedder.id });
   const changed = [...replacing.keys()].filter((d) => !unchanged.has(d));
   // An appended document's content is no longer what any hash describes: '' never matches.
   const appended = [...new Set(memories.map((m) => m.document_id))].filter(
@@ -198,7 +205,15 @@ async function retainCharged(
 function documentHash(items: RetainItem[]): string {
   return hash(
     JSON.stringify(
-      items.map((it) => [it.content, it.context, it.timestamp?.toISOString(), it.fact_type, it.tags, it.metadata, it.entities]),
+      items.map((it) => [
+        it.content,
+        it.context,
+        it.timestamp?.toISOString(),
+        it.fact_type,
+        it.tags,
+        it.metadata,
+        it.entities,
+      ]),
     ),
   );
 }

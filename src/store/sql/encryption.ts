@@ -192,7 +192,9 @@ export function encryptionQueries(db: Db): EncryptionStore {
           'DELETE FROM memory_terms WHERE project_id = $1 AND bank_id = $2 AND memory_id = ANY($3::uuid[])',
           [projectId, bankId, ids],
         );
-        const fresh = counts.flatMap((c) => c.terms.map((t) => ({ m: c.id, t: t.term, f: t.tf, d: c.term_count })));
+        const fresh = counts.flatMap((c) =>
+          c.terms.map((t) => ({ m: c.id, t: t.term, f: t.tf, d: c.term_count })),
+        );
         if (fresh.length) {
           const json = JSON.stringify(fresh);
           await tx.query(

@@ -4,7 +4,10 @@ import type { Store } from '../store.js';
 import { lockBankForWrite, termGroupsClause } from './encryption.js';
 import { decodeCursor, encodeCursor, filterClauses, vectorLiteral } from './filters.js';
 
-type MemoryStore = Pick<Store, 'insertMemories' | 'listMemories' | 'getMemories' | 'setEmbeddings' | 'deleteMemory'>;
+type MemoryStore = Pick<
+  Store,
+  'insertMemories' | 'listMemories' | 'getMemories' | 'setEmbeddings' | 'deleteMemory'
+>;
 
 /** Columns of a memory record, over alias `m`, with its entity names. */
 export const MEMORY_SELECT = `SELECT m.id::text AS id, m.bank_id, m.type, m.text, m.context, m.occurred_start, m.occurred_end,
@@ -113,7 +116,9 @@ export async function insertMemoriesIn(
     [projectId, bankId, JSON.stringify(rows)],
   );
   const length = new Map(rows.map((r) => [r.id, r.term_count]));
-  const terms = memories.flatMap((m) => [...m.terms].map(([t, f]) => ({ m: m.id, t, f, d: length.get(m.id) })));
+  const terms = memories.flatMap((m) =>
+    [...m.terms].map(([t, f]) => ({ m: m.id, t, f, d: length.get(m.id) })),
+  );
   if (terms.length) {
     await tx.query(
       `INSERT INTO memory_terms (project_id, bank_id, memory_id, term, tf, dl)
@@ -146,11 +151,10 @@ export function memoryQueries(db: Db): MemoryStore {
         // refuses rows prepared for the other side of an encryption switch).
         await lockBankForWrite(tx, projectId, bankId, memories);
         if (memories[0]) {
-          const seen = await tx.query('SELECT 1 FROM memories WHERE project_id = $1 AND bank_id = $2 AND id = $3', [
-            projectId,
-            bankId,
-            memories[0].id,
-          ]);
+          const seen = await tx.query(
+            'SELECT 1 FROM memories WHERE project_id = $1 AND bank_id = $2 AND id = $3',
+            [projectId, bankId, memories[0].id],
+          );
           if (seen.length) return 0;
         }
         if (opts.replaceDocuments?.length) {
@@ -165,7 +169,11 @@ export function memoryQueries(db: Db): MemoryStore {
              FROM jsonb_to_recordset($3::jsonb) AS d(id text, hash text)
              ON CONFLICT (project_id, bank_id, id) DO UPDATE SET content_hash = excluded.content_hash,
                memory_count = excluded.memory_count, updated_at = now()`,
-            [projectId, bankId, JSON.stringify(opts.documents.map((d) => ({ id: d.id, hash: d.contentHash })))],
+            [
+              projectId,
+              bankId,
+              JSON.stringify(opts.documents.map((d) => ({ id: d.id, hash: d.contentHash }))),
+            ],
           );
         }
         return memories.length;
@@ -215,7 +223,10 @@ export function memoryQueries(db: Db): MemoryStore {
 
     async deleteMemory(projectId, bankId, id) {
       const n = await db.transaction(async (tx) => {
-        await tx.query('SELECT 1 FROM banks WHERE project_id = $1 AND id = $2 FOR UPDATE', [projectId, bankId]);
+        await tx.query('SELECT 1 FROM banks WHERE project_id = $1 AND id = $2 FOR UPDATE', [
+          projectId,
+          bankId,
+        ]);
         return deleteMemoriesIn(tx, projectId, bankId, { ids: [id] });
       });
       return n > 0;

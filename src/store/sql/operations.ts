@@ -68,7 +68,10 @@ export function operationQueries(db: Db): OperationStore {
       );
       const more = rows.length > page.limit;
       const items = rows.slice(0, page.limit);
-      return { items: items.map(view), next_cursor: more ? encodeCursor(Math.floor(items.at(-1)!.seq)) : null };
+      return {
+        items: items.map(view),
+        next_cursor: more ? encodeCursor(Math.floor(items.at(-1)!.seq)) : null,
+      };
     },
     async cancelOperation(projectId, bankId, id) {
       const rows = await db.query<OpRow>(
@@ -115,7 +118,15 @@ export function operationQueries(db: Db): OperationStore {
         `UPDATE operations SET status = $5, memories_created = $6, error = $7, locked_by = NULL, locked_until = NULL,
            updated_at = now()
          WHERE project_id = $1 AND bank_id = $2 AND id = $3 AND locked_by = $4`,
-        [projectId, bankId, id, workerId, outcome.status, outcome.memoriesCreated ?? 0, outcome.error ?? null],
+        [
+          projectId,
+          bankId,
+          id,
+          workerId,
+          outcome.status,
+          outcome.memoriesCreated ?? 0,
+          outcome.error ?? null,
+        ],
       );
     },
     async retryOperation(projectId, bankId, id, workerId, delayMs, error) {
@@ -161,16 +172,16 @@ export function operationQueries(db: Db): OperationStore {
       return { state: 'done', status: r.status, response: r.response };
     },
     async saveIdempotentResponse(projectId, key, status, response) {
-      await db.query('UPDATE idempotency SET status = $3, response = $4::jsonb WHERE project_id = $1 AND key = $2', [
-        projectId,
-        key,
-        status,
-        JSON.stringify(response),
-      ]);
+      await db.query(
+        'UPDATE idempotency SET status = $3, response = $4::jsonb WHERE project_id = $1 AND key = $2',
+        [projectId, key, status, JSON.stringify(response)],
+      );
     },
     async releaseIdempotencyKey(projectId, key) {
-      await db.query('DELETE FROM idempotency WHERE project_id = $1 AND key = $2 AND status = 0', [projectId, key]);
+      await db.query('DELETE FROM idempotency WHERE project_id = $1 AND key = $2 AND status = 0', [
+        projectId,
+        key,
+      ]);
     },
   };
 }
-

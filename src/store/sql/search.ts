@@ -20,7 +20,6 @@ export const B = 0.75;
  */
 export const HNSW_DIMENSIONS = [100, 256, 384, 512, 768, 1024, 1536] as const;
 
-
 /** Postings the first keyword phase may read; rarer terms first (see `keywordSearch`). */
 export const DRIVER_POSTINGS = 2000;
 
