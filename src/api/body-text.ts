@@ -1,5 +1,6 @@
 /**
- * Text PostgreSQL cannot store: U+0000 (in text or jsonb) and unpaired UTF-16 surrogates (jsonb
+ * Bodies refused before any handler runs: nested deeper than MAX_JSON_DEPTH, or holding text
+ * PostgreSQL cannot store: U+0000 (in text or jsonb) and unpaired UTF-16 surrogates (jsonb
  * rejects their `\ud800` escapes). Refused before any handler runs, because some write more
  * than one statement (a Retain creates its bank before storing the items).
  */
@@ -19,8 +20,30 @@ function hasLoneSurrogate(value: unknown): boolean {
   return false;
 }
 
+/** Deepest nesting a request body may have: far beyond any real metadata, well within the stack. */
+export const MAX_JSON_DEPTH = 64;
+
+/** How deeply the JSON text nests objects and arrays (brackets inside strings do not count). */
+function jsonDepth(body: string): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < body.length; i++) {
+    const c = body.charCodeAt(i);
+    if (inString) {
+      if (c === 92)
+        i++; // backslash: skip the escaped character
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 123 || c === 91) max = Math.max(max, ++depth);
+    else if (c === 125 || c === 93) depth--;
+  }
+  return max;
+}
+
 /** Why a JSON body cannot be stored, or null. Malformed JSON is left to the validator. */
 export function unstorableText(body: string): string | null {
+  if (jsonDepth(body) > MAX_JSON_DEPTH) return `request body nests deeper than ${MAX_JSON_DEPTH} levels`;
   if (NUL_ESCAPE.test(body)) return 'request body contains a NUL character (\\u0000), which cannot be stored';
   if (!SURROGATE_ESCAPE.test(body)) return null;
   let parsed: unknown;

@@ -3,6 +3,8 @@
  * the raw JSON but absent from the parsed value. Reported in `X-Ignored-Fields`.
  */
 export function ignoredFields(raw: unknown, parsed: unknown, prefix = ''): string[] {
+  // Kept as it came (free-form metadata): nothing below it was dropped.
+  if (raw === parsed) return [];
   if (Array.isArray(raw) && Array.isArray(parsed)) {
     return raw.flatMap((r, i) => ignoredFields(r, parsed[i], `${prefix}${i}.`));
   }
