@@ -157,12 +157,15 @@ export async function seedBank(url: string, count: number, bank = BANK): Promise
   return (performance.now() - started) / 1000;
 }
 
-export type Mix = 'recall' | 'recall+retain' | 'retain';
+export type Mix = 'recall' | 'recall-unique' | 'recall+retain' | 'retain';
 
 /**
- * The request list for a mix (autocannon walks it in order on each connection): `recall` only,
- * `recall+retain` nine recalls to one single-item Retain, or `retain` only. Retains carry unique
- * content so nothing is deduplicated.
+ * The request list for a mix (autocannon walks it in order on each connection): `recall` only
+ * (the eight QUERIES in turn: after the first round, answers come from the Recall cache until a
+ * write or the time to live), `recall-unique` (every query different, so every Recall is computed:
+ * the cache never helps), `recall+retain` nine recalls to one single-item Retain (each Retain
+ * invalidates the bank's cached answers), or `retain` only. Retains carry unique content so
+ * nothing is deduplicated.
  */
 export function mixRequests(mix: Mix, bank = BANK): Request[] {
   const headers = { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' };
@@ -176,6 +179,16 @@ export function mixRequests(mix: Mix, bank = BANK): Request[] {
       body: JSON.stringify({ query: QUERIES[n++ % QUERIES.length], budget: 'mid' }),
     }),
   };
+  const unique: Request = {
+    ...recall,
+    setupRequest: (req) => {
+      const i = n++;
+      return {
+        ...req,
+        body: JSON.stringify({ query: `${QUERIES[i % QUERIES.length]} (${i})`, budget: 'mid' }),
+      };
+    },
+  };
   const retain: Request = {
     method: 'POST',
     path: bankPath(bank, '/memories'),
@@ -188,6 +201,7 @@ export function mixRequests(mix: Mix, bank = BANK): Request[] {
     }),
   };
   if (mix === 'recall') return [recall];
+  if (mix === 'recall-unique') return [unique];
   if (mix === 'retain') return [retain];
   return [...Array.from({ length: 9 }, () => recall), retain];
 }

@@ -1,12 +1,12 @@
 /**
  * Load: autocannon against a `mnemo serve` child process on loopback, over a bank of 10k
- * memories, with recall-only, recall+retain (9:1) and retain-only mixes at concurrency 16, 64
+ * memories, with recall-only (repeated and all-distinct queries), recall+retain (9:1) and retain-only mixes at concurrency 16, 64
  * and 256 for a bounded time each; prints throughput, p50/p99 latency, errors (connection
  * errors, timeouts and non-2xx answers) and the server's resident memory before and after.
  * Embedded engine always; PostgreSQL too with MNEMO_BENCH_DATABASE_URL or MNEMO_TEST_DATABASE_URL.
  *
  * Run: `npx tsx bench/load.ts [--engines pglite,postgres] [--memories 10000] [--seconds 15]
- *   [--concurrency 16,64,256] [--mixes recall,recall+retain,retain]`
+ *   [--concurrency 16,64,256] [--mixes recall,recall-unique,recall+retain,retain]`
  * Target (the issue): recall at concurrency 64 on 10k memories >= 500 rps, p99 < 250 ms, no errors.
  */
 import { loadavg } from 'node:os';
@@ -53,7 +53,7 @@ export async function benchLoad(opts: LoadOptions = {}): Promise<LoadRow[]> {
   const memories = opts.memories ?? 10_000;
   const seconds = opts.seconds ?? 15;
   const levels = opts.concurrency ?? [16, 64, 256];
-  const mixes = opts.mixes ?? ['recall', 'recall+retain', 'retain'];
+  const mixes = opts.mixes ?? ['recall', 'recall-unique', 'recall+retain', 'retain'];
   const rows: LoadRow[] = [];
   for (const engine of engines) {
     const bench = await startBenchServer(engine);

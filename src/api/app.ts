@@ -9,6 +9,7 @@ import { Keyring } from '../core/crypto/keyring.js';
 import { installEncryption, verifyMasterKey } from '../core/crypto/setup.js';
 import { AppError } from '../core/errors.js';
 import { keyIdOf } from '../core/projects.js';
+import { RecallCache } from '../core/recall/cache.js';
 import type { Services } from '../core/services.js';
 import { createEmbedder } from '../embed/index.js';
 import { createLanguageModel } from '../llm/index.js';
@@ -61,9 +62,21 @@ export async function createServices(config: Config): Promise<Services> {
     model: config.llmModel,
     apiKey: config.llmApiKey,
   });
-  const services: Services = { store, embedder, llm, now: () => new Date() };
+  const services: Services = {
+    store,
+    embedder,
+    llm,
+    now: () => new Date(),
+    recallCache: recallCache(config),
+  };
   installEncryption(services, keyring);
   return services;
+}
+
+/** The process's Recall answer cache, unless `MNEMO_RECALL_CACHE_SIZE` is 0. */
+export function recallCache(config: Config): Services['recallCache'] {
+  if (config.recallCacheSize === 0) return undefined;
+  return new RecallCache(config.recallCacheSize, config.recallCacheTtlSeconds * 1000);
 }
 
 const READ_ONLY_ACTIONS = new Set(['memories.recall', 'reflect']);

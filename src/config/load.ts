@@ -9,7 +9,10 @@ const optionalString = z
   .string()
   .optional()
   .transform((v) => (v === '' ? undefined : v));
-const limit = z.union([z.coerce.number().int().positive(), z.literal('').transform(() => null)]).nullable().optional();
+const limit = z
+  .union([z.coerce.number().int().positive(), z.literal('').transform(() => null)])
+  .nullable()
+  .optional();
 
 /** Every setting, with its environment variable and default. Explicit options win over env. */
 const ConfigSchema = z.object({
@@ -29,10 +32,15 @@ const ConfigSchema = z.object({
   embeddingsModel: optionalString,
   embeddingsApiKey: optionalString,
   embeddingsDimensions: z.coerce.number().int().positive().optional(),
-  cacheDir: z.string().min(1).default(join(homedir(), '.cache', 'mnemo')),
+  cacheDir: z
+    .string()
+    .min(1)
+    .default(join(homedir(), '.cache', 'mnemo')),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   corsOrigins: optionalString,
   worker: bool.default(true),
+  recallCacheSize: z.coerce.number().int().min(0).max(1_000_000).default(1000),
+  recallCacheTtlSeconds: z.coerce.number().int().min(1).max(86_400).default(30),
   defaultRequestsPerMinute: limit,
   defaultRequestsPerMinutePerKey: limit,
   defaultRetainedItemsPerDay: limit,

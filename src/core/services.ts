@@ -1,5 +1,7 @@
 import type { Embedder } from '../embed/embedder.js';
 import type { Keyring } from './crypto/keyring.js';
+import type { RecallCache } from './recall/cache.js';
+import type { RecallResponse } from './recall/recall.js';
 import type { LanguageModel } from '../llm/model.js';
 import type { LimitDefaults, Store } from '../store/store.js';
 
@@ -16,4 +18,6 @@ export interface Services {
   keyring?: Keyring | null;
   /** Server-wide default project limits (MNEMO_DEFAULT_*); absent means unlimited. */
   limitDefaults?: LimitDefaults;
+  /** Recall answers of unchanged banks (MNEMO_RECALL_CACHE_SIZE); absent means none are kept. */
+  recallCache?: RecallCache<RecallResponse>;
 }

@@ -57,6 +57,8 @@ export interface Bank {
   term_total: number;
   llm_input_tokens: number;
   llm_output_tokens: number;
+  /** Moves on with every write that can change what Recall returns from the bank. */
+  generation: number;
   created_at: Date;
   updated_at: Date;
 }

@@ -4,13 +4,14 @@
  * stack (routing, validation, auth, errors) without a socket.
  */
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { createApp } from '../../src/api/app.js';
+import { createApp, recallCache } from '../../src/api/app.js';
 import { attachWorker } from '../../src/api/server.js';
 import type { AppEnv } from '../../src/api/env.js';
 import { createLogger } from '../../src/api/logger.js';
 import { loadConfig, type ConfigInput } from '../../src/config/load.js';
 import type { Services } from '../../src/core/services.js';
 import { createEmbedder } from '../../src/embed/index.js';
+import type { Store } from '../../src/store/store.js';
 import { type EngineName, openTestStore } from './engines.js';
 
 export const ADMIN = 'test-admin-token';
@@ -35,16 +36,22 @@ export interface TestApp {
 
 export async function testApp(
   engine: EngineName,
-  options: ConfigInput & { now?: () => Date; runWorker?: boolean } = {},
+  options: ConfigInput & {
+    now?: () => Date;
+    runWorker?: boolean;
+    /** A store opened by the test (closed with the app); by default a fresh one of the engine. */
+    store?: Store;
+  } = {},
 ): Promise<TestApp> {
-  const { now, runWorker, ...cfg } = options;
+  const { now, runWorker, store: given, ...cfg } = options;
   const config = loadConfig({ adminToken: ADMIN, logLevel: 'silent', ...cfg }, {});
-  const store = await openTestStore(engine);
+  const store = given ? Object.assign(given, { dispose: () => given.close() }) : await openTestStore(engine);
   const services: Services = {
     store,
     embedder: createEmbedder({ cacheDir: config.cacheDir }),
     llm: null,
     now: now ?? (() => new Date()),
+    recallCache: recallCache(config),
   };
   const log = createLogger('silent');
   const worker = runWorker ? attachWorker(services, log) : null;

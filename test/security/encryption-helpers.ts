@@ -8,7 +8,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import pg from 'pg';
-import { createApp } from '../../src/api/app.js';
+import { createApp, recallCache } from '../../src/api/app.js';
 import type { AppEnv } from '../../src/api/env.js';
 import { createLogger } from '../../src/api/logger.js';
 import { attachWorker } from '../../src/api/server.js';
@@ -40,6 +40,7 @@ export function encryptedApp(store: Store, masterKey: string, opts: { worker?: b
     embedder: createEmbedder({ cacheDir: config.cacheDir }),
     llm: null,
     now: () => new Date(),
+    recallCache: recallCache(config),
   };
   installEncryption(services, Keyring.fromConfig(masterKey));
   const log = createLogger('silent');

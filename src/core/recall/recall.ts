@@ -8,6 +8,7 @@ import { scheduleReembed, staleVectors } from '../reembed.js';
 import type { Services } from '../services.js';
 import type { Bank, FactType, Memory, MemoryFilter, TagsMatch } from '../types.js';
 import { BUDGETS, type Budget, cutToBudget } from './budget.js';
+import { recallCacheKey } from './cache.js';
 import { fuse, type RankedList } from './fuse.js';
 import { resolveOrgConflicts } from './org-blend.js';
 import { type AnalyzedQuery, analyzeQuery } from './query.js';
@@ -197,6 +198,28 @@ export async function recall(
     org = await s.store.getBank(projectId, orgBankId(req.space));
   }
   for (const b of [bank, org]) if (b && staleVectors(s, b)) await scheduleReembed(s, projectId, b.id);
+  const cache = s.recallCache;
+  const key = cache ? recallCacheKey(projectId, org ? [bank, org] : [bank], s.embedder.id, req) : null;
+  const cached = key ? cache?.get(key, s.now().getTime()) : undefined;
+  if (cached) return cached;
+  const response = await search(s, bank, org, req);
+  if (key) cache?.set(key, freeze(response), s.now().getTime());
+  return response;
+}
+
+/** Cached answers are shared by every request that hits them: nobody may change one. */
+function freeze(response: RecallResponse): RecallResponse {
+  for (const r of response.results) Object.freeze(r);
+  Object.freeze(response.results);
+  return Object.freeze(response);
+}
+
+async function search(
+  s: Services,
+  bank: Bank,
+  org: Bank | null,
+  req: RecallRequest,
+): Promise<RecallResponse> {
   const q = await analyzeQuery(s, req.query, req.query_timestamp ?? s.now(), req.temporal_window);
   await s.store.maintainStatistics();
   // Floors apply per bank before blending, so a dropped person memory cannot shadow an org one.

@@ -22,7 +22,7 @@ const SPACE_SELECT = `SELECT s.id, s.name, s.created_at,
   FROM spaces s`;
 
 const BANK_COLUMNS =
-  'project_id, id, space_id, is_org_bank, name, mission, config, embedder, memory_count, term_total, created_at, updated_at, llm_input_tokens, llm_output_tokens';
+  'project_id, id, space_id, is_org_bank, name, mission, config, embedder, memory_count, term_total, created_at, updated_at, llm_input_tokens, llm_output_tokens, generation::float8 AS generation';
 
 /** Spaces and banks. */
 export function bankQueries(db: Db): BankStore {
@@ -33,30 +33,40 @@ export function bankQueries(db: Db): BankStore {
         [projectId, s.id, s.name],
       );
       if (!rows[0]) return null;
-      const created = await db.query<Space>(`${SPACE_SELECT} WHERE s.project_id = $1 AND s.id = $2`, [projectId, s.id]);
+      const created = await db.query<Space>(`${SPACE_SELECT} WHERE s.project_id = $1 AND s.id = $2`, [
+        projectId,
+        s.id,
+      ]);
       return created[0]!;
     },
     async getSpace(projectId, id) {
-      const rows = await db.query<Space>(`${SPACE_SELECT} WHERE s.project_id = $1 AND s.id = $2`, [projectId, id]);
+      const rows = await db.query<Space>(`${SPACE_SELECT} WHERE s.project_id = $1 AND s.id = $2`, [
+        projectId,
+        id,
+      ]);
       return rows[0] ?? null;
     },
-    listSpaces: (projectId) => db.query<Space>(`${SPACE_SELECT} WHERE s.project_id = $1 ORDER BY s.created_at, s.id`, [projectId]),
+    listSpaces: (projectId) =>
+      db.query<Space>(`${SPACE_SELECT} WHERE s.project_id = $1 ORDER BY s.created_at, s.id`, [projectId]),
     async deleteSpace(projectId, id) {
       return db.transaction(async (tx) => {
-        const gone = await tx.query('DELETE FROM spaces WHERE project_id = $1 AND id = $2 RETURNING id', [projectId, id]);
+        const gone = await tx.query('DELETE FROM spaces WHERE project_id = $1 AND id = $2 RETURNING id', [
+          projectId,
+          id,
+        ]);
         if (gone.length === 0) return null;
         const banks = await tx.query(
-          'UPDATE banks SET space_id = NULL, updated_at = now() WHERE project_id = $1 AND space_id = $2 RETURNING id',
+          'UPDATE banks SET space_id = NULL, updated_at = now(), generation = generation + 1 WHERE project_id = $1 AND space_id = $2 RETURNING id',
           [projectId, id],
         );
         return banks.length;
       });
     },
     async getBank(projectId, id) {
-      const rows = await db.query<Bank>(`SELECT ${BANK_COLUMNS} FROM banks WHERE project_id = $1 AND id = $2`, [
-        projectId,
-        id,
-      ]);
+      const rows = await db.query<Bank>(
+        `SELECT ${BANK_COLUMNS} FROM banks WHERE project_id = $1 AND id = $2`,
+        [projectId, id],
+      );
       return rows[0] ?? null;
     },
     async ensureBank(projectId, id, init) {
@@ -85,11 +95,10 @@ export function bankQueries(db: Db): BankStore {
       return db.query<Bank>(`${select} ${where} ORDER BY id LIMIT $${params.length}`, params);
     },
     async setBankSpace(projectId, bankId, spaceId) {
-      await db.query('UPDATE banks SET space_id = $3, updated_at = now() WHERE project_id = $1 AND id = $2', [
-        projectId,
-        bankId,
-        spaceId,
-      ]);
+      await db.query(
+        'UPDATE banks SET space_id = $3, updated_at = now(), generation = generation + 1 WHERE project_id = $1 AND id = $2',
+        [projectId, bankId, spaceId],
+      );
     },
     async updateBank(projectId, bankId, patch) {
       const sets: string[] = [];
@@ -103,7 +112,7 @@ export function bankQueries(db: Db): BankStore {
       if (patch.mission !== undefined) set('mission', patch.mission);
       if (patch.embedder !== undefined) set('embedder', patch.embedder);
       const rows = await db.query<Bank>(
-        `UPDATE banks SET ${[...sets, 'updated_at = now()'].join(', ')}
+        `UPDATE banks SET ${[...sets, 'updated_at = now()', 'generation = generation + 1'].join(', ')}
          WHERE project_id = $1 AND id = $2 RETURNING ${BANK_COLUMNS}`,
         params,
       );
@@ -131,8 +140,14 @@ export function bankQueries(db: Db): BankStore {
           'SELECT count(*)::int AS n FROM memories WHERE project_id = $1 AND bank_id = $2',
           [projectId, bankId],
         );
-        await tx.query('DELETE FROM memory_entities WHERE project_id = $1 AND bank_id = $2', [projectId, bankId]);
-        await tx.query('DELETE FROM memory_terms WHERE project_id = $1 AND bank_id = $2', [projectId, bankId]);
+        await tx.query('DELETE FROM memory_entities WHERE project_id = $1 AND bank_id = $2', [
+          projectId,
+          bankId,
+        ]);
+        await tx.query('DELETE FROM memory_terms WHERE project_id = $1 AND bank_id = $2', [
+          projectId,
+          bankId,
+        ]);
         await tx.query('DELETE FROM banks WHERE project_id = $1 AND id = $2', [projectId, bankId]);
         return n[0]!.n;
       });

@@ -2,7 +2,7 @@ import type { DocumentRecord } from '../../core/types.js';
 import type { Db } from '../db.js';
 import type { Store } from '../store.js';
 import { termGroupsClause } from './encryption.js';
-import { deleteMemoriesIn } from './memories.js';
+import { deleteMemoriesIn, lockBank } from './memories.js';
 
 type DocumentStore = Pick<Store, 'listDocuments' | 'getDocument' | 'deleteDocument' | 'countMemories'>;
 
@@ -26,21 +26,19 @@ export function documentQueries(db: Db): DocumentStore {
       return { items: rows, total: total[0]!.n };
     },
     async getDocument(projectId, bankId, id) {
-      const rows = await db.query<DocumentRecord>(`${DOC_SELECT} WHERE d.project_id = $1 AND d.bank_id = $2 AND d.id = $3`, [
-        projectId,
-        bankId,
-        id,
-      ]);
+      const rows = await db.query<DocumentRecord>(
+        `${DOC_SELECT} WHERE d.project_id = $1 AND d.bank_id = $2 AND d.id = $3`,
+        [projectId, bankId, id],
+      );
       return rows[0] ?? null;
     },
     async deleteDocument(projectId, bankId, id) {
       return db.transaction(async (tx) => {
-        await tx.query('SELECT 1 FROM banks WHERE project_id = $1 AND id = $2 FOR UPDATE', [projectId, bankId]);
-        const gone = await tx.query('DELETE FROM documents WHERE project_id = $1 AND bank_id = $2 AND id = $3 RETURNING id', [
-          projectId,
-          bankId,
-          id,
-        ]);
+        await lockBank(tx, projectId, bankId);
+        const gone = await tx.query(
+          'DELETE FROM documents WHERE project_id = $1 AND bank_id = $2 AND id = $3 RETURNING id',
+          [projectId, bankId, id],
+        );
         if (gone.length === 0) return null;
         return deleteMemoriesIn(tx, projectId, bankId, { documentIds: [id] });
       });
@@ -61,7 +59,10 @@ export function documentQueries(db: Db): DocumentStore {
         params.push(`%${filter.q.replace(/[\\%_]/g, '\\$&')}%`);
         where += ` AND text ILIKE $${params.length}`;
       }
-      const rows = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM memories WHERE ${where}`, params);
+      const rows = await db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM memories WHERE ${where}`,
+        params,
+      );
       return rows[0]!.n;
     },
   };

@@ -57,10 +57,11 @@ export async function lockBankForWrite(
   }
 }
 
-/** Locks the bank row (serialising with its writers) and says whether its config wants encryption. */
+/** Locks the bank row (serialising with its writers; see `lockBank`) and says whether its config wants encryption. */
 async function lockTarget(tx: Queryable, projectId: string, bankId: string): Promise<boolean | null> {
   const rows = await tx.query<{ target: string }>(
-    `SELECT coalesce(config->>'encryption', 'none') AS target FROM banks WHERE project_id = $1 AND id = $2 FOR UPDATE`,
+    `UPDATE banks SET generation = generation + 1 WHERE project_id = $1 AND id = $2
+     RETURNING coalesce(config->>'encryption', 'none') AS target`,
     [projectId, bankId],
   );
   return rows[0] ? rows[0].target === 'managed' : null;

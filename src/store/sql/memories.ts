@@ -24,6 +24,17 @@ function toMemory({ seq: _seq, ...m }: MemoryRow): Memory {
 }
 
 /**
+ * Takes the bank's row lock, which every writer of its memories takes first, and moves its
+ * generation on: Recall answers cached at the old generation are no longer served.
+ */
+export async function lockBank(tx: Queryable, projectId: string, bankId: string): Promise<void> {
+  await tx.query('UPDATE banks SET generation = generation + 1 WHERE project_id = $1 AND id = $2', [
+    projectId,
+    bankId,
+  ]);
+}
+
+/**
  * Deletes memories and keeps the bank's keyword statistics and entity counts consistent.
  * Runs inside the caller's transaction.
  */
@@ -69,7 +80,8 @@ export async function deleteMemoriesIn(
     ids,
   ]);
   await tx.query(
-    `UPDATE banks SET memory_count = memory_count - $3, term_total = term_total - $4, updated_at = now()
+    `UPDATE banks SET memory_count = memory_count - $3, term_total = term_total - $4, updated_at = now(),
+       generation = generation + 1
      WHERE project_id = $1 AND id = $2`,
     [projectId, bankId, ids.length, terms],
   );
@@ -136,7 +148,8 @@ export async function insertMemoriesIn(
   await linkEntities(tx, projectId, bankId, memories);
   const termTotal = rows.reduce((n, r) => n + r.term_count, 0);
   await tx.query(
-    `UPDATE banks SET memory_count = memory_count + $3, term_total = term_total + $4, updated_at = now()
+    `UPDATE banks SET memory_count = memory_count + $3, term_total = term_total + $4, updated_at = now(),
+       generation = generation + 1
      WHERE project_id = $1 AND id = $2`,
     [projectId, bankId, memories.length, termTotal],
   );
@@ -205,11 +218,14 @@ export function memoryQueries(db: Db): MemoryStore {
 
     async setEmbeddings(projectId, bankId, rows) {
       if (rows.length === 0) return;
-      await db.query(
-        `UPDATE memories m SET embedding = r.e::vector FROM unnest($3::uuid[], $4::text[]) AS r(id, e)
-         WHERE m.project_id = $1 AND m.bank_id = $2 AND m.id = r.id`,
-        [projectId, bankId, rows.map((r) => r.id), rows.map((r) => vectorLiteral(r.embedding))],
-      );
+      await db.transaction(async (tx) => {
+        await lockBank(tx, projectId, bankId);
+        await tx.query(
+          `UPDATE memories m SET embedding = r.e::vector FROM unnest($3::uuid[], $4::text[]) AS r(id, e)
+           WHERE m.project_id = $1 AND m.bank_id = $2 AND m.id = r.id`,
+          [projectId, bankId, rows.map((r) => r.id), rows.map((r) => vectorLiteral(r.embedding))],
+        );
+      });
     },
 
     async getMemories(projectId, bankId, ids) {
@@ -223,10 +239,7 @@ export function memoryQueries(db: Db): MemoryStore {
 
     async deleteMemory(projectId, bankId, id) {
       const n = await db.transaction(async (tx) => {
-        await tx.query('SELECT 1 FROM banks WHERE project_id = $1 AND id = $2 FOR UPDATE', [
-          projectId,
-          bankId,
-        ]);
+        await lockBank(tx, projectId, bankId);
         return deleteMemoriesIn(tx, projectId, bankId, { ids: [id] });
       });
       return n > 0;

@@ -2,7 +2,7 @@ import type { ConsolidationSource, Memory, ObservationDetail } from '../../core/
 import type { Db, Queryable } from '../db.js';
 import type { Hit, Store } from '../store.js';
 import { vectorLiteral } from './filters.js';
-import { deleteMemoriesIn, insertMemoriesIn, MEMORY_SELECT } from './memories.js';
+import { deleteMemoriesIn, insertMemoriesIn, lockBank, MEMORY_SELECT } from './memories.js';
 
 type ObservationStore = Pick<
   Store,
@@ -140,10 +140,7 @@ export function observationQueries(db: Db): ObservationStore {
     async saveObservation(projectId, bankId, change, cursor) {
       return db.transaction(async (tx) => {
         // The bank lock first, as every memory writer takes it, then the cursor as a compare-and-set.
-        await tx.query('SELECT 1 FROM banks WHERE project_id = $1 AND id = $2 FOR UPDATE', [
-          projectId,
-          bankId,
-        ]);
+        await lockBank(tx, projectId, bankId);
         await tx.query(
           'INSERT INTO consolidation_state (project_id, bank_id) VALUES ($1, $2) ON CONFLICT DO NOTHING',
           [projectId, bankId],
@@ -210,10 +207,7 @@ export function observationQueries(db: Db): ObservationStore {
 
     async pruneObservations(projectId, bankId) {
       return db.transaction(async (tx) => {
-        await tx.query('SELECT 1 FROM banks WHERE project_id = $1 AND id = $2 FOR UPDATE', [
-          projectId,
-          bankId,
-        ]);
+        await lockBank(tx, projectId, bankId);
         const orphans = await tx.query<{ id: string }>(
           `SELECT o.id::text AS id FROM observations o
            WHERE o.project_id = $1 AND o.bank_id = $2 AND NOT EXISTS (
