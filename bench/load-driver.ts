@@ -25,11 +25,11 @@ export interface BenchServer {
   close(): Promise<void>;
 }
 
-/** Starts `mnemo serve` (with its worker) on a fresh database of the engine. */
-export async function startBenchServer(engine: EngineName): Promise<BenchServer> {
+/** Starts `mnemo serve` (with its worker unless `worker: false`) on a fresh database of the engine. */
+export async function startBenchServer(engine: EngineName, { worker = true } = {}): Promise<BenchServer> {
   if (engine === 'pglite') {
     const dir = mkdtempSync(join(tmpdir(), 'mnemo-load-'));
-    const server = await startServe({ dataDir: dir, worker: true });
+    const server = await startServe({ dataDir: dir, worker });
     return {
       server,
       url: server.url,
@@ -54,7 +54,7 @@ export async function startBenchServer(engine: EngineName): Promise<BenchServer>
   await run(`CREATE DATABASE ${name}`);
   const url = new URL(admin);
   url.pathname = `/${name}`;
-  const server = await startServe({ databaseUrl: url.toString(), worker: true });
+  const server = await startServe({ databaseUrl: url.toString(), worker });
   return {
     server,
     url: server.url,
@@ -155,6 +155,25 @@ export async function seedBank(url: string, count: number, bank = BANK): Promise
     if (r.status !== 200) throw new Error(`seeding failed: ${r.status} ${JSON.stringify(r.body)}`);
   }
   return (performance.now() - started) / 1000;
+}
+
+/**
+ * Waits until the bank has no pending or running operation (the consolidation Retain queued),
+ * so the load runs measure recall in a steady state; returns the seconds waited (NaN: gave up).
+ */
+export async function drainOperations(url: string, bank = BANK, timeoutMs = 300_000): Promise<number> {
+  const started = performance.now();
+  for (;;) {
+    const busy = await Promise.all(
+      ['pending', 'processing'].map(async (status) => {
+        const r = await call(url, 'GET', bankPath(bank, `/operations?status=${status}&limit=1`));
+        return (r.body as { items?: unknown[] }).items?.length ?? 0;
+      }),
+    );
+    if (busy.every((n) => n === 0)) return (performance.now() - started) / 1000;
+    if (performance.now() - started > timeoutMs) return Number.NaN;
+    await new Promise((r) => setTimeout(r, 1000));
+  }
 }
 
 export type Mix = 'recall' | 'recall-unique' | 'recall+retain' | 'retain';

@@ -6,7 +6,8 @@
  * Embedded engine always; PostgreSQL too with MNEMO_BENCH_DATABASE_URL or MNEMO_TEST_DATABASE_URL.
  *
  * Run: `npx tsx bench/load.ts [--engines pglite,postgres] [--memories 10000] [--seconds 15]
- *   [--concurrency 16,64,256] [--mixes recall,recall-unique,recall+retain,retain]`
+ *   [--concurrency 16,64,256] [--mixes recall,recall-unique,recall+retain,retain] [--no-worker]`
+ * (`--no-worker`: no consolidation behind the seeding, so recall is measured alone)
  * Target (the issue): recall at concurrency 64 on 10k memories >= 500 rps, p99 < 250 ms, no errors.
  */
 import { loadavg } from 'node:os';
@@ -15,6 +16,7 @@ import autocannon from 'autocannon';
 import { unhandledErrors } from '../test/stress/helpers.js';
 import {
   adminDatabaseUrl,
+  drainOperations,
   type EngineName,
   type Mix,
   mixRequests,
@@ -30,6 +32,8 @@ export interface LoadOptions {
   seconds?: number;
   concurrency?: number[];
   mixes?: Mix[];
+  /** Run the server's in-process worker (consolidation behind the seeding Retains); default true. */
+  worker?: boolean;
   log?: (line: string) => void;
 }
 
@@ -56,12 +60,16 @@ export async function benchLoad(opts: LoadOptions = {}): Promise<LoadRow[]> {
   const mixes = opts.mixes ?? ['recall', 'recall-unique', 'recall+retain', 'retain'];
   const rows: LoadRow[] = [];
   for (const engine of engines) {
-    const bench = await startBenchServer(engine);
+    const bench = await startBenchServer(engine, { worker: opts.worker ?? true });
     try {
       const pid = bench.server.child.pid;
       const seeded = await seedBank(bench.url, memories);
+      const drained = opts.worker === false ? 0 : await drainOperations(bench.url);
+      const background = Number.isNaN(drained)
+        ? 'background operations still running after 300 s'
+        : `background operations done ${drained.toFixed(0)} s later`;
       log(
-        `${engine}: seeded ${memories} memories in ${seeded.toFixed(1)} s; server RSS ${rssMB(pid).toFixed(0)} MB`,
+        `${engine}: seeded ${memories} memories in ${seeded.toFixed(1)} s, ${background}; server RSS ${rssMB(pid).toFixed(0)} MB`,
       );
       // Warm-up: first recalls compile queries and fill caches.
       await autocannon({ url: bench.url, connections: 4, duration: 3, requests: mixRequests('recall') });
@@ -131,6 +139,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     seconds: arg('seconds') ? Number(arg('seconds')) : undefined,
     concurrency: list(arg('concurrency'))?.map(Number),
     mixes: list(arg('mixes')) as Mix[] | undefined,
+    worker: !process.argv.includes('--no-worker'),
   });
   process.stdout.write(
     `\n${formatLoad(rows)}\n\nload average during the run: ${loadavg()

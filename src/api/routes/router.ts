@@ -22,9 +22,21 @@ export function router(): OpenAPIHono<AppEnv> {
   });
 }
 
-/** JSON response of a handler; dates serialise to ISO 8601. */
+/** Serialised bodies of frozen (shared, never changed) answers, such as cached Recall answers. */
+const serialised = new WeakMap<object, string>();
+
+/**
+ * JSON response of a handler; dates serialise to ISO 8601. A frozen body is serialised once
+ * however many requests it answers.
+ */
 export function send(c: Context<AppEnv>, body: unknown, status: 200 | 201 = 200): any {
-  return c.json(body as object, status);
+  if (body === null || typeof body !== 'object' || !Object.isFrozen(body)) return c.json(body as object, status);
+  let text = serialised.get(body);
+  if (text === undefined) {
+    text = JSON.stringify(body);
+    serialised.set(body, text);
+  }
+  return c.body(text, status, { 'content-type': 'application/json' });
 }
 
 export const servicesOf = (c: Context<AppEnv>): Services => c.get('services');
