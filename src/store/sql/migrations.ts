@@ -496,4 +496,17 @@ CREATE INDEX memories_long_spans ON memories (project_id, bank_id, occurred_star
 ALTER TABLE banks ADD COLUMN generation bigint NOT NULL DEFAULT 0;
 `,
   },
+  {
+    version: 11,
+    name: 'keyword search: postings read from the index alone',
+    sql: `
+-- The primary key of memory_terms carries each posting's tf and document length, so the keyword
+-- search reads postings by an index-only scan instead of one heap page per posting (on the
+-- embedded engine, 22k postings of a common term: 260 ms -> 20 ms). Index-only scans need the
+-- visibility map, which VACUUM keeps: autovacuum on PostgreSQL, maintainStatistics on PGlite.
+CREATE UNIQUE INDEX memory_terms_covering ON memory_terms (project_id, bank_id, term, memory_id) INCLUDE (tf, dl);
+ALTER TABLE memory_terms DROP CONSTRAINT memory_terms_pkey;
+ALTER TABLE memory_terms ADD CONSTRAINT memory_terms_pkey PRIMARY KEY USING INDEX memory_terms_covering;
+`,
+  },
 ];

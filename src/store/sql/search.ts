@@ -35,6 +35,7 @@ const STATISTICS_CHECK_MS = 1000;
 /** Retrieval channels as SQL. Scores: cosine similarity, normalised BM25, window closeness. */
 export function searchQueries(db: Db): SearchStore {
   let checkedAt = 0;
+  let visibilityChecked = false;
   // Orders by the plain column, which no HNSW index covers: an exact scan of the bank's rows.
   const exactSearch = (
     projectId: string,
@@ -59,18 +60,28 @@ export function searchQueries(db: Db): SearchStore {
       // slower at a few hundred memories, and the foreign-key checks of a Retain scanning the
       // whole bank per row (a 500-item Retain into a 6k bank: 4.6 s instead of 0.1 s). PGlite has
       // no autovacuum; PostgreSQL's reaches a fresh, fast-growing table only after minutes. So:
-      // ANALYZE when the memories table has more than doubled since the last one (or never had
-      // one); pg_class keeps the count. At most once per STATISTICS_CHECK_MS per process.
+      // ANALYZE when the memories table has grown by a quarter since the last one (or never had
+      // one); pg_class keeps the count. At most once per STATISTICS_CHECK_MS per process. On
+      // PGlite also VACUUM, which nothing else runs there: it keeps the visibility map that lets
+      // keyword search read postings from the index alone (migration 11), and it only visits
+      // pages changed since the last one. It also runs, once per process, when most postings
+      // pages are not marked all-visible (a data directory upgraded to migration 11, or loaded
+      // in bulk).
       if (Date.now() - checkedAt < STATISTICS_CHECK_MS) return;
       checkedAt = Date.now();
-      const rows = await db.query<{ analyzed: number; now: number }>(
+      const rows = await db.query<{ analyzed: number; now: number; pages: number; visible: number }>(
         `SELECT (SELECT reltuples FROM pg_class WHERE oid = 'memories'::regclass)::float8 AS analyzed,
-                (SELECT coalesce(sum(memory_count), 0) FROM banks)::float8 AS now`,
+                (SELECT coalesce(sum(memory_count), 0) FROM banks)::float8 AS now,
+                c.relpages::float8 AS pages, c.relallvisible::float8 AS visible
+         FROM pg_class c WHERE c.oid = 'memory_terms'::regclass`,
       );
-      const { analyzed = 0, now = 0 } = rows[0] ?? {};
-      if (now > 0 && (analyzed < 0 || now > 2 * analyzed + 100)) {
-        await db.exec('ANALYZE');
-      }
+      const { analyzed = 0, now = 0, pages = 0, visible = 0 } = rows[0] ?? {};
+      const grown = now > 0 && (analyzed < 0 || now > 1.25 * analyzed + 100);
+      const invisible = !visibilityChecked && pages > 100 && visible < pages / 2;
+      if (db.engine === 'pglite' && (grown || invisible)) {
+        visibilityChecked ||= invisible;
+        await db.exec('VACUUM (ANALYZE)');
+      } else if (grown) await db.exec('ANALYZE');
     },
 
     async semanticSearch(projectId, bankId, vector, filter, limit) {
