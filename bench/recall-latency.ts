@@ -424,7 +424,16 @@ export async function benchRecallLatency(
     }
     // The server opens the same database itself, as `mnemo serve` would.
     const config = loadConfig(
-      { port: 0, host: '127.0.0.1', adminToken: TOKEN, logLevel: 'silent', worker: false, ...engine.config },
+      // No answer cache: every request here is a computed Recall (the cache is measured by `load`).
+      {
+        port: 0,
+        host: '127.0.0.1',
+        adminToken: TOKEN,
+        logLevel: 'silent',
+        worker: false,
+        recallCacheSize: 0,
+        ...engine.config,
+      },
       {},
     );
     const server = await startServer(config, createLogger('silent'));

@@ -184,6 +184,16 @@ export interface Store {
     page: { limit: number; cursor?: string; offset?: number },
   ): Promise<Page<Memory>>;
   getMemories(projectId: string, bankId: string, ids: string[]): Promise<Memory[]>;
+  /**
+   * Recall's candidates: the memories with their cosine similarity to `vector` (null for a memory
+   * without an embedding of its size), read in one query.
+   */
+  getCandidates(
+    projectId: string,
+    bankId: string,
+    ids: string[],
+    vector: Float32Array,
+  ): Promise<(Memory & { similarity: number | null })[]>;
   // per-bank vector indexes (sql/bank-index.ts)
   /** The vector size of a bank that should have an HNSW index of its own and has none yet, else null. */
   wantedBankIndex(projectId: string, bankId: string): Promise<number | null>;
@@ -222,13 +232,6 @@ export interface Store {
     filter: MemoryFilter,
     limit: number,
   ): Promise<Hit[]>;
-  /** Cosine similarity of the given memories to a vector. */
-  similarities(
-    projectId: string,
-    bankId: string,
-    ids: string[],
-    vector: Float32Array,
-  ): Promise<Map<string, number>>;
   /**
    * Memories linked to the entities named by `probes` (entity names or aliases, any case) and,
    * with `depth` 1 or 2, to the entities co-mentioned with them; scored in [0, 1].

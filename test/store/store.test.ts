@@ -120,8 +120,12 @@ for (const engine of ENGINES) {
       const sem = await s.semanticSearch(P, 'm', vec(0, 1), {}, 10);
       assert.equal(sem[0]!.id, b.id);
       assert.ok(Math.abs(sem[0]!.score - 1) < 1e-5);
-      const sims = await s.similarities(P, 'm', [a.id, c.id], vec(1, 0));
-      assert.ok(Math.abs(sims.get(a.id)! - 1) < 1e-5);
+      const cands = await s.getCandidates(P, 'm', [a.id, c.id], vec(1, 0));
+      assert.deepEqual(cands.map((m) => m.id).sort(), [a.id, c.id].sort());
+      assert.ok(Math.abs(cands.find((m) => m.id === a.id)!.similarity! - 1) < 1e-5);
+      assert.equal(cands.find((m) => m.id === a.id)!.text, a.text);
+      const otherSize = await s.getCandidates(P, 'm', [a.id], new Float32Array([1, 0, 0]));
+      assert.equal(otherSize[0]!.similarity, null, 'a vector of another size has no similarity');
       const tm = await s.temporalSearch(P, 'm', { start: new Date('2023-05-01'), end: new Date('2023-06-01') }, {}, 10);
       assert.deepEqual(tm.map((h) => h.id), [c.id]);
       assert.equal((await s.getMemories(P, 'm', [a.id, b.id])).length, 2);

@@ -279,6 +279,11 @@ export function encryptingStore(inner: Store, keyring: Keyring | null, hooks: En
       return Promise.all((await inner.getMemories(projectId, bankId, ids)).map((m) => o.memory(m)));
     },
 
+    async getCandidates(projectId, bankId, ids, vector) {
+      const o = opener(projectId, bankId);
+      return Promise.all((await inner.getCandidates(projectId, bankId, ids, vector)).map((m) => o.memory(m)));
+    },
+
     async consolidationSources(projectId, bankId, afterSeq, limit) {
       const o = opener(projectId, bankId);
       return Promise.all(

@@ -115,17 +115,13 @@ async function searchBankIn(
   ];
   const fused = fuse(lists).slice(0, budget.rerank);
   const ids = fused.map((f) => f.id);
-  // The semantic channel scored its own hits already; only the others need their similarity.
-  const sims = new Map(semantic.map((h) => [h.id, h.score]));
-  const unscored = ids.filter((id) => !sims.has(id));
-  const [more, memories] = await Promise.all([
-    semanticOn && unscored.length
-      ? s.store.similarities(p, bank.id, unscored, q.vector)
-      : new Map<string, number>(),
-    s.store.getMemories(p, bank.id, ids),
-  ]);
-  for (const [id, score] of more) sims.set(id, score);
-  const byId = new Map(memories.map((m) => [m.id, m]));
+  // Candidates are read with their similarity in one query; with stale vectors it means nothing.
+  const sims = new Map<string, number>();
+  const byId = new Map<string, Memory>();
+  for (const { similarity, ...m } of await s.store.getCandidates(p, bank.id, ids, q.vector)) {
+    byId.set(m.id, m);
+    if (semanticOn && similarity !== null) sims.set(m.id, similarity);
+  }
   const kw = new Map(keyword.map((h) => [h.id, h.score]));
   const gr = new Map(graph.map((h) => [h.id, h.score]));
   const kept = fused.flatMap((f) => {

@@ -6,20 +6,21 @@ import { decodeCursor, encodeCursor, filterClauses, vectorLiteral } from './filt
 
 type MemoryStore = Pick<
   Store,
-  'insertMemories' | 'listMemories' | 'getMemories' | 'setEmbeddings' | 'deleteMemory'
+  'insertMemories' | 'listMemories' | 'getMemories' | 'getCandidates' | 'setEmbeddings' | 'deleteMemory'
 >;
 
-/** Columns of a memory record, over alias `m`, with its entity names. */
-export const MEMORY_SELECT = `SELECT m.id::text AS id, m.bank_id, m.type, m.text, m.context, m.occurred_start, m.occurred_end,
+const MEMORY_COLUMNS = `m.id::text AS id, m.bank_id, m.type, m.text, m.context, m.occurred_start, m.occurred_end,
   m.mentioned_at, m.tags, m.metadata, m.document_id, m.chunk_id, m.created_at, m.seq,
   coalesce((SELECT array_agg(e.name ORDER BY e.name) FROM memory_entities me
     JOIN entities e ON e.project_id = me.project_id AND e.bank_id = me.bank_id AND e.id = me.entity_id
-    WHERE me.project_id = m.project_id AND me.bank_id = m.bank_id AND me.memory_id = m.id), '{}') AS entities
-  FROM memories m`;
+    WHERE me.project_id = m.project_id AND me.bank_id = m.bank_id AND me.memory_id = m.id), '{}') AS entities`;
+
+/** Columns of a memory record, over alias `m`, with its entity names. */
+export const MEMORY_SELECT = `SELECT ${MEMORY_COLUMNS} FROM memories m`;
 
 type MemoryRow = Memory & { seq: number };
 
-function toMemory({ seq: _seq, ...m }: MemoryRow): Memory {
+function toMemory<T extends MemoryRow>({ seq: _seq, ...m }: T): Omit<T, 'seq'> {
   return m;
 }
 
@@ -233,6 +234,17 @@ export function memoryQueries(db: Db): MemoryStore {
       const rows = await db.query<MemoryRow>(
         `${MEMORY_SELECT} WHERE m.project_id = $1 AND m.bank_id = $2 AND m.id = ANY($3::uuid[])`,
         [projectId, bankId, ids],
+      );
+      return rows.map(toMemory);
+    },
+
+    async getCandidates(projectId, bankId, ids, vector) {
+      if (ids.length === 0) return [];
+      const rows = await db.query<MemoryRow & { similarity: number | null }>(
+        `SELECT ${MEMORY_COLUMNS},
+           CASE WHEN vector_dims(m.embedding) = $5 THEN 1 - (m.embedding <=> $4::vector) END AS similarity
+         FROM memories m WHERE m.project_id = $1 AND m.bank_id = $2 AND m.id = ANY($3::uuid[])`,
+        [projectId, bankId, ids, vectorLiteral(vector), vector.length],
       );
       return rows.map(toMemory);
     },

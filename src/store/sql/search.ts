@@ -6,7 +6,7 @@ import { filterClauses, vectorLiteral } from './filters.js';
 
 type SearchStore = Pick<
   Store,
-  'semanticSearch' | 'keywordSearch' | 'temporalSearch' | 'similarities' | 'maintainStatistics'
+  'semanticSearch' | 'keywordSearch' | 'temporalSearch' | 'maintainStatistics'
 >;
 
 /** BM25 parameters: the usual defaults, which suit short conversational memories. */
@@ -185,17 +185,6 @@ export function searchQueries(db: Db): SearchStore {
          ORDER BY d, seq DESC LIMIT $5`,
         params,
       );
-    },
-
-    async similarities(projectId, bankId, ids, vector) {
-      if (ids.length === 0) return new Map();
-      const rows = await db.query<{ id: string; score: number }>(
-        `SELECT id::text AS id, 1 - (embedding <=> $4::vector) AS score FROM memories
-         WHERE project_id = $1 AND bank_id = $2 AND id = ANY($3::uuid[]) AND embedding IS NOT NULL
-           AND vector_dims(embedding) = $5`,
-        [projectId, bankId, ids, vectorLiteral(vector), vector.length],
-      );
-      return new Map(rows.map((r) => [r.id, r.score]));
     },
   };
 }
