@@ -30,7 +30,8 @@ const serialised = new WeakMap<object, string>();
  * however many requests it answers.
  */
 export function send(c: Context<AppEnv>, body: unknown, status: 200 | 201 = 200): any {
-  if (body === null || typeof body !== 'object' || !Object.isFrozen(body)) return c.json(body as object, status);
+  if (body === null || typeof body !== 'object' || !Object.isFrozen(body))
+    return c.json(body as object, status);
   let text = serialised.get(body);
   if (text === undefined) {
     text = JSON.stringify(body);

@@ -4,10 +4,7 @@ import type { Db } from '../db.js';
 import type { Store } from '../store.js';
 import { filterClauses, vectorLiteral } from './filters.js';
 
-type SearchStore = Pick<
-  Store,
-  'semanticSearch' | 'keywordSearch' | 'temporalSearch' | 'maintainStatistics'
->;
+type SearchStore = Pick<Store, 'semanticSearch' | 'keywordSearch' | 'temporalSearch' | 'maintainStatistics'>;
 
 /** BM25 parameters: the usual defaults, which suit short conversational memories. */
 export const K1 = 1.2;
