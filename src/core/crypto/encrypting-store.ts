@@ -197,8 +197,25 @@ class Opener {
  * as keyed hashes, and every reader gets plaintext back. Plain banks pass through (escaped, so
  * no plaintext can pass for a ciphertext). Every method not named here is the inner store's.
  */
-export function encryptingStore(inner: Store, keyring: Keyring | null, hooks: EncryptionHooks): Store {
-  const opener = (projectId: string, bankId: string) => new Opener(inner, keyring, projectId, bankId);
+export function encryptingStore(
+  inner: Store,
+  keyring: Keyring | null,
+  hooks: EncryptionHooks,
+  opts: { snapshot?: boolean } = {},
+): Store {
+  // Inside a read-only snapshot a bank's key cannot change under the reader: one lookup per
+  // bank serves every read of it (a Recall reads each bank three times).
+  const openers = opts.snapshot ? new Map<string, Opener>() : null;
+  const opener = (projectId: string, bankId: string) => {
+    if (!openers) return new Opener(inner, keyring, projectId, bankId);
+    const key = `${projectId}\u0000${bankId}`;
+    let o = openers.get(key);
+    if (!o) {
+      o = new Opener(inner, keyring, projectId, bankId);
+      openers.set(key, o);
+    }
+    return o;
+  };
 
   /** The bank's data key when it has one (any state), with its codec. */
   async function searchCodec(projectId: string, bankId: string): Promise<BankCodec | null> {
@@ -410,7 +427,8 @@ export function encryptingStore(inner: Store, keyring: Keyring | null, hooks: En
       return d && opener(projectId, bankId).directive(d);
     },
 
-    readSnapshot: (fn) => inner.readSnapshot((snapshot) => fn(encryptingStore(snapshot, keyring, hooks))),
+    readSnapshot: (fn) =>
+      inner.readSnapshot((snapshot) => fn(encryptingStore(snapshot, keyring, hooks, { snapshot: true }))),
   };
   return store;
 }
