@@ -66,6 +66,31 @@ for (const engine of ENGINES) {
     });
     after(() => t.close());
 
+    test("consolidation finds a big bank's earlier memories through the vector index", async () => {
+      // 'major' is past the exact-search size: neighbours come from the HNSW walk, filtered to
+      // earlier memories of the same tag set. (Its own seeds give near-identical vectors; seed 7
+      // is one of a kind.)
+      await store().insertMemories('default', 'major', [memory(7)], {});
+      const [seven] = await store().consolidationSources('default', 'major', 0, EXACT_SEARCH_LIMIT + 201).then(
+        (all) => all.filter((m) => m.text === 'synthetic memory 7'),
+      );
+      assert.ok(seven);
+      const ask = (tags: string[], beforeSeq: number) =>
+        store().consolidationCandidates('default', 'major', vector(7), {
+          observations: false,
+          tags,
+          beforeSeq,
+          limit: 5,
+        });
+      const hits = await ask([], Number.MAX_SAFE_INTEGER);
+      assert.equal(hits.length, 5);
+      assert.equal(hits[0]!.id, seven.id);
+      assert.ok(hits[0]!.score > 0.999);
+      assert.ok(hits.every((h, i) => i === 0 || h.score <= hits[i - 1]!.score), 'nearest first');
+      assert.ok(!(await ask([], seven.seq)).some((h) => h.id === seven.id), 'only earlier memories');
+      assert.deepEqual(await ask(['other'], Number.MAX_SAFE_INTEGER), [], 'only the same tag set');
+    });
+
     test('Retain queues it for a minority bank past the exact-search size; recall uses it; delete drops it', async () => {
       assert.equal(
         await store().wantedBankIndex('default', 'minor'),

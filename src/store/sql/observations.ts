@@ -1,8 +1,10 @@
 import type { ConsolidationSource, Memory, ObservationDetail } from '../../core/types.js';
 import type { Db, Queryable } from '../db.js';
 import type { Hit, Store } from '../store.js';
+import { EXACT_SEARCH_LIMIT } from '../../core/recall/bank-index.js';
 import { vectorLiteral } from './filters.js';
 import { deleteMemoriesIn, insertMemoriesIn, lockBank, MEMORY_SELECT } from './memories.js';
+import { HNSW_DIMENSIONS } from './search.js';
 
 type ObservationStore = Pick<
   Store,
@@ -95,22 +97,42 @@ export function observationQueries(db: Db): ObservationStore {
         : `NOT ${CONSOLIDATED} AND m.seq < $6 AND NOT EXISTS (
              SELECT 1 FROM observation_sources s WHERE s.project_id = m.project_id AND s.bank_id = m.bank_id
                AND s.memory_id = m.id AND s.relation = 'supports')`;
-      // Exactly the same tag set: an observation never mixes memories of different visibility.
-      return db.query<Hit>(
-        `SELECT m.id::text AS id, 1 - (m.embedding <=> $3::vector) AS score FROM ${from}
-         WHERE m.project_id = $1 AND m.bank_id = $2 AND m.embedding IS NOT NULL
-           AND vector_dims(m.embedding) = vector_dims($3::vector)
-           AND m.tags @> $4::text[] AND m.tags <@ $4::text[] AND ${which}
-         ORDER BY m.embedding <=> $3::vector LIMIT $5`,
-        [
-          projectId,
-          bankId,
-          vectorLiteral(vector),
-          opts.tags,
-          opts.limit,
-          ...(opts.observations ? [] : [opts.beforeSeq]),
-        ],
-      );
+      const dims = vector.length;
+      return db.transaction(async (tx) => {
+        // Earlier memories of a big bank are found through its HNSW index (as Recall's semantic
+        // channel does): an exact scan per consolidated memory made consolidating an import
+        // quadratic (10k memories on the embedded engine: over ten minutes, holding the engine).
+        // Observations are few, and scanned.
+        const size = await tx.query<{ n: number }>(
+          `SELECT memory_count AS n, set_config('hnsw.iterative_scan', 'strict_order', true),
+             set_config('hnsw.ef_search', '100', true)
+           FROM banks WHERE project_id = $1 AND id = $2`,
+          [projectId, bankId],
+        );
+        const indexed =
+          !opts.observations &&
+          (HNSW_DIMENSIONS as readonly number[]).includes(dims) &&
+          (size[0]?.n ?? 0) > EXACT_SEARCH_LIMIT;
+        const distance = indexed
+          ? `(m.embedding::vector(${dims})) <=> $3::vector(${dims})`
+          : 'm.embedding <=> $3::vector';
+        // Exactly the same tag set: an observation never mixes memories of different visibility.
+        return tx.query<Hit>(
+          `SELECT m.id::text AS id, 1 - (${distance}) AS score FROM ${from}
+           WHERE m.project_id = $1 AND m.bank_id = $2 AND m.embedding IS NOT NULL
+             AND vector_dims(m.embedding) = ${dims}
+             AND m.tags @> $4::text[] AND m.tags <@ $4::text[] AND ${which}
+           ORDER BY ${distance} LIMIT $5`,
+          [
+            projectId,
+            bankId,
+            vectorLiteral(vector),
+            opts.tags,
+            opts.limit,
+            ...(opts.observations ? [] : [opts.beforeSeq]),
+          ],
+        );
+      });
     },
 
     async observationDetails(projectId, bankId, ids) {
