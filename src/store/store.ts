@@ -466,13 +466,14 @@ export interface Store {
   ): Promise<ConsolidationSource[]>;
   /**
    * Nearest memories with exactly these tags: consolidated observations, or other memories
-   * retained before `beforeSeq` that support no observation yet.
+   * retained before `beforeSeq` that support no observation yet. `bankSize`: the bank's memory
+   * count as the caller read it (past the exact-search size, memories are found by the index).
    */
   consolidationCandidates(
     projectId: string,
     bankId: string,
     vector: Float32Array,
-    opts: { observations: boolean; tags: string[]; beforeSeq: number; limit: number },
+    opts: { observations: boolean; tags: string[]; beforeSeq: number; limit: number; bankSize: number },
   ): Promise<Hit[]>;
   /** Proof and conflicts of consolidated observations; ids that are not ones are left out. */
   observationDetails(

@@ -71,9 +71,9 @@ for (const engine of ENGINES) {
       // earlier memories of the same tag set. (Its own seeds give near-identical vectors; seed 7
       // is one of a kind.)
       await store().insertMemories('default', 'major', [memory(7)], {});
-      const [seven] = await store().consolidationSources('default', 'major', 0, EXACT_SEARCH_LIMIT + 201).then(
-        (all) => all.filter((m) => m.text === 'synthetic memory 7'),
-      );
+      const [seven] = await store()
+        .consolidationSources('default', 'major', 0, EXACT_SEARCH_LIMIT + 201)
+        .then((all) => all.filter((m) => m.text === 'synthetic memory 7'));
       assert.ok(seven);
       const ask = (tags: string[], beforeSeq: number) =>
         store().consolidationCandidates('default', 'major', vector(7), {
@@ -81,12 +81,16 @@ for (const engine of ENGINES) {
           tags,
           beforeSeq,
           limit: 5,
+          bankSize: EXACT_SEARCH_LIMIT + 201,
         });
       const hits = await ask([], Number.MAX_SAFE_INTEGER);
       assert.equal(hits.length, 5);
       assert.equal(hits[0]!.id, seven.id);
       assert.ok(hits[0]!.score > 0.999);
-      assert.ok(hits.every((h, i) => i === 0 || h.score <= hits[i - 1]!.score), 'nearest first');
+      assert.ok(
+        hits.every((h, i) => i === 0 || h.score <= hits[i - 1]!.score),
+        'nearest first',
+      );
       assert.ok(!(await ask([], seven.seq)).some((h) => h.id === seven.id), 'only earlier memories');
       assert.deepEqual(await ask(['other'], Number.MAX_SAFE_INTEGER), [], 'only the same tag set');
     });

@@ -30,6 +30,7 @@ async function neighbourhood(
   s: Services,
   projectId: string,
   bankId: string,
+  bankSize: number,
   m: ConsolidationSource,
 ): Promise<Neighbourhood | null> {
   if (m.embedding.length === 0) return null;
@@ -40,6 +41,7 @@ async function neighbourhood(
         tags: m.tags,
         beforeSeq: m.seq,
         limit: CANDIDATES,
+        bankSize,
       })
       .then((hits) => hits.filter((h) => h.score >= MIN_SIMILARITY && h.id !== m.id).map((h) => h.id));
   const [obsIds, memIds] = await Promise.all([ask(true), ask(false)]);
@@ -93,10 +95,12 @@ export async function consolidateBank(
     let cursor = await s.store.consolidationCursor(projectId, bankId);
     const batch = await s.store.consolidationSources(projectId, bankId, cursor, BATCH);
     if (batch.length === 0) return result;
+    // Read per batch: an import grows the bank while a run works through it.
+    const size = (await s.store.getBank(projectId, bankId))?.memory_count ?? bank.memory_count;
     let lost = false;
     for (const m of batch) {
       opts.signal?.throwIfAborted();
-      const near = await neighbourhood(s, projectId, bankId, m);
+      const near = await neighbourhood(s, projectId, bankId, size, m);
       const step = near && (await plan(s, projectId, bankId, near, opts.signal));
       if (!step) continue;
       if (!(await s.store.saveObservation(projectId, bankId, step.change, { from: cursor, to: m.seq }))) {

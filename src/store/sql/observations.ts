@@ -98,26 +98,19 @@ export function observationQueries(db: Db): ObservationStore {
              SELECT 1 FROM observation_sources s WHERE s.project_id = m.project_id AND s.bank_id = m.bank_id
                AND s.memory_id = m.id AND s.relation = 'supports')`;
       const dims = vector.length;
-      return db.transaction(async (tx) => {
-        // Earlier memories of a big bank are found through its HNSW index (as Recall's semantic
-        // channel does): an exact scan per consolidated memory made consolidating an import
-        // quadratic (10k memories on the embedded engine: over ten minutes, holding the engine).
-        // Observations are few, and scanned.
-        const size = await tx.query<{ n: number }>(
-          `SELECT memory_count AS n, set_config('hnsw.iterative_scan', 'strict_order', true),
-             set_config('hnsw.ef_search', '100', true)
-           FROM banks WHERE project_id = $1 AND id = $2`,
-          [projectId, bankId],
-        );
-        const indexed =
-          !opts.observations &&
-          (HNSW_DIMENSIONS as readonly number[]).includes(dims) &&
-          (size[0]?.n ?? 0) > EXACT_SEARCH_LIMIT;
-        const distance = indexed
-          ? `(m.embedding::vector(${dims})) <=> $3::vector(${dims})`
-          : 'm.embedding <=> $3::vector';
-        // Exactly the same tag set: an observation never mixes memories of different visibility.
-        return tx.query<Hit>(
+      // Earlier memories of a big bank are found through its HNSW index (as Recall's semantic
+      // channel does): an exact scan per consolidated memory made consolidating an import
+      // quadratic. Observations are few, and scanned; so are the memories of a small bank.
+      const indexed =
+        !opts.observations &&
+        (HNSW_DIMENSIONS as readonly number[]).includes(dims) &&
+        opts.bankSize > EXACT_SEARCH_LIMIT;
+      const distance = indexed
+        ? `(m.embedding::vector(${dims})) <=> $3::vector(${dims})`
+        : 'm.embedding <=> $3::vector';
+      // Exactly the same tag set: an observation never mixes memories of different visibility.
+      const search = (q: Queryable) =>
+        q.query<Hit>(
           `SELECT m.id::text AS id, 1 - (${distance}) AS score FROM ${from}
            WHERE m.project_id = $1 AND m.bank_id = $2 AND m.embedding IS NOT NULL
              AND vector_dims(m.embedding) = ${dims}
@@ -132,6 +125,12 @@ export function observationQueries(db: Db): ObservationStore {
             ...(opts.observations ? [] : [opts.beforeSeq]),
           ],
         );
+      if (!indexed) return search(db);
+      return db.transaction(async (tx) => {
+        await tx.query(
+          `SELECT set_config('hnsw.iterative_scan', 'strict_order', true), set_config('hnsw.ef_search', '100', true)`,
+        );
+        return search(tx);
       });
     },
 
