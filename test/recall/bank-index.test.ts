@@ -4,7 +4,6 @@
  * drops it.
  */
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { createLogger } from '../../src/api/logger.js';
 import { EXACT_SEARCH_LIMIT } from '../../src/core/recall/bank-index.js';
@@ -13,6 +12,7 @@ import { OPERATION_RUNNERS } from '../../src/jobs/kinds.js';
 import { startWorker } from '../../src/jobs/worker.js';
 import { bankPath, type TestApp, testApp } from '../helpers/app.js';
 import { ENGINES } from '../helpers/engines.js';
+import { newMemory } from '../helpers/memory.js';
 import { until } from '../helpers/until.js';
 
 /** A deterministic unit vector of 100 dimensions (the local embedder's size). */
@@ -27,23 +27,13 @@ function vector(seed: number): Float32Array {
   return v.map((a) => a / norm);
 }
 
-const memory = (seed: number): NewMemory => ({
-  id: randomUUID(),
-  type: 'world',
-  text: `synthetic memory ${seed}`,
-  context: null,
-  occurred_start: null,
-  occurred_end: null,
-  mentioned_at: new Date(),
-  tags: [],
-  metadata: {},
-  document_id: null,
-  chunk_id: null,
-  content_hash: `h${seed}`,
-  embedding: vector(seed),
-  terms: new Map([[`t${seed}`, 1]]),
-  entities: [],
-});
+const memory = (seed: number): NewMemory =>
+  newMemory({
+    text: `synthetic memory ${seed}`,
+    content_hash: `h${seed}`,
+    embedding: vector(seed),
+    terms: new Map([[`t${seed}`, 1]]),
+  });
 
 async function fill(t: TestApp, bank: string, from: number, n: number) {
   await t.services.store.ensureBank('default', bank, {});

@@ -6,12 +6,12 @@
  * cached.
  */
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { RecallCache } from '../../src/core/recall/cache.js';
 import { openStore } from '../../src/store/open.js';
 import { bankPath, type TestApp, testApp } from '../helpers/app.js';
 import { createTestDatabase, ENGINES, openTestStore } from '../helpers/engines.js';
+import { newMemory } from '../helpers/memory.js';
 import { termFrequencies } from '../../src/text/terms.js';
 import { encryptedApp, newMasterKey } from '../security/encryption-helpers.js';
 
@@ -196,24 +196,9 @@ if (process.env.MNEMO_TEST_DATABASE_URL) {
         assert.deepEqual(await ask(), ['Bo plays the cello in a quartet']);
         assert.deepEqual(await ask(), ['Bo plays the cello in a quartet']);
         const [v] = await t.services.embedder.embed(['Bo plays the oboe too']);
+        const text = 'Bo plays the oboe too';
         await other.insertMemories('default', 'shared', [
-          {
-            id: randomUUID(),
-            type: 'world',
-            text: 'Bo plays the oboe too',
-            context: null,
-            occurred_start: null,
-            occurred_end: null,
-            mentioned_at: new Date(),
-            tags: [],
-            metadata: {},
-            document_id: null,
-            chunk_id: null,
-            content_hash: 'oboe',
-            embedding: v!,
-            terms: termFrequencies('Bo plays the oboe too'),
-            entities: [],
-          },
+          newMemory({ text, embedding: v!, terms: termFrequencies(text) }),
         ]);
         assert.ok((await ask()).includes('Bo plays the oboe too'), 'the other process wrote a second memory');
       } finally {

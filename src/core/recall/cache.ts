@@ -4,7 +4,7 @@ import type { Bank } from '../types.js';
  * Recall answers kept in this process while the banks they were computed from are unchanged.
  *
  * An entry's key holds each searched bank's `generation`, which every write that can change a
- * Recall answer moves on in the write's own transaction (store/sql/memories.ts `lockBank`), and
+ * Recall answer moves on in the write's own transaction (store/sql/bank-lock.ts), and
  * the bank row is read from the database on every Recall, so an answer is never served after a
  * write has committed, by this process or any other on the same database. Entries also expire
  * after `ttlMs`: without `query_timestamp` a query is read against the current time ("last

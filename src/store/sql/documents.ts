@@ -2,7 +2,8 @@ import type { DocumentRecord } from '../../core/types.js';
 import type { Db } from '../db.js';
 import type { Store } from '../store.js';
 import { termGroupsClause } from './encryption.js';
-import { deleteMemoriesIn, lockBank } from './memories.js';
+import { lockBank } from './bank-lock.js';
+import { deleteMemoriesIn } from './memories.js';
 
 type DocumentStore = Pick<Store, 'listDocuments' | 'getDocument' | 'deleteDocument' | 'countMemories'>;
 

@@ -1,6 +1,7 @@
 import { ENCRYPTION_CHANGED, SEALED } from '../../core/crypto/codec.js';
 import { AppError } from '../../core/errors.js';
 import type { Db, Queryable } from '../db.js';
+import { lockBank } from './bank-lock.js';
 import type { BankKeyRecord, ConvertedEntity, ConvertedMemory, Store } from '../store.js';
 
 type EncryptionStore = Pick<
@@ -57,14 +58,10 @@ export async function lockBankForWrite(
   }
 }
 
-/** Locks the bank row (serialising with its writers; see `lockBank`) and says whether its config wants encryption. */
+/** Locks the bank row (`lockBank`) and says whether its config wants encryption. */
 async function lockTarget(tx: Queryable, projectId: string, bankId: string): Promise<boolean | null> {
-  const rows = await tx.query<{ target: string }>(
-    `UPDATE banks SET generation = generation + 1 WHERE project_id = $1 AND id = $2
-     RETURNING coalesce(config->>'encryption', 'none') AS target`,
-    [projectId, bankId],
-  );
-  return rows[0] ? rows[0].target === 'managed' : null;
+  const target = await lockBank(tx, projectId, bankId);
+  return target === null ? null : target === 'managed';
 }
 
 /** Bank data keys, and the batches that move a bank's rows between plain and encrypted form. */

@@ -1,6 +1,7 @@
 import type { Memory, NewMemory } from '../../core/types.js';
 import type { Db, Queryable } from '../db.js';
 import type { Store } from '../store.js';
+import { lockBank } from './bank-lock.js';
 import { lockBankForWrite, termGroupsClause } from './encryption.js';
 import { decodeCursor, encodeCursor, filterClauses, vectorLiteral } from './filters.js';
 
@@ -22,17 +23,6 @@ type MemoryRow = Memory & { seq: number };
 
 function toMemory<T extends MemoryRow>({ seq: _seq, ...m }: T): Omit<T, 'seq'> {
   return m;
-}
-
-/**
- * Takes the bank's row lock, which every writer of its memories takes first, and moves its
- * generation on: Recall answers cached at the old generation are no longer served.
- */
-export async function lockBank(tx: Queryable, projectId: string, bankId: string): Promise<void> {
-  await tx.query('UPDATE banks SET generation = generation + 1 WHERE project_id = $1 AND id = $2', [
-    projectId,
-    bankId,
-  ]);
 }
 
 /**
@@ -81,8 +71,7 @@ export async function deleteMemoriesIn(
     ids,
   ]);
   await tx.query(
-    `UPDATE banks SET memory_count = memory_count - $3, term_total = term_total - $4, updated_at = now(),
-       generation = generation + 1
+    `UPDATE banks SET memory_count = memory_count - $3, term_total = term_total - $4, updated_at = now()
      WHERE project_id = $1 AND id = $2`,
     [projectId, bankId, ids.length, terms],
   );
@@ -149,8 +138,7 @@ export async function insertMemoriesIn(
   await linkEntities(tx, projectId, bankId, memories);
   const termTotal = rows.reduce((n, r) => n + r.term_count, 0);
   await tx.query(
-    `UPDATE banks SET memory_count = memory_count + $3, term_total = term_total + $4, updated_at = now(),
-       generation = generation + 1
+    `UPDATE banks SET memory_count = memory_count + $3, term_total = term_total + $4, updated_at = now()
      WHERE project_id = $1 AND id = $2`,
     [projectId, bankId, memories.length, termTotal],
   );

@@ -3,7 +3,8 @@ import type { Db, Queryable } from '../db.js';
 import type { Hit, Store } from '../store.js';
 import { EXACT_SEARCH_LIMIT } from '../../core/recall/bank-index.js';
 import { vectorLiteral } from './filters.js';
-import { deleteMemoriesIn, insertMemoriesIn, lockBank, MEMORY_SELECT } from './memories.js';
+import { lockBank } from './bank-lock.js';
+import { deleteMemoriesIn, insertMemoriesIn, MEMORY_SELECT } from './memories.js';
 import { HNSW_DIMENSIONS } from './search.js';
 
 type ObservationStore = Pick<
