@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { BankCodec, isSealed, plainText, storePlain } from '../../src/core/crypto/codec.js';
 import { parseMasterKey, unwrapDataKey, wrapDataKey } from '../../src/core/crypto/master-key.js';
-import type { NewMemory } from '../../src/core/types.js';
 import { ENGINES, openTestStore } from '../helpers/engines.js';
+import { newMemory } from '../helpers/memory.js';
 import { type EncryptedApp, encryptedApp, newMasterKey } from './encryption-helpers.js';
 
 describe('master keys and bank codecs', () => {
@@ -100,24 +100,13 @@ for (const engine of ENGINES) {
       });
       assert.equal(ok.status, 200);
       // a row whose ciphertext does not authenticate, written under the encryption layer
-      const forged: NewMemory = {
-        id: randomUUID(),
-        type: 'world',
+      const forged = newMemory({
         text: `\u0001e1:${randomBytes(40).toString('base64url')}`,
-        context: null,
-        occurred_start: null,
-        occurred_end: null,
-        mentioned_at: new Date(),
-        tags: [],
-        metadata: {},
-        document_id: null,
-        chunk_id: null,
         content_hash: 'x',
         embedding: new Float32Array(100).fill(0.1),
         terms: new Map(),
-        entities: [],
         encrypted: true,
-      };
+      });
       await store.insertMemories('default', 'tampered', [forged]);
       const r = await e.call('GET', '/v1/default/banks/tampered/memories');
       assert.equal(r.status, 500);
