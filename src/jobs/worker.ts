@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { AppError } from '../core/errors.js';
 import type { OperationRunner } from '../core/operations.js';
 import type { Services } from '../core/services.js';
+import { inBackground } from '../store/priority.js';
 
 export interface WorkerOptions {
   runners: Record<string, OperationRunner>;
@@ -59,7 +60,9 @@ export function startWorker(s: Services, log: Logger, opts: WorkerOptions): Work
     try {
       if (!runner) throw new AppError('validation_error', `unknown operation kind '${op.kind}'`);
       const signal = AbortSignal.any([stopping.signal, done.signal]);
-      const result = await runner(s, { id: op.id, projectId, bankId: op.bank_id, kind: op.kind, payload, signal });
+      const result = await inBackground(() =>
+        runner(s, { id: op.id, projectId, bankId: op.bank_id, kind: op.kind, payload, signal }),
+      );
       await s.store.finishOperation(projectId, op.bank_id, op.id, id, {
         status: 'completed',
         memoriesCreated: result.memories_created,

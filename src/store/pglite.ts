@@ -1,10 +1,20 @@
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { AppError } from '../core/errors.js';
 import type { Db, Queryable } from './db.js';
 import { inputError } from './input-errors.js';
+import { priorityGate } from './priority.js';
 
 /**
  * Takes the data directory for this process. PGlite is single-process: a second mnemo on the
@@ -73,8 +83,12 @@ export async function openPglite(dataDir?: string): Promise<Db> {
   let pg: PGlite;
   try {
     if (dataDir) refuseDamaged(dataDir, damaged);
-    pg = await PGlite.create({ dataDir: dataDir ? join(dataDir, 'pgdata') : undefined, extensions: { vector } });
-    if (dataDir && !existsSync(join(dataDir, CREATED))) writeFileSync(join(dataDir, CREATED), `${new Date().toISOString()}\n`);
+    pg = await PGlite.create({
+      dataDir: dataDir ? join(dataDir, 'pgdata') : undefined,
+      extensions: { vector },
+    });
+    if (dataDir && !existsSync(join(dataDir, CREATED)))
+      writeFileSync(join(dataDir, CREATED), `${new Date().toISOString()}\n`);
   } catch (err) {
     unlock();
     throw err instanceof AppError ? err : damaged((err as Error).message);
@@ -92,10 +106,14 @@ export async function openPglite(dataDir?: string): Promise<Db> {
       await q.exec(sql);
     },
   });
+  // One statement runs at a time for everyone: requests' statements go before background work.
+  const gate = priorityGate();
+  const top = wrap(pg);
   return {
     engine: 'pglite',
-    ...wrap(pg),
-    transaction: (fn) => pg.transaction((tx) => fn(wrap(tx))),
+    query: (sql, params) => gate(() => top.query(sql, params)),
+    exec: (sql) => gate(() => top.exec(sql)),
+    transaction: (fn) => gate(() => pg.transaction((tx) => fn(wrap(tx)))),
     async ping() {
       await pg.query('SELECT 1');
     },

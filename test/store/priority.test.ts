@@ -1,0 +1,78 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { Db } from '../../src/store/db.js';
+import { openPglite } from '../../src/store/pglite.js';
+import { inBackground, priorityGate } from '../../src/store/priority.js';
+
+describe('priority gate', () => {
+  test('a background statement waits while a request statement is in flight', async () => {
+    const gate = priorityGate();
+    const order: string[] = [];
+    let release!: () => void;
+    const foreground = gate(async () => {
+      order.push('fg start');
+      await new Promise<void>((r) => {
+        release = r;
+      });
+      order.push('fg end');
+    });
+    const backgroundDone = inBackground(() => gate(async () => order.push('bg')));
+    await new Promise((r) => setTimeout(r, 20));
+    assert.deepEqual(order, ['fg start'], 'the background statement must not start beside the request');
+    release();
+    await Promise.all([foreground, backgroundDone]);
+    assert.deepEqual(order, ['fg start', 'fg end', 'bg']);
+  });
+
+  test('under constant request load a background statement still runs', async () => {
+    const gate = priorityGate();
+    let stop = false;
+    const load = (async () => {
+      while (!stop) await gate(() => new Promise((r) => setTimeout(r, 1)));
+    })();
+    await inBackground(() => gate(async () => 'ran'));
+    stop = true;
+    await load;
+  });
+});
+
+describe('priority on the embedded engine', () => {
+  let db: Db;
+  before(async () => {
+    db = await openPglite();
+    await db.exec('CREATE TABLE t (n int)');
+  });
+  after(() => db.close());
+
+  test("a request's statements run back to back while background work keeps issuing statements", async () => {
+    const log: string[] = [];
+    let stop = false;
+    const background = inBackground(async () => {
+      while (!stop) {
+        await db.query('SELECT count(*) FROM generate_series(1, 20000)');
+        log.push('bg');
+      }
+    });
+    await new Promise((r) => setTimeout(r, 30));
+    const start = log.length;
+    for (let i = 0; i < 5; i++) {
+      await db.query('INSERT INTO t VALUES ($1)', [i]);
+      log.push('fg');
+    }
+    stop = true;
+    await background;
+    assert.ok(start > 0, 'the background loop ran before the request');
+    const during = log.slice(start, log.lastIndexOf('fg'));
+    // At most the background statement already running when the request came in.
+    assert.ok(
+      during.filter((e) => e === 'bg').length <= 1,
+      `background statements between the request's: ${during}`,
+    );
+    assert.equal((await db.query<{ n: number }>('SELECT count(*)::int AS n FROM t'))[0]!.n, 5);
+  });
+
+  test('a background transaction commits', async () => {
+    await inBackground(() => db.transaction((tx) => tx.query('INSERT INTO t VALUES (99)')));
+    assert.equal((await db.query<{ n: number }>('SELECT count(*)::int AS n FROM t WHERE n = 99'))[0]!.n, 1);
+  });
+});
