@@ -6,6 +6,7 @@ import { migrate } from '../../src/store/migrate.js';
 import { openPglite } from '../../src/store/pglite.js';
 import { openPostgres } from '../../src/store/postgres.js';
 import { MIGRATIONS } from '../../src/store/sql/migrations.js';
+import { DRIVER_POSTINGS } from '../../src/store/sql/search.js';
 import type { Store } from '../../src/store/store.js';
 import { createTestDatabase, ENGINES, openTestStore } from '../helpers/engines.js';
 
@@ -158,6 +159,37 @@ for (const engine of ENGINES) {
       assert.equal((await s.getBank(P, 'c'))?.memory_count, 200);
       const shared = await s.keywordSearch(P, 'c', ['shared'], {}, 500);
       assert.equal(shared.length, 200);
+    });
+
+    test('a query of only common words reads the best postings of each and still ranks exactly', async () => {
+      // Every query word is in more memories than the driver budget: phase 1 takes each word's
+      // highest-impact postings instead of all of the rarest word's.
+      await s.ensureBank(P, 'common', {});
+      const n = DRIVER_POSTINGS + 200;
+      const filler = (i: number) => `entry${i} filler`;
+      const rows = [
+        ...Array.from({ length: n }, (_, i) => mem(`apple ${filler(i)}`)),
+        ...Array.from({ length: n }, (_, i) => mem(`river ${filler(i)}`)),
+        mem('apple river'),
+        mem('apple river by the apple orchard', { tags: ['farm'] }),
+        // Strong in the second word, weak in the first: reading only the rarest word's postings
+        // (phase 1 before migration 12) ranked it among thousands of 'apple' memories and lost it.
+        mem('river river river apple'),
+      ];
+      for (let i = 0; i < rows.length; i += 500) await s.insertMemories(P, 'common', rows.slice(i, i + 500));
+      const hits = await s.keywordSearch(P, 'common', ['apple', 'river'], {}, 5);
+      const texts = await s.getMemories(P, 'common', hits.map((h) => h.id));
+      const text = (id: string) => texts.find((m) => m.id === id)?.text;
+      // The three memories holding both words come first; scores are exact BM25 (ties cap at 1).
+      assert.deepEqual(hits.slice(0, 3).map((h) => text(h.id)).sort(), [
+        'apple river',
+        'apple river by the apple orchard',
+        'river river river apple',
+      ]);
+      assert.ok(hits[1]!.score >= hits[2]!.score && hits[2]!.score > hits[3]!.score);
+      // Filters apply while reading the postings, so a filtered query still finds its memory.
+      const farm = await s.keywordSearch(P, 'common', ['apple', 'river'], { tags: ['farm'], tagsMatch: 'any_strict' }, 5);
+      assert.deepEqual(farm.map((h) => text(h.id)), ['apple river by the apple orchard']);
     });
 
     test('audit is append-only and paged; entities page', async () => {

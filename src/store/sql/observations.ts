@@ -93,11 +93,13 @@ export function observationQueries(db: Db): ObservationStore {
       const from = opts.observations
         ? 'observations o JOIN memories m ON m.project_id = o.project_id AND m.bank_id = o.bank_id AND m.id = o.id'
         : 'memories m';
+      // Written as NOT IN so that each list is read once into a hash, not probed per memory.
       const which = opts.observations
         ? 'o.project_id = $1 AND o.bank_id = $2'
-        : `NOT ${CONSOLIDATED} AND m.seq < $6 AND NOT EXISTS (
-             SELECT 1 FROM observation_sources s WHERE s.project_id = m.project_id AND s.bank_id = m.bank_id
-               AND s.memory_id = m.id AND s.relation = 'supports')`;
+        : `m.seq < $6
+           AND m.id NOT IN (SELECT o.id FROM observations o WHERE o.project_id = $1 AND o.bank_id = $2)
+           AND m.id NOT IN (SELECT s.memory_id FROM observation_sources s
+             WHERE s.project_id = $1 AND s.bank_id = $2 AND s.relation = 'supports')`;
       const dims = vector.length;
       // Earlier memories of a big bank are found through its HNSW index (as Recall's semantic
       // channel does): an exact scan per consolidated memory made consolidating an import
