@@ -61,7 +61,14 @@ for (const engine of ENGINES) {
         stored_memories: 10,
         requests_per_minute: 5,
       });
-      const k = await s.createApiKey({ id: 'k1', projectId: 'acme', name: 'n', scopes: ['recall'], secretHash: 'h', expiresAt: null });
+      const k = await s.createApiKey({
+        id: 'k1',
+        projectId: 'acme',
+        name: 'n',
+        scopes: ['recall'],
+        secretHash: 'h',
+        expiresAt: null,
+      });
       assert.deepEqual(k.scopes, ['recall']);
       assert.equal((await s.getApiKey('k1'))?.secret_hash, 'h');
       assert.equal((await s.listApiKeys('acme')).length, 1);
@@ -79,10 +86,21 @@ for (const engine of ENGINES) {
       assert.equal(await s.createSpace(P, { id: 'sp', name: 'again' }), null);
       const b = await s.ensureBank(P, 'b1', { spaceId: 'sp' });
       assert.equal(b.space_id, 'sp');
-      assert.equal((await s.ensureBank(P, 'b1', { spaceId: null })).space_id, 'sp', 'ensure keeps an existing bank');
+      assert.equal(
+        (await s.ensureBank(P, 'b1', { spaceId: null })).space_id,
+        'sp',
+        'ensure keeps an existing bank',
+      );
       assert.equal((await s.getSpace(P, 'sp'))?.bank_count, 1);
-      assert.deepEqual((await s.listBanks(P, { spaceId: 'sp' })).map((x) => x.id), ['b1']);
-      const u = await s.updateBank(P, 'b1', { config: { disposition_empathy: 5 }, name: 'B', mission: 'help' });
+      assert.deepEqual(
+        (await s.listBanks(P, { spaceId: 'sp' })).map((x) => x.id),
+        ['b1'],
+      );
+      const u = await s.updateBank(P, 'b1', {
+        config: { disposition_empathy: 5 },
+        name: 'B',
+        mission: 'help',
+      });
       assert.deepEqual(u?.config, { disposition_empathy: 5 });
       assert.equal(u?.mission, 'help');
       assert.equal(await s.deleteSpace(P, 'sp'), 1);
@@ -92,9 +110,17 @@ for (const engine of ENGINES) {
 
     test('memories: insert, list, filter, search, delete keep statistics exact', async () => {
       await s.ensureBank(P, 'm', {});
-      const a = mem('alpha bravo charlie', { tags: ['x'], embedding: vec(1, 0), entities: [{ text: 'Alpha', type: 'PERSON' }] });
+      const a = mem('alpha bravo charlie', {
+        tags: ['x'],
+        embedding: vec(1, 0),
+        entities: [{ text: 'Alpha', type: 'PERSON' }],
+      });
       const b = mem('bravo delta', { type: 'preference', embedding: vec(0, 1), document_id: 'doc' });
-      const c = mem('echo foxtrot', { embedding: vec(1, 1), occurred_start: new Date('2023-05-01'), occurred_end: new Date('2023-05-02') });
+      const c = mem('echo foxtrot', {
+        embedding: vec(1, 1),
+        occurred_start: new Date('2023-05-01'),
+        occurred_end: new Date('2023-05-02'),
+      });
       await s.insertMemories(P, 'm', [a, b, c]);
       const bank = await s.getBank(P, 'm');
       assert.equal(bank?.memory_count, 3);
@@ -102,9 +128,15 @@ for (const engine of ENGINES) {
       assert.deepEqual(await s.bankCounts(P, 'm'), { memory_count: 3, entity_count: 1, document_count: 1 });
 
       const list = await s.listMemories(P, 'm', {}, { limit: 2 });
-      assert.deepEqual(list.items.map((m) => m.text), ['echo foxtrot', 'bravo delta']);
+      assert.deepEqual(
+        list.items.map((m) => m.text),
+        ['echo foxtrot', 'bravo delta'],
+      );
       const rest = await s.listMemories(P, 'm', {}, { limit: 2, cursor: list.next_cursor! });
-      assert.deepEqual(rest.items.map((m) => m.text), ['alpha bravo charlie']);
+      assert.deepEqual(
+        rest.items.map((m) => m.text),
+        ['alpha bravo charlie'],
+      );
       assert.deepEqual(rest.items[0]!.entities, ['Alpha']);
       assert.equal((await s.listMemories(P, 'm', { types: ['preference'] }, { limit: 10 })).items.length, 1);
       assert.equal((await s.listMemories(P, 'm', { documentId: 'doc' }, { limit: 10 })).items.length, 1);
@@ -127,8 +159,17 @@ for (const engine of ENGINES) {
       assert.equal(cands.find((m) => m.id === a.id)!.text, a.text);
       const otherSize = await s.getCandidates(P, 'm', [a.id], new Float32Array([1, 0, 0]));
       assert.equal(otherSize[0]!.similarity, null, 'a vector of another size has no similarity');
-      const tm = await s.temporalSearch(P, 'm', { start: new Date('2023-05-01'), end: new Date('2023-06-01') }, {}, 10);
-      assert.deepEqual(tm.map((h) => h.id), [c.id]);
+      const tm = await s.temporalSearch(
+        P,
+        'm',
+        { start: new Date('2023-05-01'), end: new Date('2023-06-01') },
+        {},
+        10,
+      );
+      assert.deepEqual(
+        tm.map((h) => h.id),
+        [c.id],
+      );
       assert.equal((await s.getMemories(P, 'm', [a.id, b.id])).length, 2);
 
       assert.equal(await s.deleteMemory(P, 'm', a.id), true);
@@ -136,23 +177,37 @@ for (const engine of ENGINES) {
       const after1 = await s.getBank(P, 'm');
       assert.equal(after1?.memory_count, 2);
       assert.equal(after1?.term_total, 4);
-      assert.deepEqual((await s.keywordSearch(P, 'm', ['charlie'], {}, 10)), []);
-      assert.equal((await s.listEntities(P, 'm', { limit: 10 })).items.length, 0, 'unmentioned entities are hidden');
+      assert.deepEqual(await s.keywordSearch(P, 'm', ['charlie'], {}, 10), []);
+      assert.equal(
+        (await s.listEntities(P, 'm', { limit: 10 })).items.length,
+        0,
+        'unmentioned entities are hidden',
+      );
     });
 
     test('document replace is atomic with the insert', async () => {
       await s.ensureBank(P, 'd', {});
-      await s.insertMemories(P, 'd', [mem('v1 a', { document_id: 'doc' }), mem('v1 b', { document_id: 'doc' })]);
+      await s.insertMemories(P, 'd', [
+        mem('v1 a', { document_id: 'doc' }),
+        mem('v1 b', { document_id: 'doc' }),
+      ]);
       await s.insertMemories(P, 'd', [mem('v2', { document_id: 'doc' })], { replaceDocuments: ['doc'] });
       const items = (await s.listMemories(P, 'd', {}, { limit: 10 })).items;
-      assert.deepEqual(items.map((m) => m.text), ['v2']);
+      assert.deepEqual(
+        items.map((m) => m.text),
+        ['v2'],
+      );
       assert.equal((await s.getBank(P, 'd'))?.memory_count, 1);
     });
 
     test('concurrent writers to one bank lose nothing', async () => {
       await s.ensureBank(P, 'c', {});
       const writers = Array.from({ length: 8 }, (_, w) =>
-        s.insertMemories(P, 'c', Array.from({ length: 25 }, (_, i) => mem(`writer ${w} item ${i} shared`))),
+        s.insertMemories(
+          P,
+          'c',
+          Array.from({ length: 25 }, (_, i) => mem(`writer ${w} item ${i} shared`)),
+        ),
       );
       await Promise.all(writers);
       assert.equal((await s.bankCounts(P, 'c')).memory_count, 200);
@@ -178,32 +233,63 @@ for (const engine of ENGINES) {
       ];
       for (let i = 0; i < rows.length; i += 500) await s.insertMemories(P, 'common', rows.slice(i, i + 500));
       const hits = await s.keywordSearch(P, 'common', ['apple', 'river'], {}, 5);
-      const texts = await s.getMemories(P, 'common', hits.map((h) => h.id));
+      const texts = await s.getMemories(
+        P,
+        'common',
+        hits.map((h) => h.id),
+      );
       const text = (id: string) => texts.find((m) => m.id === id)?.text;
       // The three memories holding both words come first; scores are exact BM25 (ties cap at 1).
-      assert.deepEqual(hits.slice(0, 3).map((h) => text(h.id)).sort(), [
-        'apple river',
-        'apple river by the apple orchard',
-        'river river river apple',
-      ]);
+      assert.deepEqual(
+        hits
+          .slice(0, 3)
+          .map((h) => text(h.id))
+          .sort(),
+        ['apple river', 'apple river by the apple orchard', 'river river river apple'],
+      );
       assert.ok(hits[1]!.score >= hits[2]!.score && hits[2]!.score > hits[3]!.score);
       // Filters apply while reading the postings, so a filtered query still finds its memory.
-      const farm = await s.keywordSearch(P, 'common', ['apple', 'river'], { tags: ['farm'], tagsMatch: 'any_strict' }, 5);
-      assert.deepEqual(farm.map((h) => text(h.id)), ['apple river by the apple orchard']);
+      const farm = await s.keywordSearch(
+        P,
+        'common',
+        ['apple', 'river'],
+        { tags: ['farm'], tagsMatch: 'any_strict' },
+        5,
+      );
+      assert.deepEqual(
+        farm.map((h) => text(h.id)),
+        ['apple river by the apple orchard'],
+      );
     });
 
     test('audit is append-only and paged; entities page', async () => {
       for (let i = 0; i < 3; i++) {
         await s.appendAudit({
-          projectId: P, actorType: 'operator', keyId: null, action: `a${i}`, bankId: 'z', spaceId: null, status: 200, requestId: `r${i}`,
+          projectId: P,
+          actorType: 'operator',
+          keyId: null,
+          action: `a${i}`,
+          bankId: 'z',
+          spaceId: null,
+          status: 200,
+          requestId: `r${i}`,
         });
       }
       const p1 = await s.listAudit(P, { bankId: 'z' }, { limit: 2 });
-      assert.deepEqual(p1.items.map((e) => e.action), ['a2', 'a1']);
+      assert.deepEqual(
+        p1.items.map((e) => e.action),
+        ['a2', 'a1'],
+      );
       const p2 = await s.listAudit(P, { bankId: 'z' }, { limit: 2, cursor: p1.next_cursor! });
-      assert.deepEqual(p2.items.map((e) => e.action), ['a0']);
+      assert.deepEqual(
+        p2.items.map((e) => e.action),
+        ['a0'],
+      );
       assert.equal(p2.next_cursor, null);
-      assert.deepEqual((await s.listAudit(P, { action: 'a1' }, { limit: 5 })).items.map((e) => e.request_id), ['r1']);
+      assert.deepEqual(
+        (await s.listAudit(P, { action: 'a1' }, { limit: 5 })).items.map((e) => e.request_id),
+        ['r1'],
+      );
     });
 
     test('delete bank removes its data and reports the count', async () => {
@@ -219,12 +305,17 @@ for (const engine of ENGINES) {
 describe('migrations', () => {
   test('from empty on PGlite, and re-running applies nothing', async () => {
     const db = await openPglite();
-    assert.deepEqual(await migrate(db), MIGRATIONS.map((m) => m.version));
+    assert.deepEqual(
+      await migrate(db),
+      MIGRATIONS.map((m) => m.version),
+    );
     assert.deepEqual(await migrate(db), []);
     await db.close();
   });
 
-  test('several processes migrating one PostgreSQL at once migrate it exactly once', { skip: !process.env.MNEMO_TEST_DATABASE_URL }, async () => {
+  test('several processes migrating one PostgreSQL at once migrate it exactly once', {
+    skip: !process.env.MNEMO_TEST_DATABASE_URL,
+  }, async () => {
     const tdb = await createTestDatabase();
     const dbs = await Promise.all(Array.from({ length: 4 }, () => openPostgres(tdb.url!, { poolSize: 2 })));
     const applied = await Promise.all(dbs.map((db) => migrate(db)));

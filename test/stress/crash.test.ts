@@ -326,7 +326,7 @@ for (const engine of [postgres(), pglite()]) {
       await server.stop();
       await engine.withDb(async (db) => assert.deepEqual(await integrityProblems(db), [], 'at the end'));
       const acked = ledger.groups.filter((g) => g.acked).length;
-      assert.ok(acked > CYCLES * 6, `the workload had writes acknowledged (${acked})`);
+      assert.ok(acked >= CYCLES * 6, `the workload had writes acknowledged (${acked})`);
       const ops = ledger.groups.filter((g) => g.operationId).length;
       t.diagnostic(
         `${CYCLES} kill -9 cycles: ${acked} acknowledged retains (${ops} async), ` +

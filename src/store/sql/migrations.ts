@@ -519,6 +519,8 @@ ALTER TABLE memory_terms ADD CONSTRAINT memory_terms_pkey PRIMARY KEY USING INDE
 -- in a term's score), the driver budget shared among the terms, read in order from this index;
 -- a memory in several terms' lists sums their scores, and phase 2 rescores the candidates
 -- exactly as before. Queries with a rare term are unchanged.
+-- Phase 2 no longer reads the memories: each posting carries its document length, and equal
+-- scores are ordered by id (they were ordered newest first, at one index probe per candidate).
 CREATE INDEX memory_terms_impact ON memory_terms (project_id, bank_id, term, tf DESC, dl, memory_id);
 
 CREATE OR REPLACE FUNCTION mnemo_keyword_search(
@@ -574,15 +576,13 @@ BEGIN
     GROUP BY t.memory_id ORDER BY s1 DESC, t.memory_id LIMIT p_candidates),
   exact AS MATERIALIZED (SELECT NOT (SELECT yes FROM capped) AND (SELECT count(*) FROM drivers) = (SELECT count(*) FROM q) AS yes),
   scored AS MATERIALIZED (
-    SELECT m.id, m.seq, CASE WHEN (SELECT yes FROM exact) THEN c.s1 ELSE (
+    SELECT c.id, CASE WHEN (SELECT yes FROM exact) THEN c.s1 ELSE (
       SELECT sum(q.idf * t.tf * (p_k1 + 1) / (t.tf + p_k1 * (1 - p_b + p_b * coalesce(t.dl, stats.avgdl) / stats.avgdl)))
-      FROM q JOIN memory_terms t ON t.project_id = p_project AND t.bank_id = p_bank AND t.term = q.term AND t.memory_id = m.id
+      FROM q JOIN memory_terms t ON t.project_id = p_project AND t.bank_id = p_bank AND t.term = q.term AND t.memory_id = c.id
     ) END AS bm25
-    FROM cand c
-    JOIN memories m ON m.project_id = p_project AND m.bank_id = p_bank AND m.id = c.id
-    CROSS JOIN stats)
+    FROM cand c CROSS JOIN stats)
   SELECT s.id, least(1, s.bm25 / (SELECT sum(q.idf) FROM q))::float8
-  FROM scored s ORDER BY s.bm25 DESC, s.seq DESC LIMIT p_limit;
+  FROM scored s ORDER BY s.bm25 DESC, s.id DESC LIMIT p_limit;
 END
 $fn$;
 `,

@@ -20,6 +20,9 @@ export const HNSW_DIMENSIONS = [100, 256, 384, 512, 768, 1024, 1536] as const;
 /** Postings the first keyword phase may read; rarer terms first (see `keywordSearch`). */
 export const DRIVER_POSTINGS = 2000;
 
+/** Fewest candidates the second keyword phase rescores exactly (more when more are asked for). */
+const KEYWORD_CANDIDATES = 100;
+
 /** Candidates the HNSW walk keeps: at least the pgvector default, more for bigger pools. */
 const efSearch = (limit: number) => Math.min(1000, Math.max(64, limit * 2));
 
@@ -111,7 +114,8 @@ export function searchQueries(db: Db): SearchStore {
         );
         // The walk gives up after hnsw.max_scan_tuples; a bank that is a sliver of a huge table
         // can then come back short, and is searched exactly instead.
-        if (hits.length < Math.min(limit, n)) return exactSearch(tx, projectId, bankId, vector, filter, limit);
+        if (hits.length < Math.min(limit, n))
+          return exactSearch(tx, projectId, bankId, vector, filter, limit);
         return hits;
       });
     },
@@ -131,7 +135,7 @@ export function searchQueries(db: Db): SearchStore {
           bankId,
           unique,
           limit,
-          Math.max(Math.ceil(limit * 1.5), 150),
+          Math.max(limit, KEYWORD_CANDIDATES),
           DRIVER_POSTINGS,
           K1,
           B,
