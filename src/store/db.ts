@@ -10,8 +10,12 @@ export interface Queryable {
 
 export interface Db extends Queryable {
   readonly engine: 'pglite' | 'postgres';
-  /** Runs `fn` in one transaction; rolls back if it throws. */
-  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * Runs `fn` in one transaction; rolls back if it throws. `snapshot`: read only, and every
+   * statement sees the same committed state (REPEATABLE READ on PostgreSQL; on the embedded
+   * engine any transaction is one, since it holds the only connection until it ends).
+   */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>, mode?: 'snapshot'): Promise<T>;
   /** Cheap round trip, for readiness checks. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -37,11 +37,7 @@ export function storeOver(db: Db): Store {
     ping: () => db.ping(),
     close: () => db.close(),
     poolStats: () => db.poolStats?.() ?? null,
-    readSnapshot: (fn) =>
-      db.transaction(async (tx) => {
-        await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
-        return fn(storeOver(inTransaction(tx, db.engine)));
-      }),
+    readSnapshot: (fn) => db.transaction((tx) => fn(storeOver(inTransaction(tx, db.engine))), 'snapshot'),
     ...intakeQueries(db),
     ...documentQueries(db),
     ...tenancyQueries(db),

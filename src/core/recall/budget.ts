@@ -1,4 +1,8 @@
+import { memoByText } from '../../text/memo.js';
 import { countTokens } from '../../text/tokens.js';
+
+/** Recall returns the same memories again and again: each text is counted once. */
+const tokensOf = memoByText(countTokens);
 
 /**
  * What each `budget` level does. `pool`: candidates each channel returns; `rerank`: fused
@@ -37,7 +41,7 @@ export function cutToBudget<T extends { text: string }>(
   let used = 0;
   const kept: T[] = [];
   for (const item of items) {
-    const n = countTokens(item.text);
+    const n = tokensOf(item.text);
     if (used + n > maxTokens) return { items: kept, tokensUsed: used, truncated: true };
     used += n;
     kept.push(item);

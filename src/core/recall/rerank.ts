@@ -1,4 +1,5 @@
 import { speakerOf } from '../../text/entities.js';
+import { memoByText } from '../../text/memo.js';
 import { keywordTerms } from '../../text/terms.js';
 import type { FactType, Memory } from '../types.js';
 import { contextGroup } from './context-terms.js';
@@ -92,8 +93,8 @@ export function temporalScore(m: Memory, window: { start: Date; end: Date } | nu
 function queryEntities(q: AnalyzedQuery, candidates: Candidate[]): string[] {
   const known = new Set<string>();
   for (const c of candidates) {
-    const speaker = speakerOf(c.memory.text);
-    if (speaker) known.add(speaker.toLowerCase());
+    const { speaker } = textFeatures(c.memory.text);
+    if (speaker) known.add(speaker);
     for (const e of c.memory.entities) known.add(e.toLowerCase());
   }
   return q.entityProbes.filter((p) => known.has(p));
@@ -101,7 +102,7 @@ function queryEntities(q: AnalyzedQuery, candidates: Candidate[]): string[] {
 
 /** Query entities matched by the memory: its speaker counts 1, a linked entity 0.5; the mean. */
 function entityOverlap(m: Memory, entities: string[]): number {
-  const speaker = speakerOf(m.text)?.toLowerCase();
+  const { speaker } = textFeatures(m.text);
   const linked = new Set(m.entities.map((e) => e.toLowerCase()));
   let sum = 0;
   for (const e of entities) sum += e === speaker ? 1 : linked.has(e) ? 0.5 : 0;
@@ -112,8 +113,7 @@ function entityOverlap(m: Memory, entities: string[]): number {
  * Term proximity: the shortest stretch of the memory's own text holding every query term it
  * contains, when it contains at least two; (k - 1) / (span - 1), so adjacent terms give 1.
  */
-function proximity(text: string, query: Set<string>): number {
-  const terms = keywordTerms(text);
+function proximity(terms: readonly string[], query: Set<string>): number {
   const positions = terms.flatMap((t, i) => (query.has(t) ? [[i, t] as const] : []));
   const wanted = new Set(positions.map(([, t]) => t)).size;
   if (wanted < 2) return 0;
@@ -151,6 +151,13 @@ function statementShare(text: string): number {
   }
   return sentences === 0 ? 0 : 1 - questions / sentences;
 }
+
+/** What the reranker reads from a memory's text alone, computed once per text. */
+const textFeatures = memoByText((text) => ({
+  terms: keywordTerms(text),
+  speaker: speakerOf(text)?.toLowerCase() ?? null,
+  statement: statementShare(text),
+}));
 
 function recency(m: Memory, reference: Date): number {
   const at = m.occurred_start ?? m.mentioned_at ?? m.created_at;
@@ -204,11 +211,11 @@ export function rerank(
       graph: c.graph,
       entity: applies.entity ? entityOverlap(m, entities) : 0,
       context: topGroup > 0 ? groupEvidence.get(groupOf[i]!)! / topGroup : 0,
-      proximity: applies.proximity ? proximity(m.text, queryTerms) : 0,
+      proximity: applies.proximity ? proximity(textFeatures(m.text).terms, queryTerms) : 0,
       dated: m.occurred_start !== null ? 1 : 0,
       recency: recency(m, q.reference),
       type: TYPE_PRIOR[m.type] ?? 0.5,
-      statement: statementShare(m.text),
+      statement: textFeatures(m.text).statement,
     };
     let sum = 0;
     for (const f of Object.keys(RERANK_WEIGHTS) as Feature[])
