@@ -131,7 +131,8 @@ export function observationQueries(db: Db): ObservationStore {
       if (!indexed) return search(db);
       return db.transaction(async (tx) => {
         await tx.query(
-          `SELECT set_config('hnsw.iterative_scan', 'strict_order', true), set_config('hnsw.ef_search', '100', true)`,
+          `SELECT set_config('hnsw.iterative_scan', 'strict_order', true), set_config('hnsw.ef_search', '100', true),
+             set_config('plan_cache_mode', 'force_custom_plan', true)`,
         );
         return search(tx);
       });

@@ -93,10 +93,11 @@ export function searchQueries(db: Db): SearchStore {
         // One statement reads the bank's size and sets the index walk up (each statement costs
         // ~0.4 ms on the embedded engine). Iterative scan: the walk goes on until enough rows
         // pass the bank filter, instead of stopping after ef_search candidates of which few are
-        // this bank's. Relaxed order is re-sorted by the outer query.
+        // this bank's. Relaxed order is re-sorted by the outer query. A custom plan, always: a
+        // generic plan of the prepared statement cannot use a bank's own partial index.
         const size = await tx.query<{ n: number }>(
           `SELECT memory_count AS n, set_config('hnsw.iterative_scan', 'relaxed_order', true),
-             set_config('hnsw.ef_search', $3, true)
+             set_config('hnsw.ef_search', $3, true), set_config('plan_cache_mode', 'force_custom_plan', true)
            FROM banks WHERE project_id = $1 AND id = $2`,
           [projectId, bankId, String(efSearch(limit))],
         );
