@@ -31,8 +31,9 @@ export async function startServer(config: Config, log: Logger, services?: Servic
   const svc = services ?? (await createServices(config));
   const worker = config.worker ? attachWorker(svc, log) : null;
   const app = createApp(svc, config, log);
+  const handlers = inFlight(app.fetch);
   const server: ServerType = await new Promise((resolve, reject) => {
-    const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, () => resolve(s));
+    const s = serve({ fetch: handlers.fetch, port: config.port, hostname: config.host }, () => resolve(s));
     s.once('error', reject);
   });
   const addr = server.address();
@@ -43,6 +44,8 @@ export async function startServer(config: Config, log: Logger, services?: Servic
     services: svc,
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      // A request whose client hung up has no socket left to wait for, but may still be running.
+      await handlers.settled();
       await worker?.stop();
       if (!services) await svc.store.close();
     },
@@ -54,4 +57,20 @@ export function attachWorker(s: Services, log: Logger): Worker {
   const worker = startWorker(s, log, { runners: OPERATION_RUNNERS });
   s.onEnqueue = () => worker.kick();
   return worker;
+}
+
+/** Wraps a fetch handler so that one can wait for every request it is still handling. */
+export function inFlight<A extends unknown[], R>(fetch: (...args: A) => R | Promise<R>) {
+  const running = new Set<Promise<unknown>>();
+  return {
+    fetch(...args: A): Promise<R> {
+      const p = Promise.resolve().then(() => fetch(...args));
+      const tracked = p.catch(() => {}).finally(() => running.delete(tracked));
+      running.add(tracked);
+      return p;
+    },
+    settled: async () => {
+      await Promise.all([...running]);
+    },
+  };
 }

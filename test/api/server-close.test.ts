@@ -1,0 +1,46 @@
+/**
+ * Stopping the server: a request still running when its client hung up is finished before the
+ * server reports itself closed (and the store it uses is closed after it, not under it).
+ */
+import assert from 'node:assert/strict';
+import { after, test } from 'node:test';
+import { createLogger } from '../../src/api/logger.js';
+import { startServer } from '../../src/api/server.js';
+import { loadConfig } from '../../src/config/load.js';
+import { createEmbedder } from '../../src/embed/index.js';
+import { openTestStore } from '../helpers/engines.js';
+
+const TOKEN = 'close-test-token';
+
+test('close waits for a request whose client has gone', async () => {
+  const store = await openTestStore('pglite');
+  after(() => store.dispose());
+  const events: string[] = [];
+  const listBanks = store.listBanks.bind(store);
+  // The real store, slowed down: the request is still running when the client gives up.
+  store.listBanks = async (...args) => {
+    events.push('handler started');
+    await new Promise((r) => setTimeout(r, 400));
+    const banks = await listBanks(...args);
+    events.push('handler finished');
+    return banks;
+  };
+  const config = loadConfig({ port: 0, adminToken: TOKEN, logLevel: 'silent', worker: false }, {});
+  const server = await startServer(config, createLogger('silent'), {
+    store,
+    embedder: createEmbedder({ cacheDir: config.cacheDir }),
+    llm: null,
+    now: () => new Date(),
+  });
+  const hangUp = new AbortController();
+  const request = fetch(`${server.url}/v1/default/banks`, {
+    headers: { authorization: `Bearer ${TOKEN}` },
+    signal: hangUp.signal,
+  });
+  while (!events.includes('handler started')) await new Promise((r) => setTimeout(r, 10));
+  hangUp.abort();
+  await assert.rejects(request, { name: 'AbortError' });
+  await server.close();
+  events.push('closed');
+  assert.deepEqual(events, ['handler started', 'handler finished', 'closed']);
+});
