@@ -99,14 +99,16 @@ async function recordAudit(c: import('hono').Context<AppEnv>): Promise<void> {
       (keyId && (await s.store.getApiKey(keyId))?.project_id) ||
       (c.req.path.startsWith('/v1/default') ? 'default' : '-');
   }
+  // A refused request's path or query may carry what no text column can hold (NUL).
+  const text = (v: string | undefined) => v?.replaceAll('\u0000', '\uFFFD') ?? null;
   const bank = c.req.param('bank');
   await s.store.appendAudit({
     projectId,
     actorType: auth?.actor.type ?? 'unknown',
     keyId,
     action: action ?? `${method} ${c.req.routePath}`,
-    bankId: bank ?? null,
-    spaceId: c.req.param('space') ?? c.req.query('space') ?? null,
+    bankId: text(bank),
+    spaceId: text(c.req.param('space') ?? c.req.query('space')),
     status,
     requestId: c.get('requestId'),
   });
@@ -120,6 +122,8 @@ export function createApp(services: Services, config: Config, log: Logger): Open
   instrumentServices(services, metrics);
 
   app.use('*', async (c, next) => {
+    // The router matches a request whose path is literally '/*' to '*' twice: one request, one id.
+    if (c.get('requestId')) return next();
     const incoming = c.req.header('x-request-id');
     const requestId = incoming && /^[\w.:-]{1,128}$/.test(incoming) ? incoming : randomUUID();
     c.set('requestId', requestId);

@@ -18,7 +18,9 @@ for (const engine of ENGINES) {
     before(async () => {
       t = await testApp(engine);
       await t.call('POST', bankPath(bank, '/memories'), {
-        body: { items: [{ content: 'precious memory one' }, { content: 'precious memory two', tags: ['keep'] }] },
+        body: {
+          items: [{ content: 'precious memory one' }, { content: 'precious memory two', tags: ['keep'] }],
+        },
       });
       snapshot = JSON.stringify((await t.call('GET', bankPath(bank, '/memories'))).body);
     });
@@ -65,7 +67,10 @@ for (const engine of ENGINES) {
         const r = await retain(body);
         assert.equal(r.status, 400, JSON.stringify(body).slice(0, 80));
         assertErrorBody(r.body, 'validation_error');
-        assert.ok(r.body.error.details.some((d: any) => d.path === path), `${path}: ${JSON.stringify(r.body.error.details)}`);
+        assert.ok(
+          r.body.error.details.some((d: any) => d.path === path),
+          `${path}: ${JSON.stringify(r.body.error.details)}`,
+        );
       }
     });
 
@@ -93,13 +98,17 @@ for (const engine of ENGINES) {
       assert.equal(r.status, 200);
       const list = await t.call('GET', bankPath('unicode', '/memories'));
       assert.equal(list.body.items[0].text, content);
-      const rec = await t.call('POST', bankPath('unicode', '/memories/recall'), { body: { query: '記憶 🧠 emoji' } });
+      const rec = await t.call('POST', bankPath('unicode', '/memories/recall'), {
+        body: { query: '記憶 🧠 emoji' },
+      });
       assert.equal(rec.body.results[0].text, content);
     });
 
     test('disposition 0 and 6 are 400', async () => {
       for (const v of [0, 6, 2.5, '3']) {
-        const r = await t.call('PATCH', bankPath(bank, '/config'), { body: { updates: { disposition_empathy: v } } });
+        const r = await t.call('PATCH', bankPath(bank, '/config'), {
+          body: { updates: { disposition_empathy: v } },
+        });
         assert.equal(r.status, 400, String(v));
         assertErrorBody(r.body, 'validation_error');
       }
@@ -111,7 +120,9 @@ for (const engine of ENGINES) {
       });
       assert.equal(r.status, 200);
       assert.equal(r.headers.get('x-ignored-fields'), 'items.0.mood, future_flag');
-      const clean = await t.call('POST', bankPath('tolerant', '/memories/recall'), { body: { query: 'hello' } });
+      const clean = await t.call('POST', bankPath('tolerant', '/memories/recall'), {
+        body: { query: 'hello' },
+      });
       assert.equal(clean.headers.get('x-ignored-fields'), null);
     });
 
@@ -132,6 +143,23 @@ for (const engine of ENGINES) {
       assert.equal(r.headers.get('x-request-id'), 'abc-123');
       const e = await t.call('GET', '/v1/default/nothing');
       assert.equal(e.headers.get('x-request-id'), e.body.error.request_id);
+      // Found by fuzzing: the router ran the request-id middleware twice for this path.
+      for (const path of ['/*', '/%2A']) {
+        const star = await t.call('PUT', path);
+        assert.equal(star.status, 404);
+        assert.equal(star.headers.get('x-request-id'), star.body.error.request_id, path);
+      }
+    });
+
+    test('a refused request whose query holds a NUL is still audited (found by fuzzing)', async () => {
+      const r = await t.call('DELETE', `${bankPath('no-such-bank')}?space=a%00b`);
+      assert.equal(r.status, 404);
+      const audit = await t.call('GET', '/v1/default/audit?bank=no-such-bank');
+      assert.equal(audit.status, 200);
+      const entry = audit.body.items.find(
+        (a: { request_id: string }) => a.request_id === r.body.error.request_id,
+      );
+      assert.equal(entry?.space_id, 'a\uFFFDb', JSON.stringify(audit.body.items));
     });
 
     test('health, readiness, version, OpenAPI and docs need no key', async () => {
@@ -145,7 +173,12 @@ for (const engine of ENGINES) {
       const o = await t.call('GET', '/openapi.json', { token: null });
       assert.equal(o.status, 200);
       assert.equal(o.body.openapi, '3.1.0');
-      for (const p of ['/v1/me/banks/{bank}/memories', '/v1/default/banks/{bank}/memories/recall', '/v1/me/spaces', '/v1/me/audit']) {
+      for (const p of [
+        '/v1/me/banks/{bank}/memories',
+        '/v1/default/banks/{bank}/memories/recall',
+        '/v1/me/spaces',
+        '/v1/me/audit',
+      ]) {
         assert.ok(o.body.paths[p], `openapi lacks ${p}`);
       }
       const d = await t.call('GET', '/docs', { token: null });
