@@ -155,3 +155,18 @@ test('results do not depend on the host time zone', () => {
 test('an invalid reference is rejected', () => {
   assert.throws(() => parseTemporalQuery('yesterday', new Date(Number.NaN)), RangeError);
 });
+
+test("chrono's rarer forms still parse: chrono is skipped only for text with no date word in it", () => {
+  const ref = new Date('2024-06-15T12:00:00Z');
+  for (const q of [
+    'what happened 3 mos ago',
+    'what is planned tmrw',
+    'and overmorrow?',
+    'the party on thurs.',
+    'sept 5',
+    'by the end of month',
+    'an hr ago',
+    '2h ago',
+  ])
+    assert.ok(parseTemporalQuery(q, ref), q);
+});
