@@ -60,7 +60,7 @@ export function attachWorker(s: Services, log: Logger): Worker {
 }
 
 /** Wraps a fetch handler so that one can wait for every request it is still handling. */
-export function inFlight<A extends unknown[], R>(fetch: (...args: A) => R | Promise<R>) {
+function inFlight<A extends unknown[], R>(fetch: (...args: A) => R | Promise<R>) {
   const running = new Set<Promise<unknown>>();
   return {
     fetch(...args: A): Promise<R> {

@@ -101,8 +101,7 @@ function queryEntities(q: AnalyzedQuery, candidates: Candidate[]): string[] {
 }
 
 /** Query entities matched by the memory: its speaker counts 1, a linked entity 0.5; the mean. */
-function entityOverlap(m: Memory, entities: string[]): number {
-  const { speaker } = textFeatures(m.text);
+function entityOverlap(m: Memory, speaker: string | null, entities: string[]): number {
   const linked = new Set(m.entities.map((e) => e.toLowerCase()));
   let sum = 0;
   for (const e of entities) sum += e === speaker ? 1 : linked.has(e) ? 0.5 : 0;
@@ -204,18 +203,19 @@ export function rerank(
   );
   return candidates.map((c, i) => {
     const m = c.memory;
+    const text = textFeatures(m.text);
     const value: Record<Feature, number> = {
       keyword: topKeyword > 0 ? c.keyword / topKeyword : 0,
       semantic: Math.max(0, c.semantic),
       temporal: c.temporal,
       graph: c.graph,
-      entity: applies.entity ? entityOverlap(m, entities) : 0,
+      entity: applies.entity ? entityOverlap(m, text.speaker, entities) : 0,
       context: topGroup > 0 ? groupEvidence.get(groupOf[i]!)! / topGroup : 0,
-      proximity: applies.proximity ? proximity(textFeatures(m.text).terms, queryTerms) : 0,
+      proximity: applies.proximity ? proximity(text.terms, queryTerms) : 0,
       dated: m.occurred_start !== null ? 1 : 0,
       recency: recency(m, q.reference),
       type: TYPE_PRIOR[m.type] ?? 0.5,
-      statement: textFeatures(m.text).statement,
+      statement: text.statement,
     };
     let sum = 0;
     for (const f of Object.keys(RERANK_WEIGHTS) as Feature[])
