@@ -262,6 +262,50 @@ for (const engine of ENGINES) {
       );
     });
 
+    test('a rare word with a common one: the common word adds its exact BM25 part to each candidate', async () => {
+      // 'zephyr' fits the driver budget and is read in full; 'apple' does not and is looked up
+      // for the candidates only. Scores must equal BM25 computed here from the texts.
+      await s.ensureBank(P, 'mixed', {});
+      const rows = [
+        ...Array.from({ length: DRIVER_POSTINGS + 100 }, (_, i) => mem(`apple entry${i} filler`)),
+        ...Array.from({ length: 30 }, (_, i) =>
+          mem(`zephyr ${'apple '.repeat(i % 4)}${'pad '.repeat(i % 7)}note${i}`.trim()),
+        ),
+      ];
+      for (let i = 0; i < rows.length; i += 500) await s.insertMemories(P, 'mixed', rows.slice(i, i + 500));
+      const bank = (await s.getBank(P, 'mixed'))!;
+      const n = bank.memory_count;
+      const avgdl = Math.max(bank.term_total / n, 1);
+      const idfs = new Map(
+        ['zephyr', 'apple'].map((t) => {
+          const df = rows.filter((r) => r.terms.has(t)).length;
+          return [t, Math.log(1 + (n - df + 0.5) / (df + 0.5))];
+        }),
+      );
+      const idf = (t: string) => idfs.get(t)!;
+      const bm25 = (r: NewMemory) => {
+        const dl = [...r.terms.values()].reduce((a, b) => a + b, 0);
+        let sum = 0;
+        for (const t of ['zephyr', 'apple']) {
+          const tf = r.terms.get(t) ?? 0;
+          if (tf) sum += (idf(t) * tf * 2.2) / (tf + 1.2 * (0.25 + (0.75 * dl) / avgdl));
+        }
+        return sum;
+      };
+      // Ordered by BM25, then by id, descending; the score is BM25 over the query's IDF mass, at most 1.
+      const expected = rows
+        .map((r) => ({ id: r.id, bm25: bm25(r) }))
+        .map((e) => ({ ...e, score: Math.min(1, e.bm25 / (idf('zephyr') + idf('apple'))) }))
+        .sort((a, b) => b.bm25 - a.bm25 || (b.id < a.id ? -1 : 1))
+        .slice(0, 10);
+      const hits = await s.keywordSearch(P, 'mixed', ['zephyr', 'apple'], {}, 10);
+      assert.deepEqual(
+        hits.map((h) => h.id),
+        expected.map((e) => e.id),
+      );
+      hits.forEach((h, i) => assert.ok(Math.abs(h.score - expected[i]!.score) < 1e-9, `score ${i}`));
+    });
+
     test('audit is append-only and paged; entities page', async () => {
       for (let i = 0; i < 3; i++) {
         await s.appendAudit({
