@@ -14,6 +14,7 @@ import { vector } from '@electric-sql/pglite-pgvector';
 import { AppError } from '../core/errors.js';
 import type { Db, Queryable } from './db.js';
 import { inputError } from './input-errors.js';
+import { preparedStatements } from './pglite-prepared.js';
 import { priorityGate } from './priority.js';
 
 /**
@@ -93,11 +94,12 @@ export async function openPglite(dataDir?: string): Promise<Db> {
     unlock();
     throw err instanceof AppError ? err : damaged((err as Error).message);
   }
-  const wrap = (q: Pick<PGlite, 'query' | 'exec'>): Queryable => ({
+  const prepared = preparedStatements(pg);
+  const wrap = (q: Pick<PGlite, 'query' | 'exec'>, inTransaction: boolean): Queryable => ({
     async query<T>(sql: string, params?: unknown[]) {
+      const plain = async () => (await q.query<T>(sql, params)).rows;
       try {
-        const res = await q.query<T>(sql, params);
-        return res.rows;
+        return await (params?.length ? prepared(sql, params, plain, inTransaction) : plain());
       } catch (err) {
         throw inputError(err) ?? err;
       }
@@ -108,12 +110,12 @@ export async function openPglite(dataDir?: string): Promise<Db> {
   });
   // One statement runs at a time for everyone: requests' statements go before background work.
   const gate = priorityGate();
-  const top = wrap(pg);
+  const top = wrap(pg, false);
   return {
     engine: 'pglite',
     query: (sql, params) => gate(() => top.query(sql, params)),
     exec: (sql) => gate(() => top.exec(sql)),
-    transaction: (fn) => gate(() => pg.transaction((tx) => fn(wrap(tx)))),
+    transaction: (fn) => gate(() => pg.transaction((tx) => fn(wrap(tx, true)))),
     async ping() {
       await pg.query('SELECT 1');
     },
