@@ -49,6 +49,7 @@ export async function createServices(config: Config): Promise<Services> {
     databaseUrl: config.databaseUrl,
     dataDir: config.databaseUrl ? undefined : config.dataDir,
     poolSize: config.databasePoolSize,
+    embeddedCacheMb: config.embeddedCacheMb,
   });
   // A missing or wrong master key stops the start when encrypted banks exist.
   await verifyMasterKey(store, keyring).catch(async (err: unknown) => {

@@ -9,5 +9,6 @@ export function openConfiguredStore(input: ConfigInput): Promise<Store> {
     databaseUrl: config.databaseUrl,
     dataDir: config.databaseUrl ? undefined : config.dataDir,
     poolSize: 2,
+    embeddedCacheMb: config.embeddedCacheMb,
   });
 }

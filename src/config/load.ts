@@ -21,6 +21,8 @@ const ConfigSchema = z.object({
   dataDir: z.string().min(1).default('./.mnemo'),
   databaseUrl: optionalString,
   databasePoolSize: z.coerce.number().int().min(1).max(200).default(10),
+  /** PGlite's shared buffers: the embedded engine's page cache, allocated at start. */
+  embeddedCacheMb: z.coerce.number().int().min(16).max(1024).default(256),
   adminToken: optionalString,
   insecureNoAuth: bool.default(false),
   masterKey: optionalString,

@@ -61,6 +61,8 @@ export interface OpenOptions {
   /** Embedded data directory; undefined means in memory. */
   dataDir?: string;
   poolSize?: number;
+  /** The embedded engine's page cache in MB (PGlite's own default, 128, when absent). */
+  embeddedCacheMb?: number;
   /** Run pending migrations (default true). */
   migrate?: boolean;
 }
@@ -69,7 +71,7 @@ export interface OpenOptions {
 export async function openStore(opts: OpenOptions): Promise<Store> {
   const db = opts.databaseUrl
     ? await openPostgres(opts.databaseUrl, { poolSize: opts.poolSize })
-    : await openPglite(opts.dataDir);
+    : await openPglite(opts.dataDir, { cacheMb: opts.embeddedCacheMb });
   try {
     if (opts.migrate !== false) await migrate(db);
   } catch (err) {

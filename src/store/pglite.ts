@@ -72,8 +72,13 @@ function refuseDamaged(dir: string, damaged: (cause: string) => AppError): void 
   if (existsSync(join(dir, CREATED))) throw damaged(`the database files in ${pgdata} are missing`);
 }
 
-/** Opens the embedded engine. `dataDir` undefined means in memory (tests). */
-export async function openPglite(dataDir?: string): Promise<Db> {
+/**
+ * Opens the embedded engine. `dataDir` undefined means in memory (tests). `cacheMb`: its shared
+ * buffers. With PGlite's default of 128 MB a 100k bank's vector index, rows and hot postings do
+ * not fit, and every page read past the cache is a file read through the WebAssembly file layer
+ * (~4 ms of a ~30 ms Recall at 100k); 256 MB holds them.
+ */
+export async function openPglite(dataDir?: string, opts: { cacheMb?: number } = {}): Promise<Db> {
   const unlock = dataDir ? lockDataDir(dataDir) : () => {};
   const damaged = (cause: string) =>
     new AppError(
@@ -87,6 +92,9 @@ export async function openPglite(dataDir?: string): Promise<Db> {
     pg = await PGlite.create({
       dataDir: dataDir ? join(dataDir, 'pgdata') : undefined,
       extensions: { vector },
+      ...(opts.cacheMb
+        ? { startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${opts.cacheMb}MB`] }
+        : {}),
     });
     if (dataDir && !existsSync(join(dataDir, CREATED)))
       writeFileSync(join(dataDir, CREATED), `${new Date().toISOString()}\n`);
