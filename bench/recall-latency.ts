@@ -109,7 +109,7 @@ function random(seed: number): () => number {
 }
 
 /** Content words from the GloVe vocabulary (ranks 300-30000), sampled with a Zipf-like skew. */
-export async function contentWords(): Promise<string[]> {
+async function contentWords(): Promise<string[]> {
   const cache = await openGloveCache(process.env.MNEMO_CACHE_DIR ?? join(homedir(), '.cache', 'mnemo'));
   const v = cache.vocabulary;
   const words: string[] = [];
@@ -137,7 +137,7 @@ function chatTurn(words: string[], rnd: () => number, speaker: string): string {
 }
 
 /** Questions of the shape agents ask before a turn, over the same vocabulary. */
-export function queries(words: string[], n: number): string[] {
+function queries(words: string[], n: number): string[] {
   const rnd = random(7);
   return Array.from({ length: n }, (_, i) => {
     const who = pick(SPEAKERS, rnd, 0);

@@ -23,6 +23,14 @@ export interface Db extends Queryable {
   poolStats?(): PoolStats;
 }
 
+/**
+ * A prepared statement met a table changed under it (a migration, here or in another process):
+ * preparing it again answers.
+ */
+export function changedUnderStatement(err: unknown): boolean {
+  return /cached plan must not change result type/.test(String((err as Error | null)?.message));
+}
+
 export interface PoolStats {
   total: number;
   idle: number;

@@ -1,4 +1,5 @@
 import { type PGlite, parse, protocol } from '@electric-sql/pglite';
+import { changedUnderStatement } from './db.js';
 
 /** SQL texts prepared by name, at most (as on PostgreSQL); the rest run through `query`. */
 const PREPARED = 500;
@@ -81,7 +82,7 @@ export function preparedStatements(pg: PGlite) {
         return await execute<T>(statement, params);
       } catch (err) {
         // A migration changed a table under the statement: prepare it again (under a new name).
-        if (!/cached plan must not change result type/.test(String((err as Error)?.message))) throw err;
+        if (!changedUnderStatement(err)) throw err;
         statements.delete(sql);
         if (inTransaction) throw err;
         return execute<T>(await prepare(sql), params);

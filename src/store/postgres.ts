@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { AppError } from '../core/errors.js';
-import type { Db, Queryable } from './db.js';
+import { changedUnderStatement, type Db, type Queryable } from './db.js';
 import { inputError } from './input-errors.js';
 
 // int8 (counts, sequences) as numbers: our values stay far below 2^53.
@@ -51,8 +51,7 @@ export async function openPostgres(url: string, opts: { poolSize?: number } = {}
         const res = await q.query(statement).catch((err) => {
           // Another process's migration changed a table under the prepared statement: the
           // server has re-prepared it by now, and the second run answers.
-          if (!statement.name || !/cached plan must not change result type/.test(String(err?.message)))
-            throw err;
+          if (!statement.name || !changedUnderStatement(err)) throw err;
           return q.query(statement);
         });
         return res.rows as T[];
