@@ -126,6 +126,28 @@ for (const engine of ENGINES) {
       assert.equal(clean.headers.get('x-ignored-fields'), null);
     });
 
+    test('X-Ignored-Fields percent-encodes names a header cannot carry (found by fuzzing: a 500)', async () => {
+      const r = await t.call('POST', bankPath('tolerant', '/memories'), {
+        body: {
+          items: [{ content: 'hello' }],
+          '\r\n': 1,
+          '\ufeff': 2,
+          'a,b': 3,
+          'naïve 100%': 4,
+        },
+      });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      assert.equal(r.headers.get('x-ignored-fields'), '%0D%0A, %EF%BB%BF, a%2Cb, na%C3%AFve%20100%25');
+      const many = Object.fromEntries(Array.from({ length: 400 }, (_, i) => [`unknown_field_${i}`, i]));
+      const long = await t.call('POST', bankPath('tolerant', '/memories/recall'), {
+        body: { query: 'hello', ...many },
+      });
+      assert.equal(long.status, 200);
+      const names = long.headers.get('x-ignored-fields')!.split(', ');
+      assert.ok(names.length > 50 && names.length < 400, `${names.length} whole names`);
+      assert.equal(names.at(-1), `unknown_field_${names.length - 1}`, 'the last name is whole');
+    });
+
     test('unknown routes and methods are 404 with the error body', async () => {
       for (const [m, p] of [
         ['GET', '/v1/default/nothing'],

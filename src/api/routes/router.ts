@@ -3,7 +3,7 @@ import type { Context } from 'hono';
 import type { Services } from '../../core/services.js';
 import type { AppEnv } from '../env.js';
 import { validationError } from '../errors.js';
-import { ignoredFields } from '../ignored.js';
+import { ignoredFields, ignoredFieldsHeader } from '../ignored.js';
 
 /**
  * A router whose validation failures become our 400 body and whose tolerated-but-ignored body
@@ -16,7 +16,7 @@ export function router(): OpenAPIHono<AppEnv> {
       if (result.target === 'json') {
         const raw = await c.req.json().catch(() => undefined);
         const ignored = ignoredFields(raw, result.data);
-        if (ignored.length) c.header('X-Ignored-Fields', ignored.join(', ').slice(0, 2000));
+        if (ignored.length) c.header('X-Ignored-Fields', ignoredFieldsHeader(ignored));
       }
     },
   });
