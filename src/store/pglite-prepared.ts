@@ -29,8 +29,7 @@ interface Statement {
  * candidates went from 5.0 to 3.7 ms and reading one bank row from 0.5 to 0.2 ms.
  *
  * As on PostgreSQL, a statement may then run with a generic plan; a query whose plan must see
- * its parameter values sets `plan_cache_mode` in its transaction. Callers hold the engine (the
- * priority gate, or a transaction), so statements never interleave.
+ * its parameter values sets `plan_cache_mode` in its transaction.
  */
 export function preparedStatements(pg: PGlite) {
   const statements = new Map<string, Statement>();
@@ -76,7 +75,12 @@ export function preparedStatements(pg: PGlite) {
   ): Promise<T[]> {
     const known = statements.get(sql);
     if (!known && statements.size >= PREPARED) return other();
-    const rows = await pg.runExclusive(async () => {
+    // One session serves every caller: a statement from outside a transaction must wait for any
+    // transaction in progress (PGlite's own `query` does), or it would run inside it: reading
+    // its uncommitted rows, and its write undone by the other caller's rollback.
+    const exclusive = <R>(fn: () => Promise<R>) =>
+      inTransaction ? pg.runExclusive(fn) : pg._runExclusiveTransaction(() => pg.runExclusive(fn));
+    const rows = await exclusive(async () => {
       const statement = known ?? (await prepare(sql));
       try {
         return await execute<T>(statement, params);

@@ -104,12 +104,15 @@ describe('prepared statements (pglite)', () => {
   after(() => db?.close());
 
   // Statistics of this backend are flushed at most once a second unless forced.
-  const scans = async (index: string) =>
-    (await db.exec('SELECT pg_stat_force_next_flush()').then(() => db.exec('SELECT 1')),
-    await db.query<{ n: number }>(
+  const scans = async (index: string) => {
+    await db.exec('SELECT pg_stat_force_next_flush()');
+    await db.exec('SELECT 1');
+    const rows = await db.query<{ n: number }>(
       'SELECT idx_scan::int AS n FROM pg_stat_user_indexes WHERE indexrelname = $1',
       [index],
-    ))[0]?.n ?? 0;
+    );
+    return rows[0]?.n ?? 0;
+  };
 
   test("a bank's own vector index serves it after the statement ran for other banks", async () => {
     await fill(store, 'minor', 0, EXACT_SEARCH_LIMIT + 100);
@@ -155,5 +158,37 @@ describe('prepared statements (pglite)', () => {
       /invalid input syntax/.test(err.message),
     );
     assert.deepEqual(await db.query('SELECT $1::int AS n', [5]), [{ n: 5 }]);
+  });
+
+  test("a statement from outside waits for another caller's transaction: it never runs inside it", async () => {
+    await db.exec('CREATE TABLE apart (id int PRIMARY KEY)');
+    let entered!: () => void;
+    const inside = new Promise<void>((resolve) => {
+      entered = resolve;
+    });
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const rolledBack = db.transaction(async (tx) => {
+      await tx.query('INSERT INTO apart VALUES ($1)', [1]);
+      entered();
+      await held;
+      throw new Error('rolled back');
+    });
+    await inside;
+    // Another request's read and write, while the transaction is open between two statements.
+    const read = db.query<{ n: number }>('SELECT count(*)::int AS n FROM apart WHERE id > $1', [0]);
+    const write = db.query('INSERT INTO apart VALUES ($1)', [2]);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    release();
+    await assert.rejects(rolledBack, /rolled back/);
+    assert.deepEqual(await read, [{ n: 0 }], 'the read saw no uncommitted row');
+    await write;
+    assert.deepEqual(
+      await db.query('SELECT id FROM apart ORDER BY id'),
+      [{ id: 2 }],
+      'the write survived the rollback',
+    );
   });
 });
