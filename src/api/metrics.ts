@@ -1,3 +1,5 @@
+import { constants, PerformanceObserver } from 'node:perf_hooks';
+import { getHeapStatistics } from 'node:v8';
 import type { MiddlewareHandler } from 'hono';
 import { Hono } from 'hono';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
@@ -80,6 +82,24 @@ export function createMetrics(services: Services): Metrics {
       this.set({ state: 'waiting' }, p.waiting);
     },
   });
+  new Gauge({
+    name: 'mnemo_embedded_engine_bytes',
+    help:
+      'Embedded engine memory inside this process: its WebAssembly memory (heap), the page cache ' +
+      'configured (cache) and the part holding data (cache_used); absent on PostgreSQL',
+    labelNames: ['kind'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      try {
+        const e = await services.store.engineMemory();
+        if (!e) return;
+        this.set({ kind: 'heap' }, e.heapBytes);
+        this.set({ kind: 'cache' }, e.cacheBytes);
+        this.set({ kind: 'cache_used' }, e.cacheUsedBytes);
+      } catch {}
+    },
+  });
   return m;
 }
 
@@ -152,8 +172,35 @@ function processMetrics(): Registry {
   if (!processRegistry) {
     processRegistry = new Registry();
     collectDefaultMetrics({ register: processRegistry });
+    liveHeap(processRegistry);
   }
   return processRegistry;
+}
+
+/**
+ * The JavaScript heap in use right after the latest full garbage collection: the data that is
+ * alive. The heap's size and the RSS also hold garbage not yet collected, and V8 lets that grow
+ * far under load on a machine with memory to spare; a leak shows as this value climbing.
+ */
+function liveHeap(registry: Registry): void {
+  let live: number | undefined;
+  new PerformanceObserver((list) => {
+    const full = list
+      .getEntries()
+      .some(
+        (e) => (e as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR,
+      );
+    if (full) live = getHeapStatistics().used_heap_size;
+  }).observe({ entryTypes: ['gc'] });
+  new Gauge({
+    name: 'mnemo_heap_live_bytes',
+    help: 'JavaScript heap in use right after the latest full garbage collection (absent before the first)',
+    registers: [registry],
+    collect() {
+      this.reset();
+      if (live !== undefined) this.set(live);
+    },
+  });
 }
 
 /** `GET /metrics` in the Prometheus text format; no key needed (decisions.md). */

@@ -21,6 +21,8 @@ export interface Db extends Queryable {
   close(): Promise<void>;
   /** Connections of the pool (PostgreSQL); the embedded engine has no pool. */
   poolStats?(): PoolStats;
+  /** Memory of the embedded engine, which runs inside this process; PostgreSQL has its own. */
+  engineMemory?(): Promise<EngineMemory>;
 }
 
 /**
@@ -29,6 +31,19 @@ export interface Db extends Queryable {
  */
 export function changedUnderStatement(err: unknown): boolean {
   return /cached plan must not change result type/.test(String((err as Error | null)?.message));
+}
+
+/** Bytes held by the embedded engine (WebAssembly) inside the mnemo process. */
+export interface EngineMemory {
+  /** Its WebAssembly memory: reserved at start (page cache included), it only ever grows. */
+  heapBytes: number;
+  /** The page cache's configured size (`MNEMO_EMBEDDED_CACHE_MB`). */
+  cacheBytes: number;
+  /**
+   * Cache pages holding data. A page is resident once first used and the cache never gives
+   * pages back, so the process's RSS grows with this up to `cacheBytes`, then stays.
+   */
+  cacheUsedBytes: number;
 }
 
 export interface PoolStats {

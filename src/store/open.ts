@@ -37,6 +37,7 @@ export function storeOver(db: Db): Store {
     ping: () => db.ping(),
     close: () => db.close(),
     poolStats: () => db.poolStats?.() ?? null,
+    engineMemory: async () => (await db.engineMemory?.()) ?? null,
     readSnapshot: (fn) => db.transaction((tx) => fn(storeOver(inTransaction(tx, db.engine))), 'snapshot'),
     ...intakeQueries(db),
     ...documentQueries(db),

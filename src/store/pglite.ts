@@ -10,9 +10,10 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
+import { pg_buffercache } from '@electric-sql/pglite/contrib/pg_buffercache';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { AppError } from '../core/errors.js';
-import type { Db, Queryable } from './db.js';
+import type { Db, EngineMemory, Queryable } from './db.js';
 import { inputError } from './input-errors.js';
 import { preparedStatements } from './pglite-prepared.js';
 import { priorityGate } from './priority.js';
@@ -91,11 +92,13 @@ export async function openPglite(dataDir?: string, opts: { cacheMb?: number } = 
     if (dataDir) refuseDamaged(dataDir, damaged);
     pg = await PGlite.create({
       dataDir: dataDir ? join(dataDir, 'pgdata') : undefined,
-      extensions: { vector },
+      extensions: { vector, pg_buffercache },
       ...(opts.cacheMb
         ? { startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${opts.cacheMb}MB`] }
         : {}),
     });
+    // Reads how much of the page cache is in use (engineMemory).
+    await pg.exec('CREATE EXTENSION IF NOT EXISTS pg_buffercache');
     if (dataDir && !existsSync(join(dataDir, CREATED)))
       writeFileSync(join(dataDir, CREATED), `${new Date().toISOString()}\n`);
   } catch (err) {
@@ -127,6 +130,7 @@ export async function openPglite(dataDir?: string, opts: { cacheMb?: number } = 
     async ping() {
       await pg.query('SELECT 1');
     },
+    engineMemory: () => gate(() => engineMemory(pg)),
     async close() {
       try {
         await pg.close();
@@ -135,4 +139,16 @@ export async function openPglite(dataDir?: string, opts: { cacheMb?: number } = 
       }
     },
   };
+}
+
+async function engineMemory(pg: PGlite): Promise<EngineMemory> {
+  const [row] = (
+    await pg.query<{ cache: number; used: number }>(
+      `SELECT pg_size_bytes(current_setting('shared_buffers'))::float8 AS cache,
+              (SELECT buffers_used FROM pg_buffercache_summary())::float8 * current_setting('block_size')::int AS used`,
+    )
+  ).rows;
+  // The Emscripten module is not part of PGlite's typed surface.
+  const heap = (pg as unknown as { mod?: { HEAPU8?: Uint8Array } }).mod?.HEAPU8?.buffer.byteLength;
+  return { heapBytes: heap ?? Number.NaN, cacheBytes: row!.cache, cacheUsedBytes: row!.used };
 }

@@ -20,7 +20,7 @@ import type {
   Scope,
   Space,
 } from '../core/types.js';
-import type { PoolStats } from './db.js';
+import type { EngineMemory, PoolStats } from './db.js';
 
 /** A scored hit of one retrieval channel. */
 export interface Hit {
@@ -106,6 +106,8 @@ export interface Store {
   close(): Promise<void>;
   /** Connection pool use (PostgreSQL), null for the embedded engine. */
   poolStats(): PoolStats | null;
+  /** Memory of the embedded engine inside this process; null on PostgreSQL. */
+  engineMemory(): Promise<EngineMemory | null>;
   /** A value kept in the settings table, created with `init()` on first use (e.g. the key pepper). */
   setting(key: string, init: () => string): Promise<string>;
 

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { after, before, describe, test } from 'node:test';
 import { createApp } from '../../src/api/app.js';
 import { createLogger } from '../../src/api/logger.js';
@@ -10,6 +12,7 @@ import { createOpenAIModel } from '../../src/llm/index.js';
 import { openStore } from '../../src/store/open.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-server.js';
 import { ENGINES, openTestStore } from '../helpers/engines.js';
+import { metricSample as sample } from '../helpers/prometheus.js';
 
 const ADMIN = 'observability-admin-token';
 
@@ -23,16 +26,6 @@ function logSink() {
     },
   });
   return { stream, lines, records: () => lines.map((l) => JSON.parse(l)) };
-}
-
-/** Value of one sample line of the Prometheus text format, or undefined. */
-function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
-    if (Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`)))
-      return Number(line.split(' ').at(-1));
-  }
-  return undefined;
 }
 
 for (const engine of ENGINES) {
@@ -137,7 +130,20 @@ for (const engine of ENGINES) {
         assert.ok((sample(text, 'mnemo_db_pool_connections', { state: 'total' }) ?? 0) >= 1);
         assert.ok((sample(text, 'mnemo_db_pool_connections', { state: 'waiting' }) ?? -1) >= 0);
         assert.ok((sample(text, 'mnemo_db_pool_connections', { state: 'in_use' }) ?? -1) >= 0);
+        assert.equal(
+          sample(text, 'mnemo_embedded_engine_bytes', { kind: 'heap' }),
+          undefined,
+          'no embedded engine',
+        );
       } else {
+        const cache = sample(text, 'mnemo_embedded_engine_bytes', { kind: 'cache' }) ?? 0;
+        const used = sample(text, 'mnemo_embedded_engine_bytes', { kind: 'cache_used' }) ?? 0;
+        assert.ok(cache >= 16 * 2 ** 20, `page cache ${cache}`);
+        assert.ok(used > 0 && used <= cache, `cache in use ${used} of ${cache}`);
+        assert.ok(
+          (sample(text, 'mnemo_embedded_engine_bytes', { kind: 'heap' }) ?? 0) > cache,
+          'heap holds the cache',
+        );
         assert.equal(
           sample(text, 'mnemo_db_pool_connections', { state: 'total' }),
           undefined,
@@ -145,6 +151,17 @@ for (const engine of ENGINES) {
         );
       }
       assert.ok(text.includes('process_cpu_user_seconds_total'), 'process metrics');
+    });
+
+    test('/metrics: the live JavaScript heap, as left by the latest full garbage collection', async () => {
+      setFlagsFromString('--expose-gc');
+      const gc = runInNewContext('gc') as () => void;
+      gc();
+      await new Promise((resolve) => setTimeout(resolve, 50)); // the GC observer reports asynchronously
+      const text = await (await call('GET', '/metrics', null)).text();
+      const live = sample(text, 'mnemo_heap_live_bytes') ?? 0;
+      const total = sample(text, 'nodejs_heap_size_total_bytes') ?? 0;
+      assert.ok(live > 1e6 && live <= total, `live heap ${live} of ${total}`);
     });
   });
 

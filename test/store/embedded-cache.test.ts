@@ -20,3 +20,26 @@ test('the embedded engine starts with the page cache it is given', async () => {
     await db.close();
   }
 });
+
+test('the embedded engine reports its memory: the cache reserved in its heap, and the part holding data', async () => {
+  const db = await openPglite(undefined, { cacheMb: 48 });
+  try {
+    const before = await db.engineMemory!();
+    assert.equal(before.cacheBytes, 48 * 2 ** 20);
+    assert.ok(before.heapBytes > before.cacheBytes, `heap ${before.heapBytes} holds the cache`);
+    assert.ok(before.cacheUsedBytes > 0, 'the catalog is cached from the start');
+    // ~9 MB of rows (under a quarter of the cache, so a scan keeps them all), read twice.
+    await db.exec(`CREATE TABLE filler AS SELECT g, repeat('x', 400) AS s FROM generate_series(1, 20000) g`);
+    await db.query('SELECT count(*) FROM filler');
+    await db.query('SELECT count(*) FROM filler');
+    const after = await db.engineMemory!();
+    assert.ok(
+      after.cacheUsedBytes >= before.cacheUsedBytes + 6 * 2 ** 20,
+      `cache in use grew from ${before.cacheUsedBytes} to ${after.cacheUsedBytes}`,
+    );
+    assert.ok(after.cacheUsedBytes <= after.cacheBytes, 'never more than the cache');
+    assert.equal(after.heapBytes, before.heapBytes, 'the cache was reserved at start: the heap did not grow');
+  } finally {
+    await db.close();
+  }
+});
