@@ -21,7 +21,7 @@ const ConfigSchema = z.object({
   dataDir: z.string().min(1).default('./.mnemo'),
   databaseUrl: optionalString,
   databasePoolSize: z.coerce.number().int().min(1).max(200).default(10),
-  /** PGlite's shared buffers: the embedded engine's page cache, allocated at start. */
+  /** PGlite's shared buffers: the embedded engine's page cache, reserved at start, resident as it fills. */
   embeddedCacheMb: z.coerce.number().int().min(16).max(1024).default(256),
   adminToken: optionalString,
   insecureNoAuth: bool.default(false),
