@@ -3,12 +3,18 @@ import { after, before, describe, test } from 'node:test';
 import { SCOPES } from '../../src/core/types.js';
 import { ENGINES } from '../helpers/engines.js';
 import { bankPath, type TestApp, testApp } from '../helpers/app.js';
+import { wrongSecret } from '../helpers/keys.js';
 
 const me = (bank: string, rest = '') => bankPath(bank, rest, '/v1/me');
 
 /** Every `/v1/me` endpoint with the scope decisions.md assigns to it. */
 const MATRIX: { method: string; path: string; body?: unknown; scope: string }[] = [
-  { method: 'POST', path: me('m', '/memories'), body: { items: [{ content: 'matrix memory' }] }, scope: 'retain' },
+  {
+    method: 'POST',
+    path: me('m', '/memories'),
+    body: { items: [{ content: 'matrix memory' }] },
+    scope: 'retain',
+  },
   { method: 'POST', path: me('m', '/memories/recall'), body: { query: 'matrix' }, scope: 'recall' },
   { method: 'POST', path: me('m', '/reflect'), body: { query: 'matrix' }, scope: 'recall' },
   { method: 'GET', path: me('m', '/memories'), scope: 'recall' },
@@ -20,7 +26,12 @@ const MATRIX: { method: string; path: string; body?: unknown; scope: string }[] 
   { method: 'DELETE', path: '/v1/me/spaces/matrix-space/banks/m2', scope: 'admin' },
   { method: 'GET', path: me('m'), scope: 'recall' },
   { method: 'GET', path: me('m', '/config'), scope: 'recall' },
-  { method: 'PATCH', path: me('m', '/config'), body: { updates: { disposition_empathy: 4 } }, scope: 'admin' },
+  {
+    method: 'PATCH',
+    path: me('m', '/config'),
+    body: { updates: { disposition_empathy: 4 } },
+    scope: 'admin',
+  },
   { method: 'GET', path: me('m', '/entities'), scope: 'graph:read' },
   { method: 'GET', path: '/v1/me/audit', scope: 'admin' },
   { method: 'DELETE', path: '/v1/me/spaces/matrix-space', scope: 'admin' },
@@ -34,13 +45,20 @@ for (const engine of ENGINES) {
     let allKey = '';
     before(async () => {
       t = await testApp(engine);
-      assert.equal((await t.call('POST', '/v1/default/projects', { body: { id: 'p1', name: 'Project one' } })).status, 201);
+      assert.equal(
+        (await t.call('POST', '/v1/default/projects', { body: { id: 'p1', name: 'Project one' } })).status,
+        201,
+      );
       for (const scope of SCOPES) {
-        const r = await t.call('POST', '/v1/default/projects/p1/keys', { body: { name: scope, scopes: [scope] } });
+        const r = await t.call('POST', '/v1/default/projects/p1/keys', {
+          body: { name: scope, scopes: [scope] },
+        });
         assert.equal(r.status, 201);
         keys[scope] = r.body.key;
       }
-      allKey = (await t.call('POST', '/v1/default/projects/p1/keys', { body: { name: 'all', scopes: [...SCOPES] } })).body.key;
+      allKey = (
+        await t.call('POST', '/v1/default/projects/p1/keys', { body: { name: 'all', scopes: [...SCOPES] } })
+      ).body.key;
     });
     after(() => t.close());
 
@@ -50,7 +68,16 @@ for (const engine of ENGINES) {
       });
       assert.equal(r.status, 201);
       assert.match(r.body.key, /^mk_[A-Za-z0-9]{12}_[A-Za-z0-9_-]{32,}$/);
-      assert.deepEqual(Object.keys(r.body).sort(), ['created_at', 'expires_at', 'id', 'key', 'name', 'project_id', 'revoked_at', 'scopes']);
+      assert.deepEqual(Object.keys(r.body).sort(), [
+        'created_at',
+        'expires_at',
+        'id',
+        'key',
+        'name',
+        'project_id',
+        'revoked_at',
+        'scopes',
+      ]);
       const list = await t.call('GET', '/v1/default/projects/p1/keys');
       assert.equal(list.status, 200);
       const text = JSON.stringify(list.body);
@@ -62,7 +89,12 @@ for (const engine of ENGINES) {
     });
 
     test('missing, malformed, unknown and wrong keys are 401', async () => {
-      for (const token of [null, 'garbage', 'mk_AAAAAAAAAAAA_BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB', `${allKey.slice(0, -2)}xx`]) {
+      for (const token of [
+        null,
+        'garbage',
+        'mk_AAAAAAAAAAAA_BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB',
+        wrongSecret(allKey),
+      ]) {
         const r = await t.call('GET', '/v1/me/spaces', { token });
         assert.equal(r.status, 401, String(token));
         assert.equal(r.body.error.code, 'unauthenticated');
@@ -88,18 +120,32 @@ for (const engine of ENGINES) {
       }
     });
 
-    test('projects are isolated: another project\'s bank is 404', async () => {
+    test("projects are isolated: another project's bank is 404", async () => {
       await t.call('POST', '/v1/default/projects', { body: { id: 'p2', name: 'Project two' } });
-      const k2 = (await t.call('POST', '/v1/default/projects/p2/keys', { body: { name: 'k', scopes: [...SCOPES] } })).body.key;
-      const w = await t.call('POST', me('secret-bank', '/memories'), { token: allKey, body: { items: [{ content: 'p1 private fact' }] } });
+      const k2 = (
+        await t.call('POST', '/v1/default/projects/p2/keys', { body: { name: 'k', scopes: [...SCOPES] } })
+      ).body.key;
+      const w = await t.call('POST', me('secret-bank', '/memories'), {
+        token: allKey,
+        body: { items: [{ content: 'p1 private fact' }] },
+      });
       assert.equal(w.status, 200);
       assert.equal((await t.call('GET', me('secret-bank'), { token: k2 })).status, 404);
-      const rec = await t.call('POST', me('secret-bank', '/memories/recall'), { token: k2, body: { query: 'private fact' } });
+      const rec = await t.call('POST', me('secret-bank', '/memories/recall'), {
+        token: k2,
+        body: { query: 'private fact' },
+      });
       assert.equal(rec.status, 404);
       // the same bank id in p2 is a different bank
-      await t.call('POST', me('secret-bank', '/memories'), { token: k2, body: { items: [{ content: 'p2 own fact' }] } });
+      await t.call('POST', me('secret-bank', '/memories'), {
+        token: k2,
+        body: { items: [{ content: 'p2 own fact' }] },
+      });
       const mine = await t.call('GET', me('secret-bank', '/memories'), { token: k2 });
-      assert.deepEqual(mine.body.items.map((m: any) => m.text), ['p2 own fact']);
+      assert.deepEqual(
+        mine.body.items.map((m: any) => m.text),
+        ['p2 own fact'],
+      );
       // and neither shows through the operator surface of the default project
       assert.equal((await t.call('GET', bankPath('secret-bank'))).status, 404);
       // a p1 key cannot use /v1/default
@@ -107,16 +153,29 @@ for (const engine of ENGINES) {
     });
 
     test('a key of the default project works on /v1/default with its scopes', async () => {
-      const k = (await t.call('POST', '/v1/default/projects/default/keys', { body: { name: 'd', scopes: ['recall'] } })).body.key;
-      await t.call('POST', bankPath('dflt', '/memories'), { body: { items: [{ content: 'default project fact' }] } });
-      assert.equal((await t.call('POST', bankPath('dflt', '/memories/recall'), { token: k, body: { query: 'fact' } })).status, 200);
-      const denied = await t.call('POST', bankPath('dflt', '/memories'), { token: k, body: { items: [{ content: 'x' }] } });
+      const k = (
+        await t.call('POST', '/v1/default/projects/default/keys', { body: { name: 'd', scopes: ['recall'] } })
+      ).body.key;
+      await t.call('POST', bankPath('dflt', '/memories'), {
+        body: { items: [{ content: 'default project fact' }] },
+      });
+      assert.equal(
+        (await t.call('POST', bankPath('dflt', '/memories/recall'), { token: k, body: { query: 'fact' } }))
+          .status,
+        200,
+      );
+      const denied = await t.call('POST', bankPath('dflt', '/memories'), {
+        token: k,
+        body: { items: [{ content: 'x' }] },
+      });
       assert.equal(denied.status, 403);
       assert.equal((await t.call('GET', '/v1/default/projects', { token: k })).status, 403);
     });
 
     test('revoked and expired keys are 401 at once', async () => {
-      const r = await t.call('POST', '/v1/default/projects/p1/keys', { body: { name: 'tmp', scopes: ['recall'] } });
+      const r = await t.call('POST', '/v1/default/projects/p1/keys', {
+        body: { name: 'tmp', scopes: ['recall'] },
+      });
       assert.equal((await t.call('GET', '/v1/me/spaces', { token: r.body.key })).status, 403);
       const rev = await t.call('DELETE', `/v1/default/projects/p1/keys/${r.body.id}`);
       assert.equal(rev.status, 200);
@@ -128,7 +187,10 @@ for (const engine of ENGINES) {
     });
 
     test('projects: create 201, duplicate 409, list, delete (not default)', async () => {
-      assert.equal((await t.call('POST', '/v1/default/projects', { body: { id: 'p1', name: 'again' } })).status, 409);
+      assert.equal(
+        (await t.call('POST', '/v1/default/projects', { body: { id: 'p1', name: 'again' } })).status,
+        409,
+      );
       const list = await t.call('GET', '/v1/default/projects');
       assert.ok(list.body.items.some((p: any) => p.id === 'default'));
       assert.equal((await t.call('DELETE', '/v1/default/projects/default')).status, 400);
@@ -136,13 +198,26 @@ for (const engine of ENGINES) {
       assert.equal((await t.call('DELETE', '/v1/default/projects/gone')).status, 200);
       assert.equal((await t.call('DELETE', '/v1/default/projects/gone')).status, 404);
       // project routes are operator-only, even for an all-scopes key of the default project
-      const k = (await t.call('POST', '/v1/default/projects/default/keys', { body: { name: 'a', scopes: [...SCOPES] } })).body.key;
-      assert.equal((await t.call('POST', '/v1/default/projects', { token: k, body: { id: 'x', name: 'x' } })).status, 403);
+      const k = (
+        await t.call('POST', '/v1/default/projects/default/keys', {
+          body: { name: 'a', scopes: [...SCOPES] },
+        })
+      ).body.key;
+      assert.equal(
+        (await t.call('POST', '/v1/default/projects', { token: k, body: { id: 'x', name: 'x' } })).status,
+        403,
+      );
     });
 
     test('audit records mutations and denials, filters and pages', async () => {
-      await t.call('POST', me('audited', '/memories'), { token: allKey, body: { items: [{ content: 'audit me' }] } });
-      await t.call('POST', me('audited', '/memories'), { token: keys.recall, body: { items: [{ content: 'denied' }] } });
+      await t.call('POST', me('audited', '/memories'), {
+        token: allKey,
+        body: { items: [{ content: 'audit me' }] },
+      });
+      await t.call('POST', me('audited', '/memories'), {
+        token: keys.recall,
+        body: { items: [{ content: 'denied' }] },
+      });
       await t.call('POST', me('audited', '/memories/recall'), { token: allKey, body: { query: 'audit' } });
       const a = await t.call('GET', '/v1/me/audit?bank=audited', { token: allKey });
       assert.equal(a.status, 200);
@@ -155,7 +230,9 @@ for (const engine of ENGINES) {
       const page = await t.call('GET', '/v1/me/audit?limit=1', { token: allKey });
       assert.equal(page.body.items.length, 1);
       assert.ok(page.body.next_cursor);
-      const next = await t.call('GET', `/v1/me/audit?limit=1&cursor=${page.body.next_cursor}`, { token: allKey });
+      const next = await t.call('GET', `/v1/me/audit?limit=1&cursor=${page.body.next_cursor}`, {
+        token: allKey,
+      });
       assert.notEqual(next.body.items[0].id, page.body.items[0].id);
       const byAction = await t.call('GET', '/v1/me/audit?action=spaces.create', { token: allKey });
       assert.ok(byAction.body.items.every((x: any) => x.action === 'spaces.create'));

@@ -51,6 +51,12 @@ for (const engine of ENGINES) {
         // Retain also queues a consolidation of the bank: the newest retain operation is this one.
         const retains = list.body.items.filter((o: { kind: string }) => o.kind === 'retain');
         assert.equal(retains[0].id, r.body.operation_id);
+        // Let that consolidation finish: stopped mid-run it would be queued again and could be
+        // claimed ahead of a later test's operation.
+        await until(
+          () => t.call('GET', bankPath('async', '/operations')),
+          (x) => x.body.items.every((o: { status: string }) => !['pending', 'processing'].includes(o.status)),
+        );
       } finally {
         await worker.stop();
       }

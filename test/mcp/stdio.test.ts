@@ -9,6 +9,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { openStore } from '../../src/store/open.js';
 import { createTestDatabase, ENGINES, type TestDatabase } from '../helpers/engines.js';
 import { call, type McpTestServer, mcpTestServer, textOf } from './helpers.js';
+import { until } from '../helpers/until.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const CLI = ['--import', 'tsx', 'src/cli/main.ts', 'mcp'];
@@ -33,7 +34,23 @@ async function stdioClient(args: string[], env: Record<string, string> = {}) {
   } catch (err) {
     throw new Error(`${String(err)}\nstderr: ${stderr}`);
   }
-  return { client, stderr: () => stderr };
+  const pid = transport.pid;
+  /** Closes the client and waits until the process is gone (the SDK may return before it is). */
+  const closeAndWait = async () => {
+    await client.close();
+    await until(
+      async () => {
+        try {
+          process.kill(pid!, 0);
+          return false;
+        } catch {
+          return true;
+        }
+      },
+      (gone) => gone,
+    );
+  };
+  return { client, stderr: () => stderr, closeAndWait };
 }
 
 /** Runs `mnemo mcp ...` with nothing on stdin and returns how it ended. */
@@ -120,7 +137,7 @@ for (const engine of ENGINES) {
     });
 
     test('retains and recalls as the operator of project default; the data outlives the process', async () => {
-      const { client } = await stdioClient(['--bank', 'frank', ...storeArgs()]);
+      const { client, closeAndWait } = await stdioClient(['--bank', 'frank', ...storeArgs()]);
       try {
         const names = (await client.listTools()).tools.map((t) => t.name);
         assert.ok(names.includes('create_space'), 'operator: space tools too');
@@ -128,7 +145,7 @@ for (const engine of ENGINES) {
         const found = await call(client, 'recall', { query: 'Where is the bakery?' });
         assert.match(found.structuredContent.results[0].text, /Elm Street/);
       } finally {
-        await client.close();
+        await closeAndWait();
       }
       // The process closed its store on exit: another one opens it and finds the memory.
       const store = await openStore(db ? { databaseUrl: db.url } : { dataDir: dir });

@@ -7,6 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import { SCOPES } from '../../src/core/types.js';
 import { ENGINES } from '../helpers/engines.js';
 import { type TestApp, testApp } from '../helpers/app.js';
+import { wrongSecret } from '../helpers/keys.js';
 
 /** POSTs that only read; everything else that is not a GET must be audited. */
 const READ_ONLY = [/\/memories\/recall$/, /\/reflect$/];
@@ -127,7 +128,7 @@ for (const engine of ENGINES) {
         await call(null, me ? '-' : 'default', 401, null);
         if (me) {
           // a real key id with a wrong secret is charged to that key's project
-          await call(`${allKey.slice(0, -4)}XXXX`, 'aud', 401, keyId);
+          await call(wrongSecret(allKey), 'aud', 401, keyId);
           // a key without the scope: 403 (mcp opens none of these)
           await call(mcpKey, 'aud', 403, mcpKey.split('_')[1]!);
         } else {

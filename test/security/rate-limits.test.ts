@@ -208,7 +208,12 @@ for (const engine of ENGINES) {
   describe(`default limits from the configuration (${engine})`, () => {
     let t: TestApp;
     before(async () => {
-      t = await testApp(engine, { defaultRequestsPerMinutePerKey: 2, defaultStoredMemories: 1 });
+      // A fixed clock: on the real one the minute could roll over between the requests.
+      t = await testApp(engine, {
+        now: () => new Date('2030-01-01T10:00:05Z'),
+        defaultRequestsPerMinutePerKey: 2,
+        defaultStoredMemories: 1,
+      });
     });
     after(() => t.close());
 

@@ -19,16 +19,7 @@ import pg from 'pg';
 import { openPglite } from '../../src/store/pglite.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/engines.js';
 import { integrityProblems, type SqlRunner } from './integrity.js';
-import {
-  bankPath,
-  call,
-  cycles,
-  freePort,
-  type MnemoChild,
-  startServe,
-  unhandledErrors,
-  waitFor,
-} from './helpers.js';
+import { bankPath, call, cycles, type MnemoChild, startServe, unhandledErrors, waitFor } from './helpers.js';
 
 const CYCLES = cycles(1, 20);
 
@@ -304,9 +295,8 @@ for (const engine of [postgres(), pglite()]) {
 
     test(`${CYCLES} kill -9 cycles lose no acknowledged write and half-apply none`, async (t) => {
       await engine.setup();
-      const port = await freePort();
       const ledger: Ledger = { groups: [], doc: { acked: 0, inFlight: null }, deletes: [] };
-      let server = await startServe({ ...engine.serveOptions(), port, worker: true });
+      let server = await startServe({ ...engine.serveOptions(), worker: true });
       for (let cycle = 0; cycle < CYCLES; cycle++) {
         const ackedBefore = ledger.groups.filter((g) => g.acked).length;
         const running = workload(server.url, ledger, cycle);
@@ -316,7 +306,7 @@ for (const engine of [postgres(), pglite()]) {
         await engine.withDb(async (db) =>
           assert.deepEqual(await integrityProblems(db), [], `after kill ${cycle + 1}`),
         );
-        server = await startServe({ ...engine.serveOptions(), port, worker: true });
+        server = await startServe({ ...engine.serveOptions(), worker: true });
         await verify(server.url, ledger);
         await waitFor('consolidation to settle', async () => {
           const r = await call(server.url, 'GET', bankPath(BANK, '/operations?status=processing&limit=1'));

@@ -107,7 +107,9 @@ function launch(
 
 /** Starts `mnemo serve` on PostgreSQL (`databaseUrl`) or the embedded engine (`dataDir`). */
 export async function startServe(opts: ServeOptions): Promise<MnemoChild> {
-  const port = opts.port ?? (await freePort());
+  // Port 0: the server binds a free port itself and names it in its start-up line (a port
+  // found free beforehand could be taken by another test before the server binds it).
+  const port = opts.port ?? 0;
   const args = ['serve', '--port', String(port), '--admin-token', ADMIN];
   if (opts.databaseUrl) args.push('--database-url', opts.databaseUrl);
   if (opts.dataDir) args.push('--data-dir', opts.dataDir);
