@@ -71,6 +71,42 @@ describe('priority on the embedded engine', () => {
     assert.equal((await db.query<{ n: number }>('SELECT count(*)::int AS n FROM t'))[0]!.n, 5);
   });
 
+  test("requests' statements let the event loop turn between them", async () => {
+    // Four requests, each running 25 statements one after the other; every statement takes
+    // longer than a slice (a few ms), so each turn of the event loop starts about one.
+    const CHAINS = 4;
+    const STEPS = 25;
+    let done = 0;
+    let finished = false;
+    const requests = Promise.all(
+      Array.from({ length: CHAINS }, async () => {
+        for (let i = 0; i < STEPS; i++) {
+          await db.query('SELECT count(*) FROM generate_series(1, $1::int)', [100_000]);
+          done++;
+        }
+      }),
+    ).finally(() => {
+      finished = true;
+    });
+    // A callback that runs on every turn (as socket reads and accepts do) notes how many
+    // statements finished since its last run. Without turns between statements, all 100 settle
+    // in one chain of promise callbacks before it runs again.
+    let most = 0;
+    let seen = 0;
+    await new Promise<void>((resolve) => {
+      const tick = () => {
+        most = Math.max(most, done - seen);
+        seen = done;
+        if (finished) resolve();
+        else setImmediate(tick);
+      };
+      setImmediate(tick);
+    });
+    await requests;
+    assert.equal(done, CHAINS * STEPS);
+    assert.ok(most <= 2, `statements finished between two turns of the event loop: ${most}`);
+  });
+
   test('a background transaction commits', async () => {
     await inBackground(() => db.transaction((tx) => tx.query('INSERT INTO t VALUES (99)')));
     assert.equal((await db.query<{ n: number }>('SELECT count(*)::int AS n FROM t WHERE n = 99'))[0]!.n, 1);
