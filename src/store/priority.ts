@@ -24,7 +24,7 @@ const SLICE_MS = 2;
  * engine's statements settle without a trip through the event loop, so without these turns
  * queued statements ran back to back in one chain of promise callbacks while no socket was read
  * and no timer ran (200 queued statements: 400 ms). And Node accepts one new connection per
- * turn: under 64 concurrent Recalls a new connection waited up to 8 s to be accepted while the
+ * turn: under 64 concurrent Recalls a new connection waited up to 15 s to be accepted while the
  * others were served (docs/deploy.md).
  *
  * A background statement (or transaction) starts only once no request statement has been in

@@ -40,7 +40,6 @@ export interface MnemoChild {
 export interface ServeOptions {
   databaseUrl?: string;
   dataDir?: string;
-  port?: number;
   /** Run the operations worker in the server (default false: a separate `mnemo worker` runs them). */
   worker?: boolean;
   env?: Record<string, string>;
@@ -109,8 +108,7 @@ function launch(
 export async function startServe(opts: ServeOptions): Promise<MnemoChild> {
   // Port 0: the server binds a free port itself and names it in its start-up line (a port
   // found free beforehand could be taken by another test before the server binds it).
-  const port = opts.port ?? 0;
-  const args = ['serve', '--port', String(port), '--admin-token', ADMIN];
+  const args = ['serve', '--port', '0', '--admin-token', ADMIN];
   if (opts.databaseUrl) args.push('--database-url', opts.databaseUrl);
   if (opts.dataDir) args.push('--data-dir', opts.dataDir);
   if (!opts.worker) args.push('--no-worker');
