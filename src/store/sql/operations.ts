@@ -1,7 +1,6 @@
 import type { Operation } from '../../core/types.js';
 import type { Db } from '../db.js';
 import type { Store } from '../store.js';
-import { decodeCursor, encodeCursor } from './filters.js';
 
 type OperationStore = Pick<
   Store,
@@ -24,6 +23,25 @@ const OP_COLUMNS = `id::text AS id, project_id, bank_id, kind, status, items_cou
 
 type OpRow = Operation & { project_id: string; seq: number };
 const view = ({ project_id: _p, seq: _s, ...op }: OpRow): Operation => op;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+/** Greater than every id: a time-only cursor (an earlier version's) means "strictly older". */
+const LAST_ID = 'ffffffff-ffff-ffff-ffff-ffffffffffff';
+
+/**
+ * An operations cursor: the last listed operation's creation time (microseconds) and id, so
+ * operations created in the same instant are neither skipped nor repeated. Anything unreadable
+ * starts from the beginning, as other cursors do.
+ */
+function decodeOperationCursor(cursor: string | undefined): { at: number; id: string } | null {
+  if (!cursor) return null;
+  const [time = '', id = LAST_ID] = Buffer.from(cursor, 'base64url').toString().split('~');
+  const at = Number(time);
+  return time && Number.isSafeInteger(at) && at >= 0 && UUID.test(id) ? { at, id } : null;
+}
+
+const encodeOperationCursor = (op: { seq: number; id: string }) =>
+  Buffer.from(`${Math.floor(op.seq)}~${op.id}`).toString('base64url');
 
 /** Durable operations (claimed with FOR UPDATE SKIP LOCKED) and idempotency keys. */
 export function operationQueries(db: Db): OperationStore {
@@ -56,10 +74,14 @@ export function operationQueries(db: Db): OperationStore {
         params.push(filter.status);
         where += ` AND status = $${params.length}`;
       }
-      const after = decodeCursor(page.cursor);
-      if (after !== null) {
-        params.push(after);
-        where += ` AND extract(epoch FROM created_at) * 1000000 < $${params.length}`;
+      const after = decodeOperationCursor(page.cursor);
+      if (after) {
+        // After the last one listed, in the listing's order: older, or as old with a greater id
+        // (operations created in the same instant share created_at).
+        params.push(after.at, after.id);
+        const [at, id] = [`$${params.length - 1}`, `$${params.length}`];
+        where += ` AND (extract(epoch FROM created_at) * 1000000 < ${at}
+          OR (extract(epoch FROM created_at) * 1000000 = ${at} AND id > ${id}::uuid))`;
       }
       params.push(page.limit + 1);
       const rows = await db.query<OpRow>(
@@ -68,9 +90,10 @@ export function operationQueries(db: Db): OperationStore {
       );
       const more = rows.length > page.limit;
       const items = rows.slice(0, page.limit);
+      const last = items.at(-1);
       return {
         items: items.map(view),
-        next_cursor: more ? encodeCursor(Math.floor(items.at(-1)!.seq)) : null,
+        next_cursor: more && last ? encodeOperationCursor(last) : null,
       };
     },
     async cancelOperation(projectId, bankId, id) {
