@@ -40,7 +40,7 @@ for (const engine of ENGINES) {
         });
         ids.push(id);
       }
-      // Two requests in the same microsecond (or millisecond, on the embedded engine's clock).
+      // Four created in the same instant (one transaction; or one millisecond on the embedded engine).
       await db.exec(
         `UPDATE operations SET created_at = '2030-01-01T00:00:00Z' WHERE id::text IN ('${ids.slice(2, 6).join("','")}')`,
       );
