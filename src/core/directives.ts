@@ -3,11 +3,10 @@ import { requireBank } from './banks.js';
 import { AppError, notFound } from './errors.js';
 import type { Services } from './services.js';
 import type { Directive, TagsMatch } from './types.js';
+import { isUuid } from './ids.js';
 
 /** Most directives one bank may hold: every applicable one goes into each Reflect prompt. */
 export const MAX_DIRECTIVES = 100;
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface DirectiveInput {
   text: string;
@@ -54,7 +53,7 @@ export async function listDirectives(s: Services, projectId: string, bankId: str
 
 export async function getDirective(s: Services, projectId: string, bankId: string, id: string) {
   await requireBank(s, projectId, bankId);
-  const d = UUID.test(id) ? await s.store.getDirective(projectId, bankId, id) : null;
+  const d = isUuid(id) ? await s.store.getDirective(projectId, bankId, id) : null;
   if (!d) throw notFound(`directive '${id}'`);
   return directiveView(d);
 }
@@ -92,7 +91,7 @@ export async function updateDirective(
   if (text === '') throw blank('text');
   const name = patch.name?.trim();
   if (name === '') throw blank('name');
-  const d = UUID.test(id)
+  const d = isUuid(id)
     ? await s.store.updateDirective(projectId, bankId, id, {
         text,
         name,
@@ -107,7 +106,7 @@ export async function updateDirective(
 
 export async function deleteDirective(s: Services, projectId: string, bankId: string, id: string) {
   await requireBank(s, projectId, bankId);
-  if (!UUID.test(id) || !(await s.store.deleteDirective(projectId, bankId, id)))
+  if (!isUuid(id) || !(await s.store.deleteDirective(projectId, bankId, id)))
     throw notFound(`directive '${id}'`);
   return { deleted: true as const, id };
 }

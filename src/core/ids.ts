@@ -21,10 +21,18 @@ export function checkId(kind: string, id: string, path = kind): string {
 export function checkSlug(kind: string, id: string, path = kind): string {
   checkId(kind, id, path);
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(id)) {
-    throw invalid(path, `${kind} may contain letters, digits, '.', '_' and '-' and must start with a letter or digit`);
+    throw invalid(
+      path,
+      `${kind} may contain letters, digits, '.', '_' and '-' and must start with a letter or digit`,
+    );
   }
   return id;
 }
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A UUID in its text form (memory, directive and operation ids). */
+export const isUuid = (id: string) => UUID.test(id);
 
 export const ORG_PREFIX = '__org__:';
 

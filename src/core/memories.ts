@@ -2,8 +2,7 @@ import { requireBank } from './banks.js';
 import { notFound } from './errors.js';
 import type { Services } from './services.js';
 import type { MemoryFilter } from './types.js';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { isUuid } from './ids.js';
 
 /** One page of a bank's memories, newest first. */
 export async function listMemories(
@@ -20,6 +19,6 @@ export async function listMemories(
 /** Deletes one memory; a missing (or malformed) id is 404. */
 export async function deleteMemory(s: Services, projectId: string, bankId: string, id: string) {
   await requireBank(s, projectId, bankId);
-  if (!UUID.test(id) || !(await s.store.deleteMemory(projectId, bankId, id))) throw notFound(`memory '${id}'`);
+  if (!isUuid(id) || !(await s.store.deleteMemory(projectId, bankId, id))) throw notFound(`memory '${id}'`);
   return { deleted: true as const, id };
 }

@@ -3,6 +3,7 @@ import { requireBank } from './banks.js';
 import { AppError, notFound } from './errors.js';
 import type { Services } from './services.js';
 import type { Operation } from './types.js';
+import { isUuid } from './ids.js';
 
 /** What a worker hands to the runner of an operation kind. */
 export interface OperationContext {
@@ -18,8 +19,6 @@ export interface OperationContext {
 /** Runs one operation; throwing an AppError with a 4xx status fails it for good, anything else is retried. */
 export type OperationRunner = (s: Services, op: OperationContext) => Promise<{ memories_created?: number }>;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /**
  * Queues durable work for a bank. With an explicit `id` (a client's operation_id) a repeated
  * enqueue returns the first operation instead of queueing twice.
@@ -32,7 +31,7 @@ export async function enqueueOperation(
   payload: unknown,
   opts: { itemsCount?: number; id?: string } = {},
 ): Promise<Operation> {
-  if (opts.id !== undefined && !UUID.test(opts.id)) {
+  if (opts.id !== undefined && !isUuid(opts.id)) {
     throw new AppError('validation_error', 'operation_id must be a UUID', {
       details: [{ path: 'operation_id', message: 'must be a UUID' }],
     });
@@ -66,7 +65,7 @@ export async function enqueueOnce(
 
 export async function getOperation(s: Services, projectId: string, bankId: string, id: string) {
   await requireBank(s, projectId, bankId);
-  const op = UUID.test(id) ? await s.store.getOperation(projectId, bankId, id) : null;
+  const op = isUuid(id) ? await s.store.getOperation(projectId, bankId, id) : null;
   if (!op) throw notFound(`operation '${id}'`);
   return op;
 }

@@ -36,14 +36,18 @@ export function filterClauses(filter: MemoryFilter, params: unknown[]): string {
   return out.map((c) => ` AND ${c}`).join('');
 }
 
-/** Opaque cursors are a base64url-encoded number (a sequence value). */
-export function encodeCursor(n: number): string {
-  return Buffer.from(String(n)).toString('base64url');
+/** Opaque cursors are base64url text: most a number (a sequence value or an offset). */
+export function encodeCursor(value: number | string): string {
+  return Buffer.from(String(value)).toString('base64url');
 }
+
+/** The text a cursor holds ('' for none). */
+export const cursorText = (cursor: string | undefined) =>
+  cursor ? Buffer.from(cursor, 'base64url').toString() : '';
 
 export function decodeCursor(cursor: string | undefined): number | null {
   if (!cursor) return null;
-  const n = Number(Buffer.from(cursor, 'base64url').toString());
+  const n = Number(cursorText(cursor));
   return Number.isSafeInteger(n) && n >= 0 ? n : null;
 }
 

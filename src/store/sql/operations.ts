@@ -1,6 +1,8 @@
+import { isUuid } from '../../core/ids.js';
 import type { Operation } from '../../core/types.js';
 import type { Db } from '../db.js';
 import type { Store } from '../store.js';
+import { cursorText, encodeCursor } from './filters.js';
 
 type OperationStore = Pick<
   Store,
@@ -24,7 +26,6 @@ const OP_COLUMNS = `id::text AS id, project_id, bank_id, kind, status, items_cou
 type OpRow = Operation & { project_id: string; seq: number };
 const view = ({ project_id: _p, seq: _s, ...op }: OpRow): Operation => op;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** Greater than every id: a time-only cursor (an earlier version's) means "strictly older". */
 const LAST_ID = 'ffffffff-ffff-ffff-ffff-ffffffffffff';
 
@@ -34,14 +35,10 @@ const LAST_ID = 'ffffffff-ffff-ffff-ffff-ffffffffffff';
  * starts from the beginning, as other cursors do.
  */
 function decodeOperationCursor(cursor: string | undefined): { at: number; id: string } | null {
-  if (!cursor) return null;
-  const [time = '', id = LAST_ID] = Buffer.from(cursor, 'base64url').toString().split('~');
+  const [time = '', id = LAST_ID] = cursorText(cursor).split('~');
   const at = Number(time);
-  return time && Number.isSafeInteger(at) && at >= 0 && UUID.test(id) ? { at, id } : null;
+  return time && Number.isSafeInteger(at) && at >= 0 && isUuid(id) ? { at, id } : null;
 }
-
-const encodeOperationCursor = (op: { seq: number; id: string }) =>
-  Buffer.from(`${Math.floor(op.seq)}~${op.id}`).toString('base64url');
 
 /** Durable operations (claimed with FOR UPDATE SKIP LOCKED) and idempotency keys. */
 export function operationQueries(db: Db): OperationStore {
@@ -93,7 +90,7 @@ export function operationQueries(db: Db): OperationStore {
       const last = items.at(-1);
       return {
         items: items.map(view),
-        next_cursor: more && last ? encodeOperationCursor(last) : null,
+        next_cursor: more && last ? encodeCursor(`${Math.floor(last.seq)}~${last.id}`) : null,
       };
     },
     async cancelOperation(projectId, bankId, id) {
