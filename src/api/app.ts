@@ -19,7 +19,6 @@ import { authDefault, authMe } from './auth.js';
 import { docsRoutes } from './docs.js';
 import type { AppEnv } from './env.js';
 import { renderError } from './errors.js';
-import { idempotency } from './idempotency.js';
 import { limitDefaults, rateLimits } from './limits.js';
 import { createMetrics, instrumentServices, measureRequests, metricsRoutes } from './metrics.js';
 import { auditRoutes } from './routes/audit.js';
@@ -195,7 +194,7 @@ export function createApp(services: Services, config: Config, log: Logger): Open
   app.use('/v1/me/*', authMe);
   app.use('/v1/default/*', authDefault);
   app.use('/v1/*', rateLimits());
-  app.use('/v1/*', idempotency);
+  // Idempotency-Key is honoured by each route's guard, after its scope check (auth.ts).
 
   for (const base of ['/v1/me', '/v1/default']) {
     app.route(base, memoryRoutes);

@@ -172,11 +172,34 @@ export interface Operation {
   updated_at: Date;
 }
 
+/**
+ * Whose `Idempotency-Key` it is: one caller's keys never meet another's, so nobody can replay an
+ * answer made for someone else (`caller` is `key:<key id>`, `operator` or `anonymous`).
+ */
+export interface IdempotencyScope {
+  projectId: string;
+  caller: string;
+  key: string;
+}
+
+/**
+ * A finished request's answer as kept for its retries. `withheld`: the answer carried a secret
+ * (a minted key), so only `{id}` is kept and a retry is told it is already done. `encrypted`:
+ * `response` is the answer sealed with the data key of `bankId` (a string), never plaintext.
+ */
+export interface IdempotentReply {
+  status: number;
+  response: unknown;
+  withheld: boolean;
+  bankId: string | null;
+  encrypted?: boolean;
+}
+
 export type IdempotencyClaim =
   | { state: 'new' }
   | { state: 'in_progress' }
   | { state: 'mismatch' }
-  | { state: 'done'; status: number; response: unknown };
+  | ({ state: 'done' } & IdempotentReply);
 
 /** A hard rule of a bank for Reflect; tagged ones apply only to requests whose tags match. */
 export interface Directive {

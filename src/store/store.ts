@@ -13,6 +13,8 @@ import type {
   ObservationChange,
   ObservationDetail,
   IdempotencyClaim,
+  IdempotencyScope,
+  IdempotentReply,
   Operation,
   Page,
   Project,
@@ -431,13 +433,15 @@ export interface Store {
   countPendingOperations(): Promise<number>;
   /** `staleMs`: an in-progress claim older than this was left by a dead request and is taken over. */
   claimIdempotencyKey(
-    projectId: string,
-    key: string,
+    scope: IdempotencyScope,
     requestHash: string,
     staleMs: number,
   ): Promise<IdempotencyClaim>;
-  saveIdempotentResponse(projectId: string, key: string, status: number, response: unknown): Promise<void>;
-  releaseIdempotencyKey(projectId: string, key: string): Promise<void>;
+  /** Keeps the answer of a claimed key; nothing is kept when the claim is gone (dropped meanwhile). */
+  saveIdempotentResponse(scope: IdempotencyScope, reply: IdempotentReply): Promise<void>;
+  releaseIdempotencyKey(scope: IdempotencyScope): Promise<void>;
+  /** Drops the kept answers of a bank (its encryption setting switched, or it was deleted). */
+  deleteIdempotentResponses(projectId: string, bankId: string): Promise<void>;
 
   // directives (sql/directives.ts)
   /** A bank's directives, highest priority first. */

@@ -398,7 +398,10 @@ export function encryptingStore(
         await inner.createBankKey(projectId, bankId, keyring!.create(projectId, bankId), true);
       else if (before.key) await inner.setBankKeyConverting(projectId, bankId, true);
       // A bank that never had a key and stays plain has nothing to convert.
-      if (wanted || before.key) await hooks.onSwitch(projectId, bankId);
+      if (!wanted && !before.key) return updated;
+      // Kept Idempotency-Key answers were made in the old form: none survives the switch.
+      await inner.deleteIdempotentResponses(projectId, bankId);
+      await hooks.onSwitch(projectId, bankId);
       return updated;
     },
 
@@ -425,6 +428,41 @@ export function encryptingStore(
     async getDirective(projectId, bankId, id) {
       const d = await inner.getDirective(projectId, bankId, id);
       return d && opener(projectId, bankId).directive(d);
+    },
+
+    async claimIdempotencyKey(scope, requestHash, staleMs) {
+      const claim = await inner.claimIdempotencyKey(scope, requestHash, staleMs);
+      if (claim.state !== 'done' || !claim.encrypted) return claim;
+      const codec = claim.bankId === null ? null : await searchCodec(scope.projectId, claim.bankId);
+      if (!codec || typeof claim.response !== 'string')
+        throw new AppError('internal', 'a kept encrypted answer has no data key to open it');
+      return { ...claim, response: JSON.parse(codec.open(claim.response, 'reply')), encrypted: false };
+    },
+
+    /**
+     * The answer of a request on an encrypted bank is kept sealed with the bank's data key. If the
+     * bank's setting switched (or the bank went) while it was being kept, it is dropped: the
+     * switch drops the bank's answers, and this one may have been written in the old form after.
+     */
+    async saveIdempotentResponse(scope, reply) {
+      if (reply.bankId === null || reply.withheld) return inner.saveIdempotentResponse(scope, reply);
+      const sealed = (st: Awaited<ReturnType<Store['bankEncryption']>>) =>
+        st !== null && (st.target === 'managed' || st.key !== null);
+      const before = await inner.bankEncryption(scope.projectId, reply.bankId);
+      const codec = sealed(before) ? await searchCodec(scope.projectId, reply.bankId) : null;
+      if (sealed(before) && !codec) {
+        // Managed, but the key is not made yet: keep nothing rather than plaintext.
+        return inner.releaseIdempotencyKey(scope);
+      }
+      await inner.saveIdempotentResponse(
+        scope,
+        codec
+          ? { ...reply, response: codec.seal(JSON.stringify(reply.response), 'reply'), encrypted: true }
+          : { ...reply, encrypted: false },
+      );
+      const after = await inner.bankEncryption(scope.projectId, reply.bankId);
+      if (sealed(after) !== sealed(before) || (before !== null && after === null))
+        await inner.deleteIdempotentResponses(scope.projectId, reply.bankId);
     },
 
     readSnapshot: (fn) =>

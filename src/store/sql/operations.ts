@@ -18,6 +18,7 @@ type OperationStore = Pick<
   | 'claimIdempotencyKey'
   | 'saveIdempotentResponse'
   | 'releaseIdempotencyKey'
+  | 'deleteIdempotentResponses'
 >;
 
 const OP_COLUMNS = `id::text AS id, project_id, bank_id, kind, status, items_count, memories_created, error, attempts,
@@ -163,45 +164,73 @@ export function operationQueries(db: Db): OperationStore {
       );
       return rows[0]!.n;
     },
-    async claimIdempotencyKey(projectId, key, requestHash, staleMs) {
+    async claimIdempotencyKey({ projectId, caller, key }, requestHash, staleMs) {
       // Keys live a day; old ones are swept opportunistically by whoever claims a new one.
       await db.query(`DELETE FROM idempotency WHERE created_at < now() - interval '24 hours'`);
       const inserted = await db.query(
-        `INSERT INTO idempotency (project_id, key, request_hash) VALUES ($1, $2, $3)
-         ON CONFLICT (project_id, key) DO NOTHING RETURNING key`,
-        [projectId, key, requestHash],
+        `INSERT INTO idempotency (project_id, caller, key, request_hash) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (project_id, caller, key) DO NOTHING RETURNING key`,
+        [projectId, caller, key, requestHash],
       );
       if (inserted.length) return { state: 'new' };
       // A claim left in progress longer than any request runs belongs to a process that died
       // mid-request (nothing of it was acknowledged): the retry takes it over.
       const taken = await db.query(
         `UPDATE idempotency SET created_at = now()
-         WHERE project_id = $1 AND key = $2 AND request_hash = $3 AND status = 0
-           AND created_at < now() - ($4::int * interval '1 millisecond') RETURNING key`,
-        [projectId, key, requestHash, staleMs],
+         WHERE project_id = $1 AND caller = $2 AND key = $3 AND request_hash = $4 AND status = 0
+           AND created_at < now() - ($5::int * interval '1 millisecond') RETURNING key`,
+        [projectId, caller, key, requestHash, staleMs],
       );
       if (taken.length) return { state: 'new' };
-      const rows = await db.query<{ request_hash: string; status: number; response: unknown }>(
-        'SELECT request_hash, status, response FROM idempotency WHERE project_id = $1 AND key = $2',
-        [projectId, key],
+      const rows = await db.query<{
+        request_hash: string;
+        status: number;
+        response: unknown;
+        withheld: boolean;
+        bank_id: string | null;
+        encrypted: boolean;
+      }>(
+        `SELECT request_hash, status, response, withheld, bank_id, encrypted FROM idempotency
+         WHERE project_id = $1 AND caller = $2 AND key = $3`,
+        [projectId, caller, key],
       );
       const r = rows[0];
       if (!r) return { state: 'new' };
       if (r.request_hash !== requestHash) return { state: 'mismatch' };
       if (r.status === 0) return { state: 'in_progress' };
-      return { state: 'done', status: r.status, response: r.response };
+      return {
+        state: 'done',
+        status: r.status,
+        response: r.response,
+        withheld: r.withheld,
+        bankId: r.bank_id,
+        encrypted: r.encrypted,
+      };
     },
-    async saveIdempotentResponse(projectId, key, status, response) {
+    async saveIdempotentResponse({ projectId, caller, key }, reply) {
       await db.query(
-        'UPDATE idempotency SET status = $3, response = $4::jsonb WHERE project_id = $1 AND key = $2',
-        [projectId, key, status, JSON.stringify(response)],
+        `UPDATE idempotency SET status = $4, response = $5::jsonb, withheld = $6, bank_id = $7, encrypted = $8
+         WHERE project_id = $1 AND caller = $2 AND key = $3 AND status = 0`,
+        [
+          projectId,
+          caller,
+          key,
+          reply.status,
+          JSON.stringify(reply.response),
+          reply.withheld,
+          reply.bankId,
+          reply.encrypted ?? false,
+        ],
       );
     },
-    async releaseIdempotencyKey(projectId, key) {
-      await db.query('DELETE FROM idempotency WHERE project_id = $1 AND key = $2 AND status = 0', [
-        projectId,
-        key,
-      ]);
+    async releaseIdempotencyKey({ projectId, caller, key }) {
+      await db.query(
+        'DELETE FROM idempotency WHERE project_id = $1 AND caller = $2 AND key = $3 AND status = 0',
+        [projectId, caller, key],
+      );
+    },
+    async deleteIdempotentResponses(projectId, bankId) {
+      await db.query('DELETE FROM idempotency WHERE project_id = $1 AND bank_id = $2', [projectId, bankId]);
     },
   };
 }
