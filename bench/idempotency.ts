@@ -84,6 +84,27 @@ async function benchEngine(engine: EngineName): Promise<Row[]> {
           call('POST', '/v1/default/banks/vault/memories', { items: [{ content: `fact ${i}` }] }, key),
       ],
     ];
+    // The statements alone, as a keyed write runs them: claim, then keep the answer.
+    const reply = { success: true, memories_created: 1, memory_ids: [randomUUID()] };
+    for (const [what, bankId] of [
+      ['store: claim + keep, no bank', null],
+      ['store: claim + keep, plain bank', 'plain'],
+      ['store: claim + keep (sealed), encrypted bank', 'vault'],
+    ] as const) {
+      const prefix = randomUUID().slice(0, 8);
+      const once = async (i: number) => {
+        const scope = { projectId: 'default', caller: 'operator', key: `${prefix}-${i}` };
+        await services.store.claimIdempotencyKey(scope, 'h', 600_000);
+        await services.store.saveIdempotentResponse(scope, {
+          status: 200,
+          response: reply,
+          withheld: false,
+          bankId,
+        });
+      };
+      await measure(50, (i) => once(1e6 + i));
+      rows.push({ engine, what, ...(await measure(N, once)) });
+    }
     for (const [what, run] of cases) {
       await measure(30, (i) => run(1e6 + i)); // warm-up
       const prefix = randomUUID().slice(0, 8);
