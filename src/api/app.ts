@@ -70,7 +70,7 @@ export async function createServices(config: Config): Promise<Services> {
     now: () => new Date(),
     recallCache: recallCache(config),
   };
-  installEncryption(services, keyring);
+  installEncryption(services, keyring, { vectorCacheMb: config.vectorCacheMb });
   return services;
 }
 
