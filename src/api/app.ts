@@ -69,7 +69,7 @@ export async function createServices(config: Config): Promise<Services> {
     now: () => new Date(),
     recallCache: recallCache(config),
   };
-  installEncryption(services, keyring);
+  installEncryption(services, keyring, { vectorCacheMb: config.vectorCacheMb });
   return services;
 }
 

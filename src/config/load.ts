@@ -43,6 +43,8 @@ const ConfigSchema = z.object({
   worker: bool.default(true),
   recallCacheSize: z.coerce.number().int().min(0).max(1_000_000).default(1000),
   recallCacheTtlSeconds: z.coerce.number().int().min(1).max(86_400).default(30),
+  /** Decrypted vectors of encrypted banks kept per process for their in-memory search (MB). */
+  vectorCacheMb: z.coerce.number().int().min(0).max(1_000_000).default(256),
   defaultRequestsPerMinute: limit,
   defaultRequestsPerMinutePerKey: limit,
   defaultRetainedItemsPerDay: limit,

@@ -93,6 +93,8 @@ export interface NewMemory {
   chunk_id: string | null;
   content_hash: string;
   embedding: Float32Array;
+  /** The embedding sealed with the bank's data key (encrypted banks; set by the encryption layer). */
+  embedding_sealed?: string;
   /** Keyword index terms with their weights (term frequency, possibly fractional for context). */
   terms: Map<string, number>;
   /** Entity names (already resolved to their canonical spelling) with types. */

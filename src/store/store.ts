@@ -69,6 +69,12 @@ export interface StoredMemoryFields {
   metadata: Record<string, unknown>;
   content_hash: string;
   terms: { term: string; tf: number }[];
+  /** The plain vector as pgvector text (`[1,2,...]`), or null. */
+  embedding: string | null;
+  /** The sealed vector, or null. */
+  embedding_sealed: string | null;
+  /** The form of its text, terms and hashes (its vector may still be in the other form). */
+  encrypted: boolean;
 }
 
 export interface ConvertedMemory {
@@ -78,7 +84,24 @@ export interface ConvertedMemory {
   metadata: Record<string, unknown>;
   content_hash: string;
   terms: { term: string; tf: number }[];
+  /** Plain vector as pgvector text; null in the encrypted form. */
+  embedding: string | null;
+  embedding_sealed: string | null;
   encrypted: boolean;
+}
+
+/** A memory's vector as stored (one of the two forms, or none) with the columns Recall filters on. */
+export interface StoredVector {
+  id: string;
+  seq: number;
+  type: string;
+  document_id: string | null;
+  /** `mentioned_at` in epoch milliseconds. */
+  mentioned_ms: number | null;
+  tags: string[];
+  /** Plain vector as pgvector text. */
+  embedding: string | null;
+  embedding_sealed: string | null;
 }
 
 export interface ConvertedEntity {
@@ -205,13 +228,48 @@ export interface Store {
   buildBankIndex(projectId: string, bankId: string, dims: number): Promise<void>;
   /** Drops the bank's own indexes (after the bank is deleted). */
   dropBankIndexes(projectId: string, bankId: string): Promise<void>;
-  /** Replaces the vectors of existing memories (a re-embed); ids not in the bank are ignored. */
+  /**
+   * Replaces the vectors of existing memories (a re-embed); ids not in the bank are ignored. A row
+   * with `embedding_sealed` stores that instead of a plain vector. With `encrypted`, the rows were
+   * prepared for that form and are refused (conflict, reason `encryption_changed`) when the bank's
+   * setting no longer wants it.
+   */
   setEmbeddings(
     projectId: string,
     bankId: string,
-    rows: { id: string; embedding: Float32Array }[],
+    rows: { id: string; embedding: Float32Array | null; embedding_sealed?: string | null }[],
+    opts?: { encrypted?: boolean },
   ): Promise<void>;
   deleteMemory(projectId: string, bankId: string, id: string): Promise<boolean>;
+
+  // stored vectors (sql/vectors.ts), for searching encrypted banks in memory
+  /**
+   * What an in-memory copy of the bank's vectors is checked against: `generation` (every write),
+   * `version` (moved when vectors of existing memories change: re-embed) and the memory count
+   * (deletions). Null for no such bank.
+   */
+  vectorState(
+    projectId: string,
+    bankId: string,
+  ): Promise<{ generation: number; version: number; count: number } | null>;
+  /** Stored vectors of the given memories, or of every memory after `afterSeq` in seq order. */
+  memoryVectors(
+    projectId: string,
+    bankId: string,
+    sel: { ids?: string[]; afterSeq?: number },
+  ): Promise<StoredVector[]>;
+  /** Ids of every memory of the bank. */
+  memoryIds(projectId: string, bankId: string): Promise<string[]>;
+  /**
+   * The memories (of `ids`, or all when null) that pass `consolidationCandidates`' conditions,
+   * without the vector: for searching an encrypted bank's vectors in memory.
+   */
+  consolidationEligible(
+    projectId: string,
+    bankId: string,
+    ids: string[] | null,
+    opts: { observations: boolean; tags: string[]; beforeSeq: number },
+  ): Promise<string[]>;
 
   // retrieval channels
   semanticSearch(

@@ -23,6 +23,55 @@ const MAX_ROUNDS = 20;
 
 const contentHash = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 32);
 
+const parseVector = (text: string) => Float32Array.from(JSON.parse(text) as number[]);
+const vectorText = (v: Float32Array) => `[${Array.from(v).join(',')}]`;
+
+/** The memory's vector in the wanted form: sealed (the plain column emptied) or plain. */
+function convertVector(
+  codec: BankCodec,
+  r: StoredMemoryFields,
+  toEncrypted: boolean,
+): Pick<ConvertedMemory, 'embedding' | 'embedding_sealed'> {
+  if (toEncrypted) {
+    return {
+      embedding: null,
+      embedding_sealed:
+        r.embedding_sealed ?? (r.embedding ? codec.sealVector(r.id, parseVector(r.embedding)) : null),
+    };
+  }
+  return {
+    embedding:
+      r.embedding ?? (r.embedding_sealed ? vectorText(codec.openVector(r.id, r.embedding_sealed)) : null),
+    embedding_sealed: null,
+  };
+}
+
+/**
+ * One memory to the wanted form: text, terms and hashes when the row is in the other form,
+ * and its vector. A row whose text is in the wanted form already (an encrypted bank from before
+ * vectors were sealed) has only its vector converted.
+ */
+export function convertMemory(
+  codec: BankCodec,
+  r: StoredMemoryFields,
+  toEncrypted: boolean,
+): ConvertedMemory {
+  if (r.encrypted === toEncrypted) {
+    return {
+      id: r.id,
+      text: r.text,
+      context: r.context,
+      metadata: r.metadata,
+      content_hash: r.content_hash,
+      terms: r.terms,
+      encrypted: r.encrypted,
+      ...convertVector(codec, r, toEncrypted),
+    };
+  }
+  const m = toEncrypted ? encryptMemory(codec, r) : decryptMemory(codec, r);
+  return { ...m, ...convertVector(codec, r, toEncrypted) };
+}
+
 /**
  * One memory (a row in plain form: its terms and content hash are plaintext) to its encrypted
  * form. Values are opened first, so even a stray sealed value is never sealed twice.
@@ -41,6 +90,7 @@ export function encryptMemory(codec: BankCodec, r: StoredMemoryFields): Converte
     ),
     content_hash: codec.contentHash(r.content_hash),
     terms: r.terms.map((t) => ({ term: codec.term(t.term), tf: t.tf })),
+    ...convertVector(codec, r, true),
     encrypted: true,
   };
 }
@@ -72,6 +122,7 @@ export function decryptMemory(codec: BankCodec, r: StoredMemoryFields): Converte
     metadata: storePlainMetadata(opened.m),
     content_hash: contentHash(text),
     terms,
+    ...convertVector(codec, r, false),
     encrypted: false,
   };
 }
@@ -122,7 +173,7 @@ function convertPayload(codec: BankCodec, payload: unknown, toEncrypted: boolean
 }
 
 /**
- * The `reencrypt` operation: moves a bank's memories (with their keyword terms), entities,
+ * The `reencrypt` operation: moves a bank's memories (with their keyword terms and vectors), entities,
  * queued payloads and directives to the form its config wants, a batch per transaction under the bank lock.
  * Every row is in exactly one form at any time (a per-row flag says which) and readers open
  * both, so nothing is lost or exposed mid-way; writers meanwhile write the new form. It ends
@@ -154,7 +205,7 @@ export const runReencryptOperation: OperationRunner = async (s, op) => {
     };
     await step(() =>
       s.store.convertMemories(projectId, bankId, toEncrypted, BATCH, (rows) =>
-        rows.map((r) => (toEncrypted ? encryptMemory(codec, r) : decryptMemory(codec, r))),
+        rows.map((r) => convertMemory(codec, r, toEncrypted)),
       ),
     );
     await step(() =>
