@@ -68,6 +68,8 @@ export async function createServices(config: Config): Promise<Services> {
     llm,
     now: () => new Date(),
     recallCache: recallCache(config),
+    // A worker-only process (`mnemo worker`) charges jobs against the same defaults.
+    limitDefaults: limitDefaults(config),
   };
   installEncryption(services, keyring, { vectorCacheMb: config.vectorCacheMb });
   return services;

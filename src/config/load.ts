@@ -13,6 +13,12 @@ const limit = z
   .union([z.coerce.number().int().positive(), z.literal('').transform(() => null)])
   .nullable()
   .optional();
+/** A cost budget's default: finite unless set to '' (unlimited). */
+const budget = (fallback: number) =>
+  z
+    .union([z.coerce.number().int().positive(), z.literal('').transform(() => null)])
+    .nullable()
+    .default(fallback);
 
 /** Every setting, with its environment variable and default. Explicit options win over env. */
 const ConfigSchema = z.object({
@@ -49,6 +55,17 @@ const ConfigSchema = z.object({
   defaultRequestsPerMinutePerKey: limit,
   defaultRetainedItemsPerDay: limit,
   defaultStoredMemories: limit,
+  // Cost budgets per project (docs/security.md#cost-budgets): generous enough that no normal
+  // workload meets them, finite so that a runaway or hostile client is stopped.
+  defaultRetainedItemsPerMinute: budget(10_000),
+  defaultCharactersPerMinute: budget(20_000_000),
+  defaultCharactersPerDay: budget(1_000_000_000),
+  defaultEntitiesPerMinute: budget(500_000),
+  defaultEntitiesPerDay: budget(20_000_000),
+  defaultModelCallsPerMinute: budget(1_000),
+  defaultModelCallsPerDay: budget(200_000),
+  defaultModelTokensPerMinute: budget(4_000_000),
+  defaultModelTokensPerDay: budget(200_000_000),
 });
 
 export type Config = Readonly<z.infer<typeof ConfigSchema>>;

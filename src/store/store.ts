@@ -3,6 +3,7 @@ import type {
   AuditEntry,
   Bank,
   BankCounts,
+  BudgetName,
   DocumentRecord,
   ConsolidationSource,
   Directive,
@@ -52,6 +53,31 @@ export interface RateCount {
 export type ItemsCharge =
   | { accepted: true }
   | { accepted: false; exceeded: 'retained_items_per_day' | 'stored_memories'; limit: number; used: number };
+
+/**
+ * One cost counter to charge: the project's limit `name` (its own setting, else `defaultLimit`;
+ * null = unlimited, and then nothing is counted) over the counter (kind, subject, window).
+ */
+export interface CostCharge {
+  name: BudgetName;
+  kind: string;
+  subject: string;
+  windowStart: Date;
+  amount: number;
+  defaultLimit: number | null;
+}
+
+/** A cost counter after a charge: `used` is the count after an accepted charge, before a refused one. */
+export interface CostCount {
+  name: BudgetName;
+  limit: number;
+  used: number;
+}
+
+/** Outcome of a cost charge: all counters charged, or none (the first refusing counter is named). */
+export type CostResult =
+  | { accepted: true; counts: CostCount[] }
+  | { accepted: false; exceeded: CostCount; amount: number };
 
 /** A bank's wrapped data key (managed encryption). */
 export interface BankKeyRecord {
@@ -118,6 +144,8 @@ export interface LimitDefaults {
   requestsPerMinutePerKey: number | null;
   retainedItemsPerDay: number | null;
   storedMemories: number | null;
+  /** Defaults of the cost budgets (`MNEMO_DEFAULT_CHARACTERS_PER_MINUTE`, ...); absent = unlimited. */
+  budgets?: Partial<Record<BudgetName, number | null>>;
 }
 
 /**
@@ -358,6 +386,30 @@ export interface Store {
     projectId: string,
     windows: { minuteStart: Date; dayStart: Date },
   ): Promise<{ requests_this_minute: number; retained_items_today: number; stored_memories: number }>;
+  /**
+   * Charges cost counters in one statement, all or nothing: unless `force`, a counter is only
+   * charged when its count stays within its limit (a zero amount asks for room: count < limit),
+   * and a refusal gives back what the same call charged on other counters. `force` charges
+   * regardless (cost already incurred). Counters without a limit are not written.
+   */
+  chargeCost(projectId: string, charges: CostCharge[], force: boolean): Promise<CostResult>;
+  /** Current counts of cost counters (0 for none). */
+  costCounts(
+    projectId: string,
+    counters: Pick<CostCharge, 'name' | 'kind' | 'subject' | 'windowStart'>[],
+  ): Promise<Map<BudgetName, number>>;
+  /**
+   * Puts a claimed operation of a project over its budget back to pending until `delayMs` from
+   * now, without using up one of its attempts (waiting is not failing).
+   */
+  deferOperation(
+    projectId: string,
+    bankId: string,
+    id: string,
+    workerId: string,
+    delayMs: number,
+    reason: string,
+  ): Promise<void>;
   /** Deletes counters of windows that started before `before`; returns how many. */
   pruneRateCounters(before: Date): Promise<number>;
 

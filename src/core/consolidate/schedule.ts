@@ -1,5 +1,6 @@
 import { effectiveConfig } from '../bank-config.js';
 import { requireBank } from '../banks.js';
+import { awaitBudget, withMeteredModel } from '../budgets.js';
 import { enqueueOperation, type OperationRunner } from '../operations.js';
 import type { Services } from '../services.js';
 import type { Operation } from '../types.js';
@@ -38,6 +39,9 @@ export async function requestConsolidation(s: Services, projectId: string, bankI
 
 /** Runs a queued consolidation; `memories_created` counts the new observations. */
 export const runConsolidateOperation: OperationRunner = async (s, op) => {
-  const result = await consolidateBank(s, op.projectId, op.bankId, { signal: op.signal });
+  // Each step commits with the cursor: a run stopped by a spent model budget resumes where it was.
+  await awaitBudget(s, op.projectId);
+  const metered = withMeteredModel(s, op.projectId, 'resumable');
+  const result = await consolidateBank(metered, op.projectId, op.bankId, { signal: op.signal });
   return { memories_created: result.observations_created };
 };

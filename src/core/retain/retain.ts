@@ -3,6 +3,7 @@ import type { FactType } from '../../text/fact-type.js';
 import { termFrequencies } from '../../text/terms.js';
 import { effectiveConfig } from '../bank-config.js';
 import { bankForWrite } from '../banks.js';
+import { chargeCost, withMeteredModel } from '../budgets.js';
 import { scheduleConsolidation } from '../consolidate/schedule.js';
 import { EXACT_SEARCH_LIMIT, scheduleBankIndex } from '../recall/bank-index.js';
 import { scheduleReembed, staleVectors } from '../reembed.js';
@@ -82,7 +83,7 @@ export async function retain(
   checkRetainRequest(req);
   // Quotas (items per day, stored memories) are charged before anything is written; an
   // operation's run (idSeed) was charged when it was queued.
-  const refund = opts.idSeed ? null : await chargeRetain(s, projectId, req.items.length);
+  const refund = opts.idSeed ? null : await chargeRetain(s, projectId, req.items);
   return retainCharged(s, projectId, bankId, req, opts).catch(async (err: unknown) => {
     await refund?.();
     throw err;
@@ -115,6 +116,9 @@ async function retainCharged(
   const stored = await s.store.documentHashes(projectId, bankId, [...hashes.keys()]);
   const unchanged = new Set([...hashes].filter(([doc, h]) => stored.get(doc) === h).map(([doc]) => doc));
 
+  // A queued Retain (idSeed) was admitted by awaitBudget: what it incurs is counted regardless.
+  const mode = opts.idSeed ? 'job' : 'request';
+  const metered = withMeteredModel(s, projectId, mode);
   const memories: NewMemory[] = [];
   /** Memories whose item asked for entity resolution (the default). */
   const resolvable: NewMemory[] = [];
@@ -124,7 +128,7 @@ async function retainCharged(
     const doc = docOf(item);
     if (doc !== null && unchanged.has(doc)) continue;
     const mentioned = item.timestamp ?? now;
-    const out = await extractItem(s, { ...item, mentioned }, cfg, opts.signal);
+    const out = await extractItem(metered, { ...item, mentioned }, cfg, opts.signal);
     extraction = out.extraction;
     usage.input += out.usage.input;
     usage.output += out.usage.output;
@@ -151,6 +155,10 @@ async function retainCharged(
       if (item.resolve_entities !== false) resolvable.push(memory);
     }
   }
+  // Entities are known once extracted: charged before they are resolved and stored.
+  let entities = 0;
+  for (const m of memories) entities += m.entities.length;
+  if (entities > 0) await chargeCost(s, projectId, { entities }, mode === 'job' ? 'force' : 'check');
   await addNeighbourContext(s, projectId, bankId, memories);
 
   const resolved = await resolveEntityNames(
