@@ -513,11 +513,27 @@ export interface Store {
   ): Promise<Page<Operation>>;
   /** Cancels a pending operation; null when it is not pending (or absent). */
   cancelOperation(projectId: string, bankId: string, id: string): Promise<Operation | null>;
-  /** Claims the next runnable operation (pending, or processing with an expired lease). */
+  /**
+   * Claims the next runnable operation (pending, or processing with an expired lease), fairly:
+   * the project, then the bank, whose last claim is oldest goes first. `progress` is where a
+   * sliced operation got to (null on its first run).
+   */
   claimOperation(
     workerId: string,
     leaseMs: number,
-  ): Promise<{ operation: Operation; projectId: string; payload: unknown } | null>;
+  ): Promise<{ operation: Operation; projectId: string; payload: unknown; progress: unknown } | null>;
+  /**
+   * Ends one slice of a claimed operation: records its progress and the memories it created and
+   * gives the operation back, still processing, to be claimed again in its bank's next turn.
+   */
+  yieldOperation(
+    projectId: string,
+    bankId: string,
+    id: string,
+    workerId: string,
+    progress: unknown,
+    memoriesCreated: number,
+  ): Promise<void>;
   renewOperation(
     projectId: string,
     bankId: string,
@@ -607,6 +623,14 @@ export interface Store {
     change: ObservationChange | null,
     cursor: { from: number; to: number },
   ): Promise<boolean>;
-  /** Deletes consolidated observations left with no supporting memory; returns how many. */
-  pruneObservations(projectId: string, bankId: string): Promise<number>;
+  /**
+   * Deletes consolidated observations left with no supporting memory, and refreshes stale proof
+   * counts, over one page of the bank's observations (ids after `page.after`, default the first
+   * 500); `next` is where the next page starts, null after the last.
+   */
+  pruneObservations(
+    projectId: string,
+    bankId: string,
+    page?: { after: string; limit: number },
+  ): Promise<{ pruned: number; next: string | null }>;
 }

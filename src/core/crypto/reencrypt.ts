@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { termFrequencies } from '../../text/terms.js';
 import type { ConvertedEntity, ConvertedMemory, StoredMemoryFields } from '../../store/store.js';
 import { AppError } from '../errors.js';
-import type { OperationRunner } from '../operations.js';
+import { type OperationRunner, sliceDeadline } from '../operations.js';
 import { entityKey } from '../retain/entities.js';
 import {
   type BankCodec,
@@ -16,8 +16,11 @@ import {
 } from './codec.js';
 import { openMetadata, sealMetadata } from './encrypting-store.js';
 
-/** Rows per transaction: small enough that writers of the bank wait only briefly for the lock. */
-const BATCH = 200;
+/**
+ * Rows per transaction: small enough that writers of the bank wait only briefly for the lock,
+ * and that one batch holds the embedded engine (and the event loop with it) only briefly.
+ */
+const BATCH = 50;
 /** Conversion rounds before giving up (the setting kept flipping); the worker retries later. */
 const MAX_ROUNDS = 20;
 
@@ -181,7 +184,11 @@ function convertPayload(codec: BankCodec, payload: unknown, toEncrypted: boolean
  */
 export const runReencryptOperation: OperationRunner = async (s, op) => {
   const { projectId, bankId } = op;
-  for (let round = 0; round < MAX_ROUNDS; round++) {
+  // A slice converts batches for about SLICE_MS, then the operation goes back to the queue; the
+  // rows' own flags say what is left, so the progress is only the round count.
+  const deadline = sliceDeadline();
+  const start = (op.progress as { round?: number } | null)?.round ?? 0;
+  for (let round = start; round < MAX_ROUNDS; round++) {
     const st = await s.store.bankEncryption(projectId, bankId);
     if (!st) return {};
     const toEncrypted = st.target === 'managed';
@@ -197,27 +204,39 @@ export const runReencryptOperation: OperationRunner = async (s, op) => {
       key = await s.store.createBankKey(projectId, bankId, s.keyring.create(projectId, bankId), true);
     }
     const codec = s.keyring.codec(projectId, bankId, key);
+    /** Runs batches until none is left (true) or the slice is over (false). */
     const step = async (run: () => Promise<number>) => {
       for (;;) {
         op.signal.throwIfAborted();
-        if ((await run()) === 0) return;
+        if ((await run()) === 0) return true;
+        if (deadline.over()) return false;
       }
     };
-    await step(() =>
-      s.store.convertMemories(projectId, bankId, toEncrypted, BATCH, (rows) =>
-        rows.map((r) => convertMemory(codec, r, toEncrypted)),
-      ),
-    );
-    await step(() =>
-      s.store.convertEntities(projectId, bankId, toEncrypted, BATCH, (rows) =>
-        rows.map((e) => (toEncrypted ? encryptEntity(codec, e) : decryptEntity(codec, e))),
-      ),
-    );
-    await step(() =>
-      s.store.convertPayloads(projectId, bankId, toEncrypted, BATCH, (p) =>
-        convertPayload(codec, p, toEncrypted),
-      ),
-    );
+    const more = { more: { round } };
+    if (
+      !(await step(() =>
+        s.store.convertMemories(projectId, bankId, toEncrypted, BATCH, (rows) =>
+          rows.map((r) => convertMemory(codec, r, toEncrypted)),
+        ),
+      ))
+    )
+      return more;
+    if (
+      !(await step(() =>
+        s.store.convertEntities(projectId, bankId, toEncrypted, BATCH, (rows) =>
+          rows.map((e) => (toEncrypted ? encryptEntity(codec, e) : decryptEntity(codec, e))),
+        ),
+      ))
+    )
+      return more;
+    if (
+      !(await step(() =>
+        s.store.convertPayloads(projectId, bankId, toEncrypted, BATCH, (p) =>
+          convertPayload(codec, p, toEncrypted),
+        ),
+      ))
+    )
+      return more;
     await s.store.convertDirectives(projectId, bankId, toEncrypted, (d) => {
       const name = codec.open(d.name, 'directive');
       const text = codec.open(d.text, 'directive');
