@@ -152,16 +152,33 @@ export interface Store {
     page?: { limit: number; after?: string },
   ): Promise<Bank[]>;
   setBankSpace(projectId: string, bankId: string, spaceId: string | null): Promise<void>;
+  /**
+   * Sets the bank's name, mission or embedder in one statement. `embedderIfUnset`: records the
+   * embedder only when the bank has none yet (first vectors), so a concurrent re-embed's value
+   * is never overwritten by a stale read.
+   */
   updateBank(
     projectId: string,
     bankId: string,
     patch: {
-      config?: Record<string, unknown>;
       name?: string | null;
       mission?: string | null;
       embedder?: string;
+      embedderIfUnset?: string;
     },
   ): Promise<Bank | null>;
+  /**
+   * Merges config changes into the bank's stored overrides in the database, under the bank's
+   * row lock: a key with a value is set, a key with `null` is removed, every other key is kept
+   * as it is in the row at that moment — concurrent updates of other keys all survive. Returns
+   * the overrides as they were just before (read under the lock, so a side effect of a change is
+   * decided from the real transition) and the bank after, or null if there is no such bank.
+   */
+  updateBankConfig(
+    projectId: string,
+    bankId: string,
+    changes: Record<string, unknown>,
+  ): Promise<{ before: Record<string, unknown>; bank: Bank } | null>;
   bankCounts(projectId: string, bankId: string): Promise<BankCounts>;
   /** Deletes the bank and all its data; returns the number of memories deleted, or null if absent. */
   deleteBank(projectId: string, bankId: string): Promise<number | null>;

@@ -170,7 +170,7 @@ async function retainCharged(
     m.embedding = vectors[i]!;
   });
   if (bank.embedder === null && memories.length)
-    await s.store.updateBank(projectId, bankId, { embedder: s.embedder.id });
+    await s.store.updateBank(projectId, bankId, { embedderIfUnset: s.embedder.id });
   const changed = [...replacing.keys()].filter((d) => !unchanged.has(d));
   // An appended document's content is no longer what any hash describes: '' never matches.
   const appended = [...new Set(memories.map((m) => m.document_id))].filter(

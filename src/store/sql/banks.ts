@@ -13,6 +13,7 @@ type BankStore = Pick<
   | 'listBanks'
   | 'setBankSpace'
   | 'updateBank'
+  | 'updateBankConfig'
   | 'bankCounts'
   | 'deleteBank'
 >;
@@ -103,20 +104,49 @@ export function bankQueries(db: Db): BankStore {
     async updateBank(projectId, bankId, patch) {
       const sets: string[] = [];
       const params: unknown[] = [projectId, bankId];
-      const set = (col: string, v: unknown, cast = '') => {
+      const set = (col: string, v: unknown) => {
         params.push(v);
-        sets.push(`${col} = $${params.length}${cast}`);
+        sets.push(`${col} = $${params.length}`);
       };
-      if (patch.config !== undefined) set('config', JSON.stringify(patch.config), '::jsonb');
       if (patch.name !== undefined) set('name', patch.name);
       if (patch.mission !== undefined) set('mission', patch.mission);
       if (patch.embedder !== undefined) set('embedder', patch.embedder);
+      // Compare-and-set in the statement itself: a value another writer stored meanwhile stays.
+      if (patch.embedderIfUnset !== undefined) {
+        params.push(patch.embedderIfUnset);
+        sets.push(`embedder = coalesce(embedder, $${params.length})`);
+      }
       const rows = await db.query<Bank>(
         `UPDATE banks SET ${[...sets, 'updated_at = now()', 'generation = generation + 1'].join(', ')}
          WHERE project_id = $1 AND id = $2 RETURNING ${BANK_COLUMNS}`,
         params,
       );
       return rows[0] ?? null;
+    },
+    async updateBankConfig(projectId, bankId, changes) {
+      // No prototype: a key is only ever an own property, whatever its name.
+      const set: Record<string, unknown> = Object.create(null);
+      const unset: string[] = [];
+      for (const [k, v] of Object.entries(changes)) {
+        if (v === null) unset.push(k);
+        else set[k] = v;
+      }
+      return db.transaction(async (tx) => {
+        // The row lock orders concurrent config writers; `before` is the config as this writer
+        // changes it, never a stale read.
+        const locked = await tx.query<{ config: Record<string, unknown> }>(
+          'SELECT config FROM banks WHERE project_id = $1 AND id = $2 FOR UPDATE',
+          [projectId, bankId],
+        );
+        if (!locked[0]) return null;
+        const rows = await tx.query<Bank>(
+          `UPDATE banks SET config = (config - $3::text[]) || $4::jsonb, updated_at = now(),
+             generation = generation + 1
+           WHERE project_id = $1 AND id = $2 RETURNING ${BANK_COLUMNS}`,
+          [projectId, bankId, unset, JSON.stringify(set)],
+        );
+        return { before: locked[0].config, bank: rows[0]! };
+      });
     },
     async bankCounts(projectId, bankId) {
       const rows = await db.query<{ memory_count: number; entity_count: number; document_count: number }>(
