@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { MAX_DIRECTIVES } from '../../src/core/directives.js';
 import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';
 import { createTestDatabase, ENGINES, openTestStore, type TestDatabase } from '../helpers/engines.js';
@@ -88,6 +89,82 @@ for (const engine of ENGINES) {
       const view = await e.call('GET', '/v1/default/banks/race/config');
       assert.deepEqual(view.body.overrides, EXPECTED);
       assert.equal(view.body.config.encryption, 'managed');
+    });
+  });
+}
+
+for (const engine of ENGINES) {
+  describe(`other read-modify-writes under concurrent writers (${engine})`, () => {
+    let store: Store & { dispose(): Promise<void> };
+    let e: EncryptedApp;
+
+    before(async () => {
+      store = await openTestStore(engine);
+      e = encryptedApp(store, newMasterKey(), { worker: false });
+    });
+    after(async () => {
+      await e.close();
+      await store.dispose();
+    });
+
+    test('a bank attached to ten spaces at once ends in the one space that was told yes', async () => {
+      const spaces = Array.from({ length: 10 }, (_, i) => `sp${i}`);
+      for (const id of spaces)
+        assert.equal((await e.call('POST', '/v1/default/spaces', { id, name: id })).status, 201);
+      assert.equal((await e.call('PUT', '/v1/default/banks/mover', {})).status, 200);
+      const replies = await Promise.all(
+        spaces.map((sp) => e.call('PUT', `/v1/default/spaces/${sp}/banks/mover`)),
+      );
+      const won = spaces.filter((_, i) => replies[i]!.status === 200);
+      assert.equal(won.length, 1, `attached: ${won.join(', ')}`);
+      for (const r of replies) assert.ok(r.status === 200 || r.status === 409, JSON.stringify(r.body));
+      assert.equal((await store.getBank('default', 'mover'))!.space_id, won[0]);
+      // Two detaches at once: one removes the bank, the other finds it gone (a stale read must
+      // not let a late detach take the bank out of a space it was moved to meanwhile).
+      const [a, b] = [won[0]!, spaces.find((x) => x !== won[0])!];
+      const moves = await Promise.all([
+        e.call('DELETE', `/v1/default/spaces/${a}/banks/mover`),
+        e.call('DELETE', `/v1/default/spaces/${a}/banks/mover`),
+      ]);
+      assert.deepEqual(moves.map((r) => r.status).sort(), [200, 404]);
+      assert.equal((await e.call('PUT', `/v1/default/spaces/${b}/banks/mover`)).status, 200);
+      assert.equal((await e.call('DELETE', `/v1/default/spaces/${a}/banks/mover`)).status, 404);
+      assert.equal((await store.getBank('default', 'mover'))!.space_id, b);
+    });
+
+    test('a bank attached while its space is deleted is never left in a deleted space', async () => {
+      for (let round = 0; round < 5; round++) {
+        const sp = `gone${round}`;
+        const bank = `orphan${round}`;
+        assert.equal((await e.call('POST', '/v1/default/spaces', { id: sp, name: sp })).status, 201);
+        assert.equal((await e.call('PUT', `/v1/default/banks/${bank}`, {})).status, 200);
+        await Promise.all([
+          e.call('PUT', `/v1/default/spaces/${sp}/banks/${bank}`),
+          e.call('DELETE', `/v1/default/spaces/${sp}`),
+        ]);
+        assert.equal((await store.getBank('default', bank))!.space_id, null, `round ${round}`);
+      }
+    });
+
+    test('concurrent directive creations never take a bank past its limit', async () => {
+      assert.equal((await e.call('PUT', '/v1/default/banks/rules', {})).status, 200);
+      for (let i = 0; i < MAX_DIRECTIVES - 5; i++) {
+        assert.equal(
+          (await e.call('POST', '/v1/default/banks/rules/directives', { text: `rule ${i}` })).status,
+          201,
+        );
+      }
+      const replies = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          e.call('POST', '/v1/default/banks/rules/directives', { text: `late rule ${i}` }),
+        ),
+      );
+      assert.equal(replies.filter((r) => r.status === 201).length, 5);
+      for (const r of replies.filter((x) => x.status !== 201)) {
+        assert.equal(r.status, 409);
+        assert.equal(r.body.error.code, 'conflict');
+      }
+      assert.equal((await store.listDirectives('default', 'rules')).length, MAX_DIRECTIVES);
     });
   });
 }

@@ -405,9 +405,15 @@ export function encryptingStore(
       return updated;
     },
 
-    async insertDirective(projectId, bankId, d) {
+    async insertDirective(projectId, bankId, d, max) {
       const codec = await writeCodec(projectId, bankId);
-      const written = await inner.insertDirective(projectId, bankId, { ...d, ...directiveForm(codec, d) });
+      const written = await inner.insertDirective(
+        projectId,
+        bankId,
+        { ...d, ...directiveForm(codec, d) },
+        max,
+      );
+      if (!written) return null;
       await recheck(projectId, bankId, codec);
       return opener(projectId, bankId).directive(written);
     },

@@ -11,7 +11,8 @@ type BankStore = Pick<
   | 'getBank'
   | 'ensureBank'
   | 'listBanks'
-  | 'setBankSpace'
+  | 'attachBankToSpace'
+  | 'detachBankFromSpace'
   | 'updateBank'
   | 'updateBankConfig'
   | 'bankCounts'
@@ -95,11 +96,39 @@ export function bankQueries(db: Db): BankStore {
       params.push(page.limit);
       return db.query<Bank>(`${select} ${where} ORDER BY id LIMIT $${params.length}`, params);
     },
-    async setBankSpace(projectId, bankId, spaceId) {
-      await db.query(
-        'UPDATE banks SET space_id = $3, updated_at = now(), generation = generation + 1 WHERE project_id = $1 AND id = $2',
+    async attachBankToSpace(projectId, bankId, spaceId) {
+      return db.transaction(async (tx) => {
+        // The space row is held (shared) until commit: deleteSpace deletes it first, so it either
+        // runs before (no space here) or waits and then unassigns this bank with the others.
+        const space = await tx.query('SELECT 1 FROM spaces WHERE project_id = $1 AND id = $2 FOR SHARE', [
+          projectId,
+          spaceId,
+        ]);
+        if (space.length === 0) return { status: 'no_space' as const };
+        // Compare-and-set: only a bank in no space moves, whatever an earlier read said.
+        const moved = await tx.query(
+          `UPDATE banks SET space_id = $3, updated_at = now(), generation = generation + 1
+           WHERE project_id = $1 AND id = $2 AND space_id IS NULL RETURNING 1`,
+          [projectId, bankId, spaceId],
+        );
+        if (moved.length) return { status: 'attached' as const };
+        const bank = await tx.query<{ space_id: string | null }>(
+          'SELECT space_id FROM banks WHERE project_id = $1 AND id = $2',
+          [projectId, bankId],
+        );
+        if (!bank[0]) return { status: 'no_bank' as const };
+        return bank[0].space_id === spaceId
+          ? { status: 'attached' as const }
+          : { status: 'elsewhere' as const, spaceId: bank[0].space_id! };
+      });
+    },
+    async detachBankFromSpace(projectId, bankId, spaceId) {
+      const rows = await db.query(
+        `UPDATE banks SET space_id = NULL, updated_at = now(), generation = generation + 1
+         WHERE project_id = $1 AND id = $2 AND space_id = $3 RETURNING 1`,
         [projectId, bankId, spaceId],
       );
+      return rows.length > 0;
     },
     async updateBank(projectId, bankId, patch) {
       const sets: string[] = [];
