@@ -51,7 +51,7 @@ export const docsRoutes = new Hono<AppEnv>()
   .get('/assets/init.js', (c) => c.body(INIT, 200, headers('application/javascript; charset=utf-8')))
   .get('/assets/:file', async (c) => {
     const file = c.req.param('file');
-    const type = ASSETS[file];
+    const type = Object.hasOwn(ASSETS, file) ? ASSETS[file] : undefined;
     if (!type) return c.notFound();
     const body = await readFile(join(SWAGGER_DIR, file));
     return c.body(body, 200, headers(type, { 'cache-control': 'public, max-age=86400' }));

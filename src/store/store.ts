@@ -204,17 +204,46 @@ export interface Store {
     filter: { spaceId?: string },
     page?: { limit: number; after?: string },
   ): Promise<Bank[]>;
-  setBankSpace(projectId: string, bankId: string, spaceId: string | null): Promise<void>;
+  /**
+   * Puts the bank in the space if it is in no space yet, holding the space row meanwhile: a
+   * concurrent deletion of the space waits and then unassigns it, so a bank never points at a
+   * deleted space. The outcome: attached (or was there already), no such space or bank, or the
+   * other space the bank is in.
+   */
+  attachBankToSpace(
+    projectId: string,
+    bankId: string,
+    spaceId: string,
+  ): Promise<{ status: 'attached' | 'no_space' | 'no_bank' } | { status: 'elsewhere'; spaceId: string }>;
+  /** Takes the bank out of the space if it is in it at that moment; false when it is not. */
+  detachBankFromSpace(projectId: string, bankId: string, spaceId: string): Promise<boolean>;
+  /**
+   * Sets the bank's name, mission or embedder in one statement. `embedderIfUnset`: records the
+   * embedder only when the bank has none yet (first vectors), so a concurrent re-embed's value
+   * is never overwritten by a stale read.
+   */
   updateBank(
     projectId: string,
     bankId: string,
     patch: {
-      config?: Record<string, unknown>;
       name?: string | null;
       mission?: string | null;
       embedder?: string;
+      embedderIfUnset?: string;
     },
   ): Promise<Bank | null>;
+  /**
+   * Merges config changes into the bank's stored overrides in the database, under the bank's
+   * row lock: a key with a value is set, a key with `null` is removed, every other key is kept
+   * as it is in the row at that moment — concurrent updates of other keys all survive. Returns
+   * the overrides as they were just before (read under the lock, so a side effect of a change is
+   * decided from the real transition) and the bank after, or null if there is no such bank.
+   */
+  updateBankConfig(
+    projectId: string,
+    bankId: string,
+    changes: Record<string, unknown>,
+  ): Promise<{ before: Record<string, unknown>; bank: Bank } | null>;
   bankCounts(projectId: string, bankId: string): Promise<BankCounts>;
   /** Deletes the bank and all its data; returns the number of memories deleted, or null if absent. */
   deleteBank(projectId: string, bankId: string): Promise<number | null>;
@@ -573,11 +602,16 @@ export interface Store {
   /** A bank's directives, highest priority first. */
   listDirectives(projectId: string, bankId: string): Promise<Directive[]>;
   getDirective(projectId: string, bankId: string, id: string): Promise<Directive | null>;
+  /**
+   * Inserts a directive unless the bank holds `max` already (null then): counted and inserted
+   * under the bank's row lock, so concurrent inserts cannot pass the limit together.
+   */
   insertDirective(
     projectId: string,
     bankId: string,
     d: { id: string; name: string; text: string; priority: number; tags: string[]; active: boolean },
-  ): Promise<Directive>;
+    max: number,
+  ): Promise<Directive | null>;
   updateDirective(
     projectId: string,
     bankId: string,

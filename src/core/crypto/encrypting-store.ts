@@ -482,34 +482,43 @@ export function encryptingStore(
       return { ...claimed, payload: JSON.parse(codec.open(sealed, 'payload')) };
     },
 
-    async updateBank(projectId, bankId, patch) {
-      if (patch.config === undefined) return inner.updateBank(projectId, bankId, patch);
-      const wanted = patch.config.encryption === 'managed';
-      if (wanted && !keyring) {
+    async updateBankConfig(projectId, bankId, changes) {
+      if (changes.encryption === 'managed' && !keyring) {
         throw new AppError(
           'master_key_missing',
           'encryption "managed" needs the server master key (MNEMO_MASTER_KEY)',
         );
       }
-      const before = await inner.bankEncryption(projectId, bankId);
-      const updated = await inner.updateBank(projectId, bankId, patch);
-      if (!updated || !before) return updated;
-      const was = before.target === 'managed';
-      if (wanted === was && !(wanted && !before.key)) return updated;
-      if (wanted && !before.key)
-        await inner.createBankKey(projectId, bankId, keyring!.create(projectId, bankId), true);
-      else if (before.key) await inner.setBankKeyConverting(projectId, bankId, true);
+      const updated = await inner.updateBankConfig(projectId, bankId, changes);
+      if (!updated) return updated;
+      // The transition is the one this writer made under the row lock (`before` is the config it
+      // changed), not a read from before the write that a concurrent writer may have outdated.
+      const was = updated.before.encryption === 'managed';
+      const wanted = updated.bank.config.encryption === 'managed';
+      const now = await inner.bankEncryption(projectId, bankId);
+      if (!now || (wanted === was && !(wanted && !now.key))) return updated;
+      let key = now.key;
+      if (wanted && !key)
+        key = await inner.createBankKey(projectId, bankId, keyring!.create(projectId, bankId), true);
+      // A key a concurrent writer created lazily (not converting) still has rows to convert.
+      if (key && !key.converting) await inner.setBankKeyConverting(projectId, bankId, true);
       // A bank that never had a key and stays plain has nothing to convert.
-      if (!wanted && !before.key) return updated;
+      if (!key) return updated;
       // Kept Idempotency-Key answers were made in the old form: none survives the switch.
       await inner.deleteIdempotentResponses(projectId, bankId);
       await hooks.onSwitch(projectId, bankId);
       return updated;
     },
 
-    async insertDirective(projectId, bankId, d) {
+    async insertDirective(projectId, bankId, d, max) {
       const codec = await writeCodec(projectId, bankId);
-      const written = await inner.insertDirective(projectId, bankId, { ...d, ...directiveForm(codec, d) });
+      const written = await inner.insertDirective(
+        projectId,
+        bankId,
+        { ...d, ...directiveForm(codec, d) },
+        max,
+      );
+      if (!written) return null;
       await recheck(projectId, bankId, codec);
       return opener(projectId, bankId).directive(written);
     },

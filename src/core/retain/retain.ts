@@ -202,7 +202,7 @@ async function retainCharged(
     m.embedding = vectors[i]!;
   });
   if (bank.embedder === null && memories.length)
-    await s.store.updateBank(projectId, bankId, { embedder: s.embedder.id });
+    await s.store.updateBank(projectId, bankId, { embedderIfUnset: s.embedder.id });
   const changed = [...replacing.keys()].filter((d) => !unchanged.has(d) && inSlice(first.get(d)!));
   /** Changed documents this slice adds to, and of those the ones it completes. */
   const touched = [...replacing.keys()].filter(
