@@ -17,6 +17,7 @@ import { consoleRoutes } from '../console/routes.js';
 import { openStore } from '../store/open.js';
 import { authDefault, authMe } from './auth.js';
 import { docsRoutes } from './docs.js';
+import { hostCheck, hostPolicy } from './hosts.js';
 import type { AppEnv } from './env.js';
 import { renderError } from './errors.js';
 import { limitDefaults, rateLimits } from './limits.js';
@@ -68,8 +69,10 @@ export async function createServices(config: Config): Promise<Services> {
     llm,
     now: () => new Date(),
     recallCache: recallCache(config),
+    // A worker-only process (`mnemo worker`) charges jobs against the same defaults.
+    limitDefaults: limitDefaults(config),
   };
-  installEncryption(services, keyring);
+  installEncryption(services, keyring, { vectorCacheMb: config.vectorCacheMb });
   return services;
 }
 
@@ -149,6 +152,11 @@ export function createApp(services: Services, config: Config, log: Logger): Open
   });
   app.use('*', measureRequests(metrics));
   app.use('*', secureHeaders());
+  // Liveness probes come from the orchestrator under whatever address it uses; they read nothing.
+  const checkHost = hostCheck(hostPolicy(config));
+  app.use('*', (c, next) =>
+    c.req.method === 'GET' && /^\/health(\/ready)?$/.test(c.req.path) ? next() : checkHost(c, next),
+  );
   if (config.corsOrigins) {
     app.use(
       '*',

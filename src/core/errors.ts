@@ -5,6 +5,8 @@ export const ERROR_STATUS = {
   master_key_missing: 400,
   unauthenticated: 401,
   forbidden: 403,
+  host_not_allowed: 403,
+  origin_not_allowed: 403,
   not_found: 404,
   conflict: 409,
   idempotency_mismatch: 409,

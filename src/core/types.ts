@@ -24,7 +24,22 @@ export interface ProjectLimits {
   requests_per_minute_per_key?: number | null;
   retained_items_per_day?: number | null;
   stored_memories?: number | null;
+  retained_items_per_minute?: number | null;
+  characters_per_minute?: number | null;
+  characters_per_day?: number | null;
+  entities_per_minute?: number | null;
+  entities_per_day?: number | null;
+  model_calls_per_minute?: number | null;
+  model_calls_per_day?: number | null;
+  model_tokens_per_minute?: number | null;
+  model_tokens_per_day?: number | null;
 }
+
+/** The cost budgets among the project limits (see core/budgets.ts). */
+export type BudgetName = Exclude<
+  keyof ProjectLimits,
+  'requests_per_minute' | 'requests_per_minute_per_key' | 'retained_items_per_day' | 'stored_memories'
+>;
 
 export interface ApiKeyRecord {
   id: string;
@@ -93,6 +108,8 @@ export interface NewMemory {
   chunk_id: string | null;
   content_hash: string;
   embedding: Float32Array;
+  /** The embedding sealed with the bank's data key (encrypted banks; set by the encryption layer). */
+  embedding_sealed?: string;
   /** Keyword index terms with their weights (term frequency, possibly fractional for context). */
   terms: Map<string, number>;
   /** Entity names (already resolved to their canonical spelling) with types. */

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { IN_FLIGHT_LIMIT_MS, requestHash } from '../../src/api/idempotency.js';
 import { createLogger } from '../../src/api/logger.js';
+import { runAllSlices } from '../../src/core/operations.js';
 import { runRetainOperation } from '../../src/core/retain/retain-async.js';
 import { OPERATION_RUNNERS } from '../../src/jobs/kinds.js';
 import { startWorker } from '../../src/jobs/worker.js';
@@ -92,7 +93,7 @@ for (const engine of ENGINES) {
       // A worker claims it, commits the memories, and dies before recording completion.
       const claimed = await t.services.store.claimOperation('dead-worker', 1);
       assert.equal(claimed?.operation.id, r.body.operation_id);
-      await runRetainOperation(t.services, {
+      await runAllSlices(t.services, runRetainOperation, {
         id: claimed!.operation.id,
         projectId: claimed!.projectId,
         bankId: 'crash',
