@@ -303,6 +303,18 @@ for (const engine of ENGINES) {
           `${t.name} still holds rows`,
         );
 
+      // A request of the old tenant still in flight at the deletion records its entry afterwards.
+      await store.appendAudit({
+        projectId: 'tenant',
+        actorType: 'key',
+        keyId: old.slice(3, 15),
+        action: 'memories.retain',
+        bankId: 'b',
+        spaceId: null,
+        status: 200,
+        requestId: 'late',
+      });
+      await new Promise((r) => setTimeout(r, 5));
       assert.equal(
         (await call('POST', '/v1/default/projects', { body: { id: 'tenant', name: 'T2' } })).status,
         201,
