@@ -62,6 +62,52 @@ export function sealMemory(codec: BankCodec, m: NewMemory): NewMemory {
   };
 }
 
+/**
+ * The bank's free text: name, mission and every string of its config but `encryption` (which
+ * the database reads to know the bank's form): missions and custom instructions, and any text
+ * setting added later.
+ */
+type BankText = { name?: string | null; mission?: string | null; config?: Record<string, unknown> };
+
+export const isConfigText = (k: string, v: unknown): v is string =>
+  k !== 'encryption' && typeof v === 'string';
+
+/** The stored form of a bank's free text: sealed with the codec, else plain (escaped). */
+export function bankTextForm<T extends BankText>(codec: BankCodec | null, b: T): T {
+  const form = (v: string) => (codec ? codec.seal(v, 'bank') : storePlain(v));
+  const out: T = { ...b };
+  if (typeof b.name === 'string') out.name = form(b.name);
+  if (typeof b.mission === 'string') out.mission = form(b.mission);
+  if (b.config) {
+    out.config = Object.fromEntries(
+      Object.entries(b.config).map(([k, v]) => [k, isConfigText(k, v) ? form(v) : v]),
+    );
+  }
+  return out;
+}
+
+/** Whether any of the bank's free text is sealed. */
+export function bankTextSealed(b: BankText): boolean {
+  return (
+    (typeof b.name === 'string' && isSealed(b.name)) ||
+    (typeof b.mission === 'string' && isSealed(b.mission)) ||
+    Object.entries(b.config ?? {}).some(([k, v]) => isConfigText(k, v) && isSealed(v))
+  );
+}
+
+/** A bank with no sealed text: its values unescaped. */
+function openPlainBank<T extends BankText>(b: T): T {
+  const out: T = { ...b };
+  if (typeof b.name === 'string') out.name = plainText(b.name);
+  if (typeof b.mission === 'string') out.mission = plainText(b.mission);
+  if (b.config) {
+    out.config = Object.fromEntries(
+      Object.entries(b.config).map(([k, v]) => [k, isConfigText(k, v) ? plainText(v) : v]),
+    );
+  }
+  return out;
+}
+
 /** Cosine similarity (as pgvector's `1 - (a <=> b)`). */
 function cosine(a: Float32Array, b: Float32Array): number {
   let dot = 0;
@@ -212,6 +258,20 @@ class Opener {
     };
   }
 
+  /** A bank with its name, mission and config text opened. */
+  async bank<T extends BankText>(b: T): Promise<T> {
+    const open = (v: string) => this.value(v, 'bank');
+    const out: T = { ...b };
+    if (typeof b.name === 'string') out.name = await open(b.name);
+    if (typeof b.mission === 'string') out.mission = await open(b.mission);
+    if (b.config) {
+      const config: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(b.config)) config[k] = isConfigText(k, v) ? await open(v) : v;
+      out.config = config;
+    }
+    return out;
+  }
+
   async directive<T extends Directive>(d: T): Promise<T> {
     return { ...d, name: await this.value(d.name, 'directive'), text: await this.value(d.text, 'directive') };
   }
@@ -301,11 +361,16 @@ export function encryptingStore(
       for (let attempt = 0; ; attempt++) {
         const codec = await writeCodec(projectId, bankId);
         try {
+          // A document's content hash sealed: a bare hash would confirm a guess at its content.
+          const documents = opts?.documents?.map((d) => ({
+            ...d,
+            contentHash: codec && d.contentHash ? codec.seal(d.contentHash, 'document') : d.contentHash,
+          }));
           return await inner.insertMemories(
             projectId,
             bankId,
             memories.map((m) => stored(codec, m)),
-            opts,
+            opts && { ...opts, documents },
           );
         } catch (err) {
           const changed = err instanceof AppError && err.extra?.reason === ENCRYPTION_CHANGED;
@@ -482,26 +547,75 @@ export function encryptingStore(
       return { ...claimed, payload: JSON.parse(codec.open(sealed, 'payload')) };
     },
 
+    async documentHashes(projectId, bankId, ids) {
+      const o = opener(projectId, bankId);
+      const stored = await inner.documentHashes(projectId, bankId, ids);
+      return new Map(
+        await Promise.all([...stored].map(async ([id, h]) => [id, await o.value(h, 'document')] as const)),
+      );
+    },
+
+    async listDocuments(projectId, bankId, page) {
+      const o = opener(projectId, bankId);
+      const r = await inner.listDocuments(projectId, bankId, page);
+      return {
+        ...r,
+        items: await Promise.all(
+          r.items.map(async (d) => ({ ...d, content_hash: await o.value(d.content_hash, 'document') })),
+        ),
+      };
+    },
+
+    async getDocument(projectId, bankId, id) {
+      const d = await inner.getDocument(projectId, bankId, id);
+      return d && { ...d, content_hash: await opener(projectId, bankId).value(d.content_hash, 'document') };
+    },
+
+    async getBank(projectId, bankId) {
+      const b = await inner.getBank(projectId, bankId);
+      return b && opener(projectId, bankId).bank(b);
+    },
+
+    async ensureBank(projectId, bankId, init) {
+      return opener(projectId, bankId).bank(await inner.ensureBank(projectId, bankId, init));
+    },
+
+    async listBanks(projectId, filter, page) {
+      const banks = await inner.listBanks(projectId, filter, page);
+      return Promise.all(
+        banks.map((b) => (bankTextSealed(b) ? opener(projectId, b.id).bank(b) : openPlainBank(b))),
+      );
+    },
+
     async updateBank(projectId, bankId, patch) {
-      if (patch.config === undefined) return inner.updateBank(projectId, bankId, patch);
-      const wanted = patch.config.encryption === 'managed';
-      if (wanted && !keyring) {
+      const before = await inner.bankEncryption(projectId, bankId);
+      if (!before) return inner.updateBank(projectId, bankId, patch);
+      const wanted =
+        patch.config === undefined ? before.target === 'managed' : patch.config.encryption === 'managed';
+      if (patch.config !== undefined && wanted && !keyring) {
         throw new AppError(
           'master_key_missing',
           'encryption "managed" needs the server master key (MNEMO_MASTER_KEY)',
         );
       }
-      const before = await inner.bankEncryption(projectId, bankId);
-      const updated = await inner.updateBank(projectId, bankId, patch);
-      if (!updated || !before) return updated;
+      // Free text goes in the form the bank wants after this update; a bank switched on here has
+      // no key yet, so its text is sealed by the conversion this switch queues.
+      const codec = wanted && before.key && keyring ? keyring.codec(projectId, bankId, before.key) : null;
+      const updated = await inner.updateBank(projectId, bankId, bankTextForm(codec, patch));
+      if (!updated) return null;
+      const result = new Opener(inner, keyring, projectId, bankId).bank(updated);
+      if (patch.config === undefined) {
+        if (patch.name !== undefined || patch.mission !== undefined) await recheck(projectId, bankId, codec);
+        return result;
+      }
       const was = before.target === 'managed';
-      if (wanted === was && !(wanted && !before.key)) return updated;
+      if (wanted === was && !(wanted && !before.key)) return result;
       if (wanted && !before.key)
         await inner.createBankKey(projectId, bankId, keyring!.create(projectId, bankId), true);
       else if (before.key) await inner.setBankKeyConverting(projectId, bankId, true);
       // A bank that never had a key and stays plain has nothing to convert.
       if (wanted || before.key) await hooks.onSwitch(projectId, bankId);
-      return updated;
+      return result;
     },
 
     async insertDirective(projectId, bankId, d) {
