@@ -497,6 +497,28 @@ export interface Store {
     toEncrypted: boolean,
     convert: (d: { id: string; name: string; text: string }) => { name: string; text: string },
   ): Promise<number>;
+  /**
+   * The same for the bank's own free text (name, mission, config text): `convert` gets them as
+   * stored and returns their new form; the config values it returns are merged into the config.
+   */
+  convertBankText(
+    projectId: string,
+    bankId: string,
+    toEncrypted: boolean,
+    convert: (b: { name: string | null; mission: string | null; config: Record<string, unknown> }) => {
+      name: string | null;
+      mission: string | null;
+      config: Record<string, unknown>;
+    },
+  ): Promise<void>;
+  /** The same for the content hashes of the bank's documents (sealed in an encrypted bank). */
+  convertDocuments(
+    projectId: string,
+    bankId: string,
+    toEncrypted: boolean,
+    limit: number,
+    convert: (hash: string) => string,
+  ): Promise<number>;
   /** Under the bank lock: if no row is left in the wrong form, ends the conversion (true). */
   finishConversion(projectId: string, bankId: string): Promise<boolean>;
 
