@@ -677,11 +677,10 @@ export function encryptingStore(
       const sealed = (st: Awaited<ReturnType<Store['bankEncryption']>>) =>
         st !== null && (st.target === 'managed' || st.key !== null);
       const before = await inner.bankEncryption(scope.projectId, reply.bankId);
-      const codec = sealed(before) ? await searchCodec(scope.projectId, reply.bankId) : null;
-      if (sealed(before) && !codec) {
-        // Managed, but the key is not made yet: keep nothing rather than plaintext.
-        return inner.releaseIdempotencyKey(scope);
-      }
+      // Managed, but with no data key yet: keep nothing rather than plaintext.
+      if (sealed(before) && !before?.key) return inner.releaseIdempotencyKey(scope);
+      if (sealed(before) && !keyring) throw missingKey(reply.bankId);
+      const codec = before?.key && keyring ? keyring.codec(scope.projectId, reply.bankId, before.key) : null;
       await inner.saveIdempotentResponse(
         scope,
         codec
