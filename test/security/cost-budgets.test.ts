@@ -206,7 +206,12 @@ for (const engine of ENGINES) {
         });
         assert.equal(cfg.status, 200, JSON.stringify(cfg.body));
         const calls = fake.requests.length;
-        assert429(await retain('llm', 'r', [{ content: 'Alice also swims.' }]), 'model_tokens_per_minute', 1, 0);
+        assert429(
+          await retain('llm', 'r', [{ content: 'Alice also swims.' }]),
+          'model_tokens_per_minute',
+          1,
+          0,
+        );
         assert.equal(fake.requests.length, calls);
         const listed = await t.call('GET', me('r', '/memories'), { token: keys.llm });
         assert.equal(listed.body.items.length, 1);
