@@ -1,6 +1,7 @@
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
+import { isLoopbackHost } from '../net/loopback.js';
 
 const bool = z
   .union([z.boolean(), z.enum(['true', 'false', '1', '0', 'yes', 'no', ''])])
@@ -46,9 +47,13 @@ const ConfigSchema = z.object({
     .default(join(homedir(), '.cache', 'mnemo')),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   corsOrigins: optionalString,
+  /** Comma-separated host names served besides loopback (behind a proxy, or a LAN name). */
+  allowedHosts: optionalString,
   worker: bool.default(true),
   recallCacheSize: z.coerce.number().int().min(0).max(1_000_000).default(1000),
   recallCacheTtlSeconds: z.coerce.number().int().min(1).max(86_400).default(30),
+  /** Decrypted vectors of encrypted banks kept per process for their in-memory search (MB). */
+  vectorCacheMb: z.coerce.number().int().min(0).max(1_000_000).default(256),
   defaultRequestsPerMinute: limit,
   defaultRequestsPerMinutePerKey: limit,
   defaultRetainedItemsPerDay: limit,
@@ -98,5 +103,5 @@ export function loadConfig(options: ConfigInput = {}, env: NodeJS.ProcessEnv = p
 
 /** True when the host only accepts connections from this machine. */
 export function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || host.startsWith('127.');
+  return isLoopbackHost(host);
 }

@@ -5,6 +5,8 @@ import type { Services } from './services.js';
 import type { ApiKeyRecord, Project, ProjectLimits, Scope } from './types.js';
 
 const KEY_PATTERN = /^mk_([A-Za-z0-9]{12})_([A-Za-z0-9_-]{32,})$/;
+/** A whole API key anywhere in a text (to keep secrets out of what is stored). */
+export const KEY_IN_TEXT = /mk_[A-Za-z0-9]{12}_[A-Za-z0-9_-]{32,}/;
 
 /** Keys are high-entropy, so a keyed fast hash (HMAC-SHA256 with a per-install pepper) suffices. */
 async function hashSecret(s: Services, secret: string): Promise<string> {

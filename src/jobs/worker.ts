@@ -47,7 +47,7 @@ export function startWorker(s: Services, log: Logger, opts: WorkerOptions): Work
   async function runOne(): Promise<boolean> {
     const claimed = await s.store.claimOperation(id, leaseMs);
     if (!claimed) return false;
-    const { operation: op, projectId, payload } = claimed;
+    const { operation: op, projectId, payload, progress } = claimed;
     const runner = opts.runners[op.kind];
     const done = new AbortController();
     const renew = setInterval(() => {
@@ -62,8 +62,20 @@ export function startWorker(s: Services, log: Logger, opts: WorkerOptions): Work
       if (!runner) throw new AppError('validation_error', `unknown operation kind '${op.kind}'`);
       const signal = AbortSignal.any([stopping.signal, done.signal]);
       const result = await inBackground(() =>
-        runner(s, { id: op.id, projectId, bankId: op.bank_id, kind: op.kind, payload, signal }),
+        runner(s, { id: op.id, projectId, bankId: op.bank_id, kind: op.kind, payload, signal, progress }),
       );
+      if (result.more !== undefined) {
+        // One slice done: back to the queue, where other banks' and projects' turns come first.
+        await s.store.yieldOperation(
+          projectId,
+          op.bank_id,
+          op.id,
+          id,
+          result.more,
+          result.memories_created ?? 0,
+        );
+        return true;
+      }
       await s.store.finishOperation(projectId, op.bank_id, op.id, id, {
         status: 'completed',
         memoriesCreated: result.memories_created,
@@ -100,6 +112,8 @@ export function startWorker(s: Services, log: Logger, opts: WorkerOptions): Work
       } catch (err) {
         log.error({ err }, 'worker could not claim work');
       }
+      // Sockets and timers get a turn between two slices of background work.
+      await new Promise<void>((resolve) => setImmediate(resolve));
       if (!worked && !stopping.signal.aborted) {
         await new Promise<void>((resolve) => {
           const t = setTimeout(resolve, pollMs);

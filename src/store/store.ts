@@ -14,6 +14,8 @@ import type {
   ObservationChange,
   ObservationDetail,
   IdempotencyClaim,
+  IdempotencyScope,
+  IdempotentReply,
   Operation,
   Page,
   Project,
@@ -93,6 +95,12 @@ export interface StoredMemoryFields {
   metadata: Record<string, unknown>;
   content_hash: string;
   terms: { term: string; tf: number }[];
+  /** The plain vector as pgvector text (`[1,2,...]`), or null. */
+  embedding: string | null;
+  /** The sealed vector, or null. */
+  embedding_sealed: string | null;
+  /** The form of its text, terms and hashes (its vector may still be in the other form). */
+  encrypted: boolean;
 }
 
 export interface ConvertedMemory {
@@ -102,7 +110,24 @@ export interface ConvertedMemory {
   metadata: Record<string, unknown>;
   content_hash: string;
   terms: { term: string; tf: number }[];
+  /** Plain vector as pgvector text; null in the encrypted form. */
+  embedding: string | null;
+  embedding_sealed: string | null;
   encrypted: boolean;
+}
+
+/** A memory's vector as stored (one of the two forms, or none) with the columns Recall filters on. */
+export interface StoredVector {
+  id: string;
+  seq: number;
+  type: string;
+  document_id: string | null;
+  /** `mentioned_at` in epoch milliseconds. */
+  mentioned_ms: number | null;
+  tags: string[];
+  /** Plain vector as pgvector text. */
+  embedding: string | null;
+  embedding_sealed: string | null;
 }
 
 export interface ConvertedEntity {
@@ -179,17 +204,46 @@ export interface Store {
     filter: { spaceId?: string },
     page?: { limit: number; after?: string },
   ): Promise<Bank[]>;
-  setBankSpace(projectId: string, bankId: string, spaceId: string | null): Promise<void>;
+  /**
+   * Puts the bank in the space if it is in no space yet, holding the space row meanwhile: a
+   * concurrent deletion of the space waits and then unassigns it, so a bank never points at a
+   * deleted space. The outcome: attached (or was there already), no such space or bank, or the
+   * other space the bank is in.
+   */
+  attachBankToSpace(
+    projectId: string,
+    bankId: string,
+    spaceId: string,
+  ): Promise<{ status: 'attached' | 'no_space' | 'no_bank' } | { status: 'elsewhere'; spaceId: string }>;
+  /** Takes the bank out of the space if it is in it at that moment; false when it is not. */
+  detachBankFromSpace(projectId: string, bankId: string, spaceId: string): Promise<boolean>;
+  /**
+   * Sets the bank's name, mission or embedder in one statement. `embedderIfUnset`: records the
+   * embedder only when the bank has none yet (first vectors), so a concurrent re-embed's value
+   * is never overwritten by a stale read.
+   */
   updateBank(
     projectId: string,
     bankId: string,
     patch: {
-      config?: Record<string, unknown>;
       name?: string | null;
       mission?: string | null;
       embedder?: string;
+      embedderIfUnset?: string;
     },
   ): Promise<Bank | null>;
+  /**
+   * Merges config changes into the bank's stored overrides in the database, under the bank's
+   * row lock: a key with a value is set, a key with `null` is removed, every other key is kept
+   * as it is in the row at that moment — concurrent updates of other keys all survive. Returns
+   * the overrides as they were just before (read under the lock, so a side effect of a change is
+   * decided from the real transition) and the bank after, or null if there is no such bank.
+   */
+  updateBankConfig(
+    projectId: string,
+    bankId: string,
+    changes: Record<string, unknown>,
+  ): Promise<{ before: Record<string, unknown>; bank: Bank } | null>;
   bankCounts(projectId: string, bankId: string): Promise<BankCounts>;
   /** Deletes the bank and all its data; returns the number of memories deleted, or null if absent. */
   deleteBank(projectId: string, bankId: string): Promise<number | null>;
@@ -231,13 +285,48 @@ export interface Store {
   buildBankIndex(projectId: string, bankId: string, dims: number): Promise<void>;
   /** Drops the bank's own indexes (after the bank is deleted). */
   dropBankIndexes(projectId: string, bankId: string): Promise<void>;
-  /** Replaces the vectors of existing memories (a re-embed); ids not in the bank are ignored. */
+  /**
+   * Replaces the vectors of existing memories (a re-embed); ids not in the bank are ignored. A row
+   * with `embedding_sealed` stores that instead of a plain vector. With `encrypted`, the rows were
+   * prepared for that form and are refused (conflict, reason `encryption_changed`) when the bank's
+   * setting no longer wants it.
+   */
   setEmbeddings(
     projectId: string,
     bankId: string,
-    rows: { id: string; embedding: Float32Array }[],
+    rows: { id: string; embedding: Float32Array | null; embedding_sealed?: string | null }[],
+    opts?: { encrypted?: boolean },
   ): Promise<void>;
   deleteMemory(projectId: string, bankId: string, id: string): Promise<boolean>;
+
+  // stored vectors (sql/vectors.ts), for searching encrypted banks in memory
+  /**
+   * What an in-memory copy of the bank's vectors is checked against: `generation` (every write),
+   * `version` (moved when vectors of existing memories change: re-embed) and the memory count
+   * (deletions). Null for no such bank.
+   */
+  vectorState(
+    projectId: string,
+    bankId: string,
+  ): Promise<{ generation: number; version: number; count: number } | null>;
+  /** Stored vectors of the given memories, or of every memory after `afterSeq` in seq order. */
+  memoryVectors(
+    projectId: string,
+    bankId: string,
+    sel: { ids?: string[]; afterSeq?: number },
+  ): Promise<StoredVector[]>;
+  /** Ids of every memory of the bank. */
+  memoryIds(projectId: string, bankId: string): Promise<string[]>;
+  /**
+   * The memories (of `ids`, or all when null) that pass `consolidationCandidates`' conditions,
+   * without the vector: for searching an encrypted bank's vectors in memory.
+   */
+  consolidationEligible(
+    projectId: string,
+    bankId: string,
+    ids: string[] | null,
+    opts: { observations: boolean; tags: string[]; beforeSeq: number },
+  ): Promise<string[]>;
 
   // retrieval channels
   semanticSearch(
@@ -453,11 +542,27 @@ export interface Store {
   ): Promise<Page<Operation>>;
   /** Cancels a pending operation; null when it is not pending (or absent). */
   cancelOperation(projectId: string, bankId: string, id: string): Promise<Operation | null>;
-  /** Claims the next runnable operation (pending, or processing with an expired lease). */
+  /**
+   * Claims the next runnable operation (pending, or processing with an expired lease), fairly:
+   * the project, then the bank, whose last claim is oldest goes first. `progress` is where a
+   * sliced operation got to (null on its first run).
+   */
   claimOperation(
     workerId: string,
     leaseMs: number,
-  ): Promise<{ operation: Operation; projectId: string; payload: unknown } | null>;
+  ): Promise<{ operation: Operation; projectId: string; payload: unknown; progress: unknown } | null>;
+  /**
+   * Ends one slice of a claimed operation: records its progress and the memories it created and
+   * gives the operation back, still processing, to be claimed again in its bank's next turn.
+   */
+  yieldOperation(
+    projectId: string,
+    bankId: string,
+    id: string,
+    workerId: string,
+    progress: unknown,
+    memoriesCreated: number,
+  ): Promise<void>;
   renewOperation(
     projectId: string,
     bankId: string,
@@ -483,23 +588,30 @@ export interface Store {
   countPendingOperations(): Promise<number>;
   /** `staleMs`: an in-progress claim older than this was left by a dead request and is taken over. */
   claimIdempotencyKey(
-    projectId: string,
-    key: string,
+    scope: IdempotencyScope,
     requestHash: string,
     staleMs: number,
   ): Promise<IdempotencyClaim>;
-  saveIdempotentResponse(projectId: string, key: string, status: number, response: unknown): Promise<void>;
-  releaseIdempotencyKey(projectId: string, key: string): Promise<void>;
+  /** Keeps the answer of a claimed key; nothing is kept when the claim is gone (dropped meanwhile). */
+  saveIdempotentResponse(scope: IdempotencyScope, reply: IdempotentReply): Promise<void>;
+  releaseIdempotencyKey(scope: IdempotencyScope): Promise<void>;
+  /** Drops the kept answers of a bank (its encryption setting switched, or it was deleted). */
+  deleteIdempotentResponses(projectId: string, bankId: string): Promise<void>;
 
   // directives (sql/directives.ts)
   /** A bank's directives, highest priority first. */
   listDirectives(projectId: string, bankId: string): Promise<Directive[]>;
   getDirective(projectId: string, bankId: string, id: string): Promise<Directive | null>;
+  /**
+   * Inserts a directive unless the bank holds `max` already (null then): counted and inserted
+   * under the bank's row lock, so concurrent inserts cannot pass the limit together.
+   */
   insertDirective(
     projectId: string,
     bankId: string,
     d: { id: string; name: string; text: string; priority: number; tags: string[]; active: boolean },
-  ): Promise<Directive>;
+    max: number,
+  ): Promise<Directive | null>;
   updateDirective(
     projectId: string,
     bankId: string,
@@ -545,6 +657,14 @@ export interface Store {
     change: ObservationChange | null,
     cursor: { from: number; to: number },
   ): Promise<boolean>;
-  /** Deletes consolidated observations left with no supporting memory; returns how many. */
-  pruneObservations(projectId: string, bankId: string): Promise<number>;
+  /**
+   * Deletes consolidated observations left with no supporting memory, and refreshes stale proof
+   * counts, over one page of the bank's observations (ids after `page.after`, default the first
+   * 500); `next` is where the next page starts, null after the last.
+   */
+  pruneObservations(
+    projectId: string,
+    bankId: string,
+    page?: { after: string; limit: number },
+  ): Promise<{ pruned: number; next: string | null }>;
 }

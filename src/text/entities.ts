@@ -159,6 +159,20 @@ function datesIn(text: string, out: Entity[]): void {
   }
 }
 
+/** Runs of punctuation or whitespace at least this long are cut short before tagging. */
+const LONG_RUN = /[^\p{L}\p{N}\s]{9,}|\s{9,}/gu;
+
+/**
+ * The text with long runs of punctuation or whitespace shortened (to their first three
+ * characters, or to one line break or space): compromise's tagging is quadratic in such runs
+ * (16,000 dots took ~1 s), and no name is in one.
+ */
+function shortenRuns(text: string): string {
+  return text.replace(LONG_RUN, (run) =>
+    /\S/.test(run) ? run.slice(0, 3) : run.includes('\n') ? '\n\n' : ' ',
+  );
+}
+
 /**
  * People, places, organisations, explicit dates and other proper names in a text, in order
  * of first appearance, each once (case-insensitive). Possessives are removed
@@ -176,7 +190,7 @@ export function extractEntities(text: string): Entity[] {
       return line.slice(m[0].length);
     })
     .join('\n');
-  for (const sentence of nlp(body).document) namesIn(sentence, found);
+  for (const sentence of nlp(shortenRuns(body)).document) namesIn(sentence, found);
   datesIn(body, found);
 
   const seen = new Map<string, Entity>();

@@ -29,6 +29,18 @@ export interface RetainItem {
   update_mode?: 'replace' | 'append';
 }
 
+/**
+ * One slice of a big queued Retain: items [start, end) of the request, stored in their own
+ * transaction. `firstMemory` is how many memories the earlier slices made (memory ids go on
+ * from there); `unchanged` is the documents the first slice found unchanged.
+ */
+export interface RetainSlice {
+  start: number;
+  end: number;
+  firstMemory: number;
+  unchanged: string[];
+}
+
 export interface RetainRequest {
   items: RetainItem[];
   document_id?: string;
@@ -78,7 +90,7 @@ export async function retain(
   projectId: string,
   bankId: string,
   req: RetainRequest,
-  opts: { idSeed?: string; signal?: AbortSignal } = {},
+  opts: { idSeed?: string; signal?: AbortSignal; slice?: RetainSlice } = {},
 ): Promise<RetainResult> {
   checkRetainRequest(req);
   // Quotas (items per day, stored memories) are charged before anything is written; an
@@ -95,8 +107,9 @@ async function retainCharged(
   projectId: string,
   bankId: string,
   req: RetainRequest,
-  opts: { idSeed?: string; signal?: AbortSignal },
+  opts: { idSeed?: string; signal?: AbortSignal; slice?: RetainSlice },
 ): Promise<RetainResult> {
+  const slice = opts.slice;
   const bank = await bankForWrite(s, projectId, bankId, { space: req.space });
   // New memories get the server's vectors; the re-embed brings the older ones over.
   if (staleVectors(s, bank)) await scheduleReembed(s, projectId, bankId);
@@ -113,8 +126,18 @@ async function retainCharged(
       replacing.set(doc, [...(replacing.get(doc) ?? []), item]);
   }
   const hashes = new Map([...replacing].map(([doc, items]) => [doc, documentHash(items)]));
-  const stored = await s.store.documentHashes(projectId, bankId, [...hashes.keys()]);
-  const unchanged = new Set([...hashes].filter(([doc, h]) => stored.get(doc) === h).map(([doc]) => doc));
+  const unchanged = new Set(slice ? slice.unchanged : await unchangedOf(s, projectId, bankId, hashes));
+  // A document whose items span slices is replaced by the slice with its first item; the
+  // slices after it add to it, and the one with its last item records its hash.
+  const first = new Map<string, number>();
+  const last = new Map<string, number>();
+  req.items.forEach((item, i) => {
+    const doc = docOf(item);
+    if (doc === null || !replacing.has(doc)) return;
+    if (!first.has(doc)) first.set(doc, i);
+    last.set(doc, i);
+  });
+  const inSlice = (i: number) => !slice || (i >= slice.start && i < slice.end);
 
   // A queued Retain (idSeed) was admitted by awaitBudget: what it incurs is counted regardless.
   const mode = opts.idSeed ? 'job' : 'request';
@@ -125,6 +148,7 @@ async function retainCharged(
   const usage = { input: 0, output: 0 };
   let extraction: RetainResult['extraction'] = 'chunks';
   for (const [i, item] of req.items.entries()) {
+    if (!inSlice(i)) continue;
     const doc = docOf(item);
     if (doc !== null && unchanged.has(doc)) continue;
     const mentioned = item.timestamp ?? now;
@@ -135,7 +159,7 @@ async function retainCharged(
     for (const [k, fact] of out.facts.entries()) {
       const indexed = item.context ? `${fact.text}\n${item.context}` : fact.text;
       const memory: NewMemory = {
-        id: opts.idSeed ? seededId(opts.idSeed, memories.length) : randomUUID(),
+        id: opts.idSeed ? seededId(opts.idSeed, (slice?.firstMemory ?? 0) + memories.length) : randomUUID(),
         type: fact.type,
         text: fact.text,
         context: item.context ?? null,
@@ -178,8 +202,13 @@ async function retainCharged(
     m.embedding = vectors[i]!;
   });
   if (bank.embedder === null && memories.length)
-    await s.store.updateBank(projectId, bankId, { embedder: s.embedder.id });
-  const changed = [...replacing.keys()].filter((d) => !unchanged.has(d));
+    await s.store.updateBank(projectId, bankId, { embedderIfUnset: s.embedder.id });
+  const changed = [...replacing.keys()].filter((d) => !unchanged.has(d) && inSlice(first.get(d)!));
+  /** Changed documents this slice adds to, and of those the ones it completes. */
+  const touched = [...replacing.keys()].filter(
+    (d) => !unchanged.has(d) && !changed.includes(d) && memories.some((m) => m.document_id === d),
+  );
+  const complete = (d: string) => inSlice(last.get(d)!);
   // An appended document's content is no longer what any hash describes: '' never matches.
   const appended = [...new Set(memories.map((m) => m.document_id))].filter(
     (d): d is string => d !== null && !replacing.has(d),
@@ -187,7 +216,7 @@ async function retainCharged(
   const created = await s.store.insertMemories(projectId, bankId, memories, {
     replaceDocuments: changed,
     documents: [
-      ...changed.map((id) => ({ id, contentHash: hashes.get(id)! })),
+      ...[...changed, ...touched].map((id) => ({ id, contentHash: complete(id) ? hashes.get(id)! : '' })),
       ...appended.map((id) => ({ id, contentHash: '' })),
     ],
   });
@@ -207,6 +236,38 @@ async function retainCharged(
     memory_ids: memories.map((m) => m.id),
     extraction,
   };
+}
+
+/** The documents whose stored content hash says they arrive unchanged. */
+async function unchangedOf(
+  s: Services,
+  projectId: string,
+  bankId: string,
+  hashes: Map<string, string>,
+): Promise<string[]> {
+  const stored = await s.store.documentHashes(projectId, bankId, [...hashes.keys()]);
+  return [...hashes].filter(([doc, h]) => stored.get(doc) === h).map(([doc]) => doc);
+}
+
+/** The documents of a request that a Retain would leave as they are (unchanged content hash). */
+export async function unchangedDocuments(
+  s: Services,
+  projectId: string,
+  bankId: string,
+  req: RetainRequest,
+): Promise<string[]> {
+  const replacing = new Map<string, RetainItem[]>();
+  for (const item of req.items) {
+    const doc = item.document_id ?? req.document_id ?? null;
+    if (doc !== null && (item.update_mode ?? 'replace') === 'replace')
+      replacing.set(doc, [...(replacing.get(doc) ?? []), item]);
+  }
+  return unchangedOf(
+    s,
+    projectId,
+    bankId,
+    new Map([...replacing].map(([d, items]) => [d, documentHash(items)])),
+  );
 }
 
 /** Hash of everything that decides what a document's items store. */

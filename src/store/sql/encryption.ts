@@ -19,6 +19,12 @@ type EncryptionStore = Pick<
   | 'finishConversion'
 >;
 
+/**
+ * A memory not in the form `$3` (wants encryption) asks for: its text and hashes, or its vector
+ * (an encrypted bank keeps only the sealed one, a plain bank only the plain one).
+ */
+const WRONG_FORM = `encrypted <> $3 OR (CASE WHEN $3 THEN embedding IS NOT NULL ELSE embedding_sealed IS NOT NULL END)`;
+
 const KEY_COLUMNS = 'wrapped_key AS wrapped, master_fingerprint AS fingerprint, converting';
 
 /**
@@ -148,9 +154,13 @@ export function encryptionQueries(db: Db): EncryptionStore {
           metadata: Record<string, unknown>;
           content_hash: string;
           term_count: number;
+          embedding: string | null;
+          embedding_sealed: string | null;
+          encrypted: boolean;
         }>(
-          `SELECT id::text AS id, text, context, metadata, content_hash, term_count FROM memories
-           WHERE project_id = $1 AND bank_id = $2 AND encrypted <> $3 ORDER BY seq LIMIT $4 FOR UPDATE`,
+          `SELECT id::text AS id, text, context, metadata, content_hash, term_count,
+             embedding::text AS embedding, embedding_sealed, encrypted FROM memories
+           WHERE project_id = $1 AND bank_id = $2 AND (${WRONG_FORM}) ORDER BY seq LIMIT $4 FOR UPDATE`,
           [projectId, bankId, toEncrypted, limit],
         );
         if (rows.length === 0) return 0;
@@ -172,9 +182,10 @@ export function encryptionQueries(db: Db): EncryptionStore {
         }));
         await tx.query(
           `UPDATE memories m SET text = r.text, context = r.context, metadata = r.metadata,
-             content_hash = r.content_hash, term_count = r.term_count, encrypted = r.encrypted
+             content_hash = r.content_hash, term_count = r.term_count, encrypted = r.encrypted,
+             embedding = r.embedding::vector, embedding_sealed = r.embedding_sealed
            FROM jsonb_to_recordset($3::jsonb) AS r(id uuid, text text, context text, metadata jsonb,
-             content_hash text, term_count int, encrypted boolean)
+             content_hash text, term_count int, encrypted boolean, embedding text, embedding_sealed text)
            WHERE m.project_id = $1 AND m.bank_id = $2 AND m.id = r.id`,
           [projectId, bankId, JSON.stringify(counts.map(({ terms: _t, ...c }) => c))],
         );
@@ -320,7 +331,7 @@ export function encryptionQueries(db: Db): EncryptionStore {
         const target = await lockTarget(tx, projectId, bankId);
         if (target === null) return true;
         const rows = await tx.query<{ n: number }>(
-          `SELECT (SELECT count(*) FROM memories WHERE project_id = $1 AND bank_id = $2 AND encrypted <> $3)
+          `SELECT (SELECT count(*) FROM memories WHERE project_id = $1 AND bank_id = $2 AND (${WRONG_FORM}))
                 + (SELECT count(*) FROM entities WHERE project_id = $1 AND bank_id = $2 AND encrypted <> $3)
                 + (SELECT count(*) FROM directives WHERE project_id = $1 AND bank_id = $2
                      AND starts_with(text, $4) <> $3) AS n`,
