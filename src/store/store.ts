@@ -136,7 +136,10 @@ export interface Store {
   /** Unassigns the space's banks (never deletes them); returns how many, or null if no such space. */
   deleteSpace(projectId: string, id: string): Promise<number | null>;
   getBank(projectId: string, id: string): Promise<Bank | null>;
-  /** Creates the bank if missing (with the given space and org flag) and returns it. */
+  /**
+   * Creates the bank if missing (with the given space and org flag) and returns it; a new bank
+   * whose space does not exist (deleted meanwhile) is a not_found error.
+   */
   ensureBank(
     projectId: string,
     id: string,

@@ -143,6 +143,32 @@ for (const engine of ENGINES) {
           e.call('DELETE', `/v1/default/spaces/${sp}`),
         ]);
         assert.equal((await store.getBank('default', bank))!.space_id, null, `round ${round}`);
+        // the same for a bank a Retain creates in the space (`?space=`)
+        assert.equal((await e.call('POST', '/v1/default/spaces', { id: sp, name: sp })).status, 201);
+        const [made] = await Promise.all([
+          e.call('POST', `/v1/default/banks/new${round}/memories?space=${sp}`, { items: [{ content: 'x' }] }),
+          e.call('DELETE', `/v1/default/spaces/${sp}`),
+        ]);
+        assert.ok([200, 404].includes(made.status), JSON.stringify(made.body));
+        assert.equal(
+          (await store.getBank('default', `new${round}`))?.space_id ?? null,
+          null,
+          `round ${round}`,
+        );
+      }
+    });
+
+    test('a write racing the deletion of its bank is a 409 or lands, never a 500', async () => {
+      for (let round = 0; round < 5; round++) {
+        const bank = `doomed${round}`;
+        assert.equal((await e.call('PUT', `/v1/default/banks/${bank}`, {})).status, 200);
+        const replies = await Promise.all([
+          e.call('POST', `/v1/default/banks/${bank}/memories`, { items: [{ content: 'one fact' }] }),
+          e.call('DELETE', `/v1/default/banks/${bank}`),
+          e.call('POST', `/v1/default/banks/${bank}/directives`, { text: 'a rule' }),
+          e.call('PATCH', `/v1/default/banks/${bank}/config`, { updates: { enable_reranking: false } }),
+        ]);
+        for (const r of replies) assert.ok(r.status < 500, `round ${round}: ${JSON.stringify(r.body)}`);
       }
     });
 
