@@ -7,9 +7,11 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { isSealed } from '../../src/core/crypto/codec.js';
 import { MAX_DIRECTIVES } from '../../src/core/directives.js';
 import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';
+import { until } from '../helpers/until.js';
 import { createTestDatabase, ENGINES, openTestStore, type TestDatabase } from '../helpers/engines.js';
 import { type EncryptedApp, encryptedApp, newMasterKey } from './encryption-helpers.js';
 
@@ -191,6 +193,57 @@ for (const engine of ENGINES) {
         assert.equal(r.body.error.code, 'conflict');
       }
       assert.equal((await store.listDirectives('default', 'rules')).length, MAX_DIRECTIVES);
+    });
+  });
+}
+
+for (const engine of ENGINES) {
+  describe(`encryption flipped by concurrent writers converges (${engine})`, () => {
+    let store: Store & { dispose(): Promise<void> };
+    let e: EncryptedApp;
+
+    before(async () => {
+      store = await openTestStore(engine);
+      e = encryptedApp(store, newMasterKey(), { worker: true });
+    });
+    after(async () => {
+      await e.close();
+      await store.dispose();
+    });
+
+    test('whatever order 20 on/off switches land in, the rows end in the form the config says', async () => {
+      const items = ['Ada keeps bees on the roof', 'The hives face south', 'Honey is harvested in August'];
+      const r = await e.call('POST', '/v1/default/banks/flip/memories', {
+        items: items.map((content) => ({ content })),
+      });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      const replies = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          e.call('PATCH', '/v1/default/banks/flip/config', {
+            updates: { encryption: i % 2 === 0 ? 'managed' : 'none', disposition_empathy: (i % 5) + 1 },
+          }),
+        ),
+      );
+      for (const x of replies) assert.equal(x.status, 200, JSON.stringify(x.body));
+      const target = (await store.getBank('default', 'flip'))!.config.encryption;
+      // the conversion queued by the switches finishes in the form of the final config
+      await until(
+        async () => {
+          const st = await store.bankEncryption('default', 'flip');
+          const ops = await store.listOperations('default', 'flip', {}, { limit: 100 });
+          const busy = ops.items.some((o) => o.status === 'pending' || o.status === 'processing');
+          return { converting: st?.key?.converting ?? false, busy };
+        },
+        (v) => !v.converting && !v.busy,
+        60_000,
+      );
+      const raw = await store.listMemories('default', 'flip', {}, { limit: 100 });
+      assert.equal(raw.items.length, items.length);
+      for (const m of raw.items) {
+        assert.equal(isSealed(m.text), target === 'managed', `stored form of ${m.id} (${target})`);
+      }
+      const read = await e.call('GET', '/v1/default/banks/flip/memories');
+      assert.deepEqual(read.body.items.map((m: any) => m.text).sort(), [...items].sort());
     });
   });
 }
