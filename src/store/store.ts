@@ -415,7 +415,11 @@ export interface Store {
   ): Promise<number>;
 
   // operations (durable background work) and idempotency keys
-  /** Inserts an operation; an existing id is returned as is (`created: false`). */
+  /**
+   * Inserts an operation; an existing id is returned as is (`created: false`). With `onceAmong`,
+   * an operation of the same kind of the bank in one of those states is returned instead of
+   * inserting another, decided under the bank's row lock (concurrent callers queue one).
+   */
   insertOperation(o: {
     projectId: string;
     bankId: string;
@@ -423,6 +427,7 @@ export interface Store {
     kind: string;
     payload: unknown;
     itemsCount: number;
+    onceAmong?: ('pending' | 'processing')[];
   }): Promise<{ operation: Operation; created: boolean }>;
   getOperation(projectId: string, bankId: string, id: string): Promise<Operation | null>;
   listOperations(

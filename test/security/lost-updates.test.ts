@@ -6,6 +6,7 @@
  * on one PostgreSQL, where the writers truly run in parallel.
  */
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { isSealed } from '../../src/core/crypto/codec.js';
 import { MAX_DIRECTIVES } from '../../src/core/directives.js';
@@ -172,6 +173,29 @@ for (const engine of ENGINES) {
         ]);
         for (const r of replies) assert.ok(r.status < 500, `round ${round}: ${JSON.stringify(r.body)}`);
       }
+    });
+
+    test('concurrent consolidation requests queue one run, however many operations wait', async () => {
+      assert.equal((await e.call('PUT', '/v1/default/banks/busy', {})).status, 200);
+      // more waiting operations than one page of the old check-then-insert could see
+      for (let i = 0; i < 110; i++) {
+        await store.insertOperation({
+          projectId: 'default',
+          bankId: 'busy',
+          id: randomUUID(),
+          kind: 'retain',
+          payload: {},
+          itemsCount: 0,
+        });
+      }
+      const replies = await Promise.all(
+        Array.from({ length: 20 }, () => e.call('POST', '/v1/default/banks/busy/consolidate', {})),
+      );
+      for (const r of replies) assert.ok(r.status < 300, JSON.stringify(r.body));
+      assert.equal(new Set(replies.map((r) => r.body.operation_id)).size, 1);
+      assert.equal(replies.filter((r) => !r.body.deduplicated).length, 1);
+      const ops = await store.listOperations('default', 'busy', { status: 'pending' }, { limit: 200 });
+      assert.equal(ops.items.filter((o) => o.kind === 'consolidate').length, 1);
     });
 
     test('concurrent directive creations never take a bank past its limit', async () => {
