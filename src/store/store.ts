@@ -189,7 +189,10 @@ export interface Store {
   /** Unassigns the space's banks (never deletes them); returns how many, or null if no such space. */
   deleteSpace(projectId: string, id: string): Promise<number | null>;
   getBank(projectId: string, id: string): Promise<Bank | null>;
-  /** Creates the bank if missing (with the given space and org flag) and returns it. */
+  /**
+   * Creates the bank if missing (with the given space and org flag) and returns it; a new bank
+   * whose space does not exist (deleted meanwhile) is a not_found error.
+   */
   ensureBank(
     projectId: string,
     id: string,
@@ -546,7 +549,11 @@ export interface Store {
   ): Promise<number>;
 
   // operations (durable background work) and idempotency keys
-  /** Inserts an operation; an existing id is returned as is (`created: false`). */
+  /**
+   * Inserts an operation; an existing id is returned as is (`created: false`). With `onceAmong`,
+   * an operation of the same kind of the bank in one of those states is returned instead of
+   * inserting another, decided under the bank's row lock (concurrent callers queue one).
+   */
   insertOperation(o: {
     projectId: string;
     bankId: string;
@@ -554,6 +561,7 @@ export interface Store {
     kind: string;
     payload: unknown;
     itemsCount: number;
+    onceAmong?: ('pending' | 'processing')[];
   }): Promise<{ operation: Operation; created: boolean }>;
   getOperation(projectId: string, bankId: string, id: string): Promise<Operation | null>;
   listOperations(
