@@ -8,8 +8,9 @@ const AS_TEXT = { disallowedSpecial: new Set<string>() };
  * Longest run (of non-space, or of space characters) handed to BPE in one piece. BPE is
  * quadratic in the length of a pre-token (one 100,000-letter word took ~10 s), so longer runs
  * are cut every MAX_RUN characters: counts stay linear in the input, exact for any text
- * without such runs (no word of a natural language comes near), and over by at most about
- * one token per cut otherwise.
+ * without such runs (no word of a natural language comes near), and over by a few tokens
+ * per cut otherwise (a token per cut for letters; more for runs of one symbol, which BPE
+ * covers with tokens longer than a piece).
  */
 export const MAX_RUN = 100;
 

@@ -108,7 +108,9 @@ export async function resolveEntityNames(
       }
     } else {
       const short = index.named(parts[0]!);
-      const claimed = short?.aliases.some((a) => tokens(a).length > 1 && tokens(a)[0] === parts[0] && a !== key);
+      const claimed = short?.aliases.some(
+        (a) => tokens(a).length > 1 && tokens(a)[0] === parts[0] && a !== key,
+      );
       if (short && !claimed) {
         out.set(key, { name: short.name, alias: key });
         index.addAlias(short, key);
