@@ -1,4 +1,11 @@
-import { countTokens as bpeCount, decode, encode } from 'gpt-tokenizer/encoding/o200k_base';
+import { countTokens as bpeCount, decode, encode, setMergeCacheSize } from 'gpt-tokenizer/encoding/o200k_base';
+
+// gpt-tokenizer's cache of merged words is an LRU over a Map that evicts its oldest key: once
+// full (100,000 distinct words, soon reached by a service), each eviction walks the Map's
+// deleted slots, and counting became superlinear (40,000 new words: 11 s instead of 3 s) and 4×
+// slower on ordinary chat lines. Whole-token words never reach it; the rest are short (see
+// MAX_RUN), so the cache saves little: it is off.
+setMergeCacheSize(0);
 
 // gpt-tokenizer throws on special-token text such as "<|endoftext|>" by default; memory
 // content is data, so such text is counted as the ordinary characters it is.
