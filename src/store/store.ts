@@ -385,7 +385,10 @@ export interface Store {
     bankId: string,
     page: { limit: number; cursor?: string },
   ): Promise<Page<Entity>>;
-  /** Entities whose key or alias is one of `keys`, or whose first or last word is one of `words` (for resolution). */
+  /**
+   * Entities for resolution, by index lookups: named or aliased one of `keys`, named one of
+   * `words`, and, for each word, up to two longer names whose first or last word it is.
+   */
   findEntities(projectId: string, bankId: string, keys: string[], words: string[]): Promise<Entity[]>;
   /** Content hashes of documents, by id. */
   documentHashes(projectId: string, bankId: string, ids: string[]): Promise<Map<string, string>>;
