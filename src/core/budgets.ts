@@ -160,11 +160,19 @@ export function withMeteredModel(s: Services, projectId: string, mode: MeterMode
   return s.llm ? { ...s, llm: meteredModel(s, projectId, mode) } : s;
 }
 
-/** The cost of a Retain known from its validated request: items and characters (content and context). */
-export function retainCost(items: readonly { content: string; context?: string }[]): Cost {
+/**
+ * The cost of a Retain known from its validated request: items, characters (content and
+ * context) and the entities the items give (those extracted are charged once known).
+ */
+export function retainCost(items: readonly { content: string; context?: string; entities?: unknown[] }[]): Cost {
   let characters = 0;
-  for (const it of items) characters += it.content.length + (it.context?.length ?? 0);
-  return { retained_items: items.length, characters };
+  let entities = 0;
+  for (const it of items) {
+    characters += it.content.length + (it.context?.length ?? 0);
+    entities += it.entities?.length ?? 0;
+  }
+  // No entity amount at all when none are given: a zero would ask for room in the entity budget.
+  return { retained_items: items.length, characters, ...(entities > 0 && { entities }) };
 }
 
 /** Current window counts of every budget (0 where nothing was counted). */

@@ -23,7 +23,7 @@ export const NO_LIMITS: LimitDefaults = {
 export async function chargeRetain(
   s: Services,
   projectId: string,
-  batch: readonly { content: string; context?: string }[],
+  batch: readonly { content: string; context?: string; entities?: unknown[] }[],
 ): Promise<() => Promise<void>> {
   const refund = await chargeItemQuotas(s, projectId, batch.length);
   try {

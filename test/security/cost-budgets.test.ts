@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { chargeCost } from '../../src/core/budgets.js';
 import { createOpenAIModel } from '../../src/llm/openai.js';
 import { openStore } from '../../src/store/open.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-server.js';
@@ -144,6 +145,31 @@ for (const engine of ENGINES) {
       assert.equal((await usage('other')).entities_per_minute, 2);
     });
 
+    test('concurrent charges are all or nothing, never pass a budget and never deadlock', async () => {
+      assert.equal(
+        (await t.call('POST', '/v1/default/projects', { body: { id: 'race', name: 'r' } })).status,
+        201,
+      );
+      // Three counters per charge (items and characters per minute, characters per day), the
+      // middle one refusing: a refusal gives back the other two while other charges hold them.
+      await setLimits('race', { characters_per_minute: 1000, retained_items_per_minute: 1_000_000 });
+      for (let round = 0; round < 4; round++) {
+        clock += 60_000;
+        const outcomes = await Promise.allSettled(
+          Array.from({ length: 60 }, () =>
+            chargeCost(t.services, 'race', { retained_items: 1, characters: 70 }, 'check'),
+          ),
+        );
+        for (const o of outcomes)
+          if (o.status === 'rejected') assert.equal(o.reason.code, 'rate_limited', o.reason);
+        assert.equal(outcomes.filter((o) => o.status === 'fulfilled').length, 14, 'floor(1000 / 70)');
+        const u = await usage('race');
+        // the refused charges gave back the items they had counted
+        assert.deepEqual([u.characters_per_minute, u.retained_items_per_minute], [980, 14]);
+        assert.equal(u.characters_per_day, 980 * (round + 1));
+      }
+    });
+
     test('model calls are charged before each call: a spent budget is 429 and the model is not called', async () => {
       t.services.llm = createOpenAIModel({ baseUrl: fake.url, model: 'fake-model', maxRetries: 0 });
       try {
@@ -179,6 +205,22 @@ for (const engine of ENGINES) {
           1,
           0,
         );
+        // a Retain whose bank extracts with the model: refused before its first call, nothing stored
+        const cfg = await t.call('PATCH', me('r', '/config'), {
+          token: keys.llm,
+          body: { updates: { retain_extraction_mode: 'concise' } },
+        });
+        assert.equal(cfg.status, 200, JSON.stringify(cfg.body));
+        const calls = fake.requests.length;
+        assert429(
+          await retain('llm', 'r', [{ content: 'Alice also swims.' }]),
+          'model_tokens_per_minute',
+          1,
+          0,
+        );
+        assert.equal(fake.requests.length, calls);
+        const listed = await t.call('GET', me('r', '/memories'), { token: keys.llm });
+        assert.equal(listed.body.items.length, 1);
       } finally {
         t.services.llm = null;
       }
@@ -249,6 +291,17 @@ for (const engine of ENGINES) {
       const p = await t.call('GET', '/v1/default/projects/default');
       assert.equal(p.body.usage.budgets.model_calls_per_minute, 1, 'the job charged its model call');
       assert.ok(p.body.usage.budgets.entities_per_minute >= 1, 'and its entities');
+      // The minute's call is spent again: a consolidation run waits too, without using an attempt.
+      const run = await t.call('POST', bankPath(bank, '/consolidate'));
+      assert.ok(run.status < 300, JSON.stringify(run.body));
+      const runPath = bankPath(bank, `/operations/${run.body.operation_id}`);
+      const parked = await until(
+        () => t.call('GET', runPath),
+        (r) => r.body.status === 'pending' && /model_calls_per_minute/.test(r.body.error ?? ''),
+      );
+      assert.equal(parked.body.attempts, 0);
+      assert.equal(fake.requests.length, calls + 1);
+      assert.equal((await t.call('DELETE', runPath)).status, 200);
     });
   });
 }

@@ -281,6 +281,11 @@ for (const engine of ENGINES) {
       assert.equal((await admin.projects.get('p2')).name, 'Second');
       const limited = await admin.projects.update('p2', { limits: { requests_per_minute: 100 } });
       assert.equal(limited.limits.requests_per_minute, 100);
+      const budgeted = await admin.projects.update('p2', { limits: { characters_per_day: 5000 } });
+      assert.equal(budgeted.limits.characters_per_day, 5000);
+      const withUsage = await admin.projects.get('p2');
+      assert.equal(withUsage.effective_limits.characters_per_day, 5000);
+      assert.equal(withUsage.usage.budgets.characters_per_day, 0);
       assert.ok((await admin.projects.list()).some((x) => x.id === 'p2'));
       const k = await admin.projects.keys.create('p2', { name: 'reader', scopes: ['recall'] });
       assert.match(k.key, /^mk_/);

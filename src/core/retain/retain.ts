@@ -179,9 +179,11 @@ async function retainCharged(
       if (item.resolve_entities !== false) resolvable.push(memory);
     }
   }
-  // Entities are known once extracted: charged before they are resolved and stored.
+  // Extracted entities are known now: charged before they are resolved and stored, beyond those
+  // the items gave (charged with the request, see chargeRetain).
   let entities = 0;
   for (const m of memories) entities += m.entities.length;
+  for (const [i, item] of req.items.entries()) if (inSlice(i)) entities -= item.entities?.length ?? 0;
   if (entities > 0) await chargeCost(s, projectId, { entities }, mode === 'job' ? 'force' : 'check');
   await addNeighbourContext(s, projectId, bankId, memories);
 

@@ -202,10 +202,18 @@ export function limitQueries(db: Db): LimitStore {
       }
       const charged = limited.filter((r) => r.after !== null && Number(r.amount) > 0);
       if (charged.length) {
+        // Locks the rows in the catalogue's order first, as a charge does: an UPDATE ... FROM
+        // locks in whatever order its join yields, which can deadlock with a concurrent charge.
         await db.query(
-          `UPDATE rate_counters r SET count = greatest(r.count - u.amount, 0)
-           FROM unnest($2::text[], $3::text[], $4::timestamptz[], $5::int8[]) AS u(kind, subject, win, amount)
-           WHERE r.project_id = $1 AND r.kind = u.kind AND r.subject = u.subject AND r.window_start = u.win`,
+          `WITH u AS (
+             SELECT * FROM unnest($2::text[], $3::text[], $4::timestamptz[], $5::int8[])
+               WITH ORDINALITY AS u(kind, subject, win, amount, ord)),
+           l AS MATERIALIZED (
+             SELECT r.kind, r.subject, r.window_start, u.amount FROM rate_counters r
+             JOIN u ON r.project_id = $1 AND r.kind = u.kind AND r.subject = u.subject AND r.window_start = u.win
+             ORDER BY u.ord FOR UPDATE OF r)
+           UPDATE rate_counters r SET count = greatest(r.count - l.amount, 0) FROM l
+           WHERE r.project_id = $1 AND r.kind = l.kind AND r.subject = l.subject AND r.window_start = l.window_start`,
           [
             projectId,
             charged.map((r) => r.kind),

@@ -117,6 +117,29 @@ export function operationQueries(db: Db): OperationStore {
   let lastSweep = 0;
   return {
     async insertOperation(o) {
+      if (o.onceAmong) {
+        const among = o.onceAmong;
+        return db.transaction(async (tx) => {
+          // The bank row serialises the check and the insert: a count read outside it would let
+          // concurrent callers each queue one.
+          await tx.query('SELECT 1 FROM banks WHERE project_id = $1 AND id = $2 FOR UPDATE', [
+            o.projectId,
+            o.bankId,
+          ]);
+          const found = await tx.query<OpRow>(
+            `SELECT ${OP_COLUMNS} FROM operations WHERE project_id = $1 AND bank_id = $2 AND kind = $3
+               AND status = ANY($4::text[]) ORDER BY created_at LIMIT 1`,
+            [o.projectId, o.bankId, o.kind, among],
+          );
+          if (found[0]) return { operation: view(found[0]), created: false };
+          const rows = await tx.query<OpRow>(
+            `INSERT INTO operations (project_id, bank_id, id, kind, payload, items_count)
+             VALUES ($1, $2, $3, $4, $5::jsonb, $6) RETURNING ${OP_COLUMNS}`,
+            [o.projectId, o.bankId, o.id, o.kind, JSON.stringify(o.payload), o.itemsCount],
+          );
+          return { operation: view(rows[0]!), created: true };
+        });
+      }
       const rows = await db.query<OpRow>(
         `INSERT INTO operations (project_id, bank_id, id, kind, payload, items_count)
          VALUES ($1, $2, $3, $4, $5::jsonb, $6)

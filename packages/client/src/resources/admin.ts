@@ -8,6 +8,7 @@ import type {
   CreateKeyParams,
   CreateProjectParams,
   Project,
+  ProjectWithUsage,
   UpdateProjectParams,
 } from '../types.js';
 import { seg } from './paths.js';
@@ -81,7 +82,8 @@ export class ProjectsResource {
     return this.t.request('POST', '/v1/default/projects', { body: params, options });
   }
 
-  get(project: string, options?: RequestOptions): Promise<Project> {
+  /** The project with its effective limits (server defaults applied) and current usage, cost budgets included. */
+  get(project: string, options?: RequestOptions): Promise<ProjectWithUsage> {
     return this.t.request('GET', `/v1/default/projects/${seg(project)}`, { options });
   }
 
