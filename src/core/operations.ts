@@ -14,10 +14,55 @@ export interface OperationContext {
   payload: any;
   /** Aborted when the worker stops or loses its lease. */
   signal: AbortSignal;
+  /** Where the previous slice of this operation stopped (what it returned as `more`); null on the first. */
+  progress: unknown;
 }
 
-/** Runs one operation; throwing an AppError with a 4xx status fails it for good, anything else is retried. */
-export type OperationRunner = (s: Services, op: OperationContext) => Promise<{ memories_created?: number }>;
+/**
+ * What one run (one slice) of an operation did. With `more` the operation is not finished: the
+ * worker records `more` as its progress and gives it back to the queue, so other tenants' work
+ * runs before its next slice, which gets `more` back as `progress`.
+ */
+export interface SliceResult {
+  /** Memories created by this slice; the operation's count is the sum over its slices. */
+  memories_created?: number;
+  more?: unknown;
+}
+
+/**
+ * Runs one slice of an operation: a bounded amount of work (SLICE_MS, or a fixed number of
+ * items), so one tenant's big job cannot hold the worker. Throwing an AppError with a 4xx status
+ * fails it for good, anything else is retried from the last recorded progress.
+ */
+export type OperationRunner = (s: Services, op: OperationContext) => Promise<SliceResult>;
+
+/** About how long one slice of background work runs before it gives the worker back. */
+export const SLICE_MS = 250;
+
+/** A deadline for one slice: `over()` once SLICE_MS have passed since it was made. */
+export function sliceDeadline(ms = SLICE_MS): { over(): boolean } {
+  const end = performance.now() + ms;
+  return { over: () => performance.now() >= end };
+}
+
+/**
+ * Runs every slice of an operation here and now, one after another (tests, and callers that
+ * want the work done without the queue); the memories created are summed over the slices.
+ */
+export async function runAllSlices(
+  s: Services,
+  runner: OperationRunner,
+  op: Omit<OperationContext, 'progress'>,
+): Promise<{ memories_created: number }> {
+  let progress: unknown = null;
+  let created = 0;
+  for (;;) {
+    const r = await runner(s, { ...op, progress });
+    created += r.memories_created ?? 0;
+    if (r.more === undefined) return { memories_created: created };
+    progress = r.more;
+  }
+}
 
 /**
  * Queues durable work for a bank. With an explicit `id` (a client's operation_id) a repeated

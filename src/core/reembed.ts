@@ -1,13 +1,16 @@
 import { scheduleConsolidation } from './consolidate/schedule.js';
-import { enqueueOnce, type OperationRunner } from './operations.js';
+import { enqueueOnce, type OperationRunner, sliceDeadline } from './operations.js';
 import type { Services } from './services.js';
 import type { Bank } from './types.js';
 
 /** The operation kind that rewrites a bank's vectors with the server's embedder. */
 export const REEMBED = 'reembed';
 
-/** Memories embedded per batch (one embedder call, one UPDATE). */
-const BATCH = 256;
+/**
+ * Memories embedded per batch (one embedder call, one UPDATE): small enough that the UPDATE of
+ * their vectors holds the embedded engine (and the event loop with it) only briefly.
+ */
+const BATCH = 64;
 
 /** The bank's vectors come from another embedder than the server's: not comparable to its queries. */
 export const staleVectors = (s: Services, bank: Bank) =>
@@ -24,12 +27,15 @@ export const scheduleReembed = (s: Services, projectId: string, bankId: string) 
  * Embeds every memory of the bank again (observations too) and then records the server's
  * embedder on the bank, which turns its semantic channel back on. Memories retained meanwhile
  * already carry new vectors; embedding them again is harmless, so a run that is cut off simply
- * starts over.
+ * goes on from the last recorded page. Runs in slices of about SLICE_MS (the listing cursor is
+ * the progress), so other tenants' work runs between them.
  */
 export const runReembedOperation: OperationRunner = async (s, op) => {
-  let cursor: string | undefined;
+  let cursor = (op.progress as { cursor?: string } | null)?.cursor;
+  const deadline = sliceDeadline();
   for (;;) {
     op.signal.throwIfAborted();
+    if (cursor && deadline.over()) return { more: { cursor } };
     const page = await s.store.listMemories(op.projectId, op.bankId, {}, { limit: BATCH, cursor });
     if (page.items.length) {
       const vectors = await s.embedder.embed(

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
+import { BudgetWait } from '../core/budgets.js';
 import { AppError } from '../core/errors.js';
 import type { OperationRunner } from '../core/operations.js';
 import type { Services } from '../core/services.js';
@@ -46,7 +47,7 @@ export function startWorker(s: Services, log: Logger, opts: WorkerOptions): Work
   async function runOne(): Promise<boolean> {
     const claimed = await s.store.claimOperation(id, leaseMs);
     if (!claimed) return false;
-    const { operation: op, projectId, payload } = claimed;
+    const { operation: op, projectId, payload, progress } = claimed;
     const runner = opts.runners[op.kind];
     const done = new AbortController();
     const renew = setInterval(() => {
@@ -61,8 +62,20 @@ export function startWorker(s: Services, log: Logger, opts: WorkerOptions): Work
       if (!runner) throw new AppError('validation_error', `unknown operation kind '${op.kind}'`);
       const signal = AbortSignal.any([stopping.signal, done.signal]);
       const result = await inBackground(() =>
-        runner(s, { id: op.id, projectId, bankId: op.bank_id, kind: op.kind, payload, signal }),
+        runner(s, { id: op.id, projectId, bankId: op.bank_id, kind: op.kind, payload, signal, progress }),
       );
+      if (result.more !== undefined) {
+        // One slice done: back to the queue, where other banks' and projects' turns come first.
+        await s.store.yieldOperation(
+          projectId,
+          op.bank_id,
+          op.id,
+          id,
+          result.more,
+          result.memories_created ?? 0,
+        );
+        return true;
+      }
       await s.store.finishOperation(projectId, op.bank_id, op.id, id, {
         status: 'completed',
         memoriesCreated: result.memories_created,
@@ -70,7 +83,14 @@ export function startWorker(s: Services, log: Logger, opts: WorkerOptions): Work
       log.info({ operation: op.id, kind: op.kind, bank: op.bank_id }, 'operation completed');
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
-      if (permanent(err) || op.attempts >= maxAttempts) {
+      if (err instanceof BudgetWait) {
+        // The project's budget is spent: the operation waits for it, it has not failed.
+        await s.store.deferOperation(projectId, op.bank_id, op.id, id, err.delayMs, message);
+        log.info(
+          { operation: op.id, kind: op.kind, budget: err.budget, waitMs: err.delayMs },
+          'operation waits for budget',
+        );
+      } else if (permanent(err) || op.attempts >= maxAttempts) {
         await s.store.finishOperation(projectId, op.bank_id, op.id, id, { status: 'failed', error: message });
         log.warn({ operation: op.id, kind: op.kind, err: message }, 'operation failed');
       } else {
@@ -92,6 +112,8 @@ export function startWorker(s: Services, log: Logger, opts: WorkerOptions): Work
       } catch (err) {
         log.error({ err }, 'worker could not claim work');
       }
+      // Sockets and timers get a turn between two slices of background work.
+      await new Promise<void>((resolve) => setImmediate(resolve));
       if (!worked && !stopping.signal.aborted) {
         await new Promise<void>((resolve) => {
           const t = setTimeout(resolve, pollMs);

@@ -3,6 +3,7 @@ import type {
   AuditEntry,
   Bank,
   BankCounts,
+  BudgetName,
   DocumentRecord,
   ConsolidationSource,
   Directive,
@@ -13,6 +14,8 @@ import type {
   ObservationChange,
   ObservationDetail,
   IdempotencyClaim,
+  IdempotencyScope,
+  IdempotentReply,
   Operation,
   Page,
   Project,
@@ -51,6 +54,31 @@ export type ItemsCharge =
   | { accepted: true }
   | { accepted: false; exceeded: 'retained_items_per_day' | 'stored_memories'; limit: number; used: number };
 
+/**
+ * One cost counter to charge: the project's limit `name` (its own setting, else `defaultLimit`;
+ * null = unlimited, and then nothing is counted) over the counter (kind, subject, window).
+ */
+export interface CostCharge {
+  name: BudgetName;
+  kind: string;
+  subject: string;
+  windowStart: Date;
+  amount: number;
+  defaultLimit: number | null;
+}
+
+/** A cost counter after a charge: `used` is the count after an accepted charge, before a refused one. */
+export interface CostCount {
+  name: BudgetName;
+  limit: number;
+  used: number;
+}
+
+/** Outcome of a cost charge: all counters charged, or none (the first refusing counter is named). */
+export type CostResult =
+  | { accepted: true; counts: CostCount[] }
+  | { accepted: false; exceeded: CostCount; amount: number };
+
 /** A bank's wrapped data key (managed encryption). */
 export interface BankKeyRecord {
   wrapped: string;
@@ -67,6 +95,12 @@ export interface StoredMemoryFields {
   metadata: Record<string, unknown>;
   content_hash: string;
   terms: { term: string; tf: number }[];
+  /** The plain vector as pgvector text (`[1,2,...]`), or null. */
+  embedding: string | null;
+  /** The sealed vector, or null. */
+  embedding_sealed: string | null;
+  /** The form of its text, terms and hashes (its vector may still be in the other form). */
+  encrypted: boolean;
 }
 
 export interface ConvertedMemory {
@@ -76,7 +110,24 @@ export interface ConvertedMemory {
   metadata: Record<string, unknown>;
   content_hash: string;
   terms: { term: string; tf: number }[];
+  /** Plain vector as pgvector text; null in the encrypted form. */
+  embedding: string | null;
+  embedding_sealed: string | null;
   encrypted: boolean;
+}
+
+/** A memory's vector as stored (one of the two forms, or none) with the columns Recall filters on. */
+export interface StoredVector {
+  id: string;
+  seq: number;
+  type: string;
+  document_id: string | null;
+  /** `mentioned_at` in epoch milliseconds. */
+  mentioned_ms: number | null;
+  tags: string[];
+  /** Plain vector as pgvector text. */
+  embedding: string | null;
+  embedding_sealed: string | null;
 }
 
 export interface ConvertedEntity {
@@ -93,6 +144,8 @@ export interface LimitDefaults {
   requestsPerMinutePerKey: number | null;
   retainedItemsPerDay: number | null;
   storedMemories: number | null;
+  /** Defaults of the cost budgets (`MNEMO_DEFAULT_CHARACTERS_PER_MINUTE`, ...); absent = unlimited. */
+  budgets?: Partial<Record<BudgetName, number | null>>;
 }
 
 /**
@@ -235,13 +288,48 @@ export interface Store {
   buildBankIndex(projectId: string, bankId: string, dims: number): Promise<void>;
   /** Drops the bank's own indexes (after the bank is deleted). */
   dropBankIndexes(projectId: string, bankId: string): Promise<void>;
-  /** Replaces the vectors of existing memories (a re-embed); ids not in the bank are ignored. */
+  /**
+   * Replaces the vectors of existing memories (a re-embed); ids not in the bank are ignored. A row
+   * with `embedding_sealed` stores that instead of a plain vector. With `encrypted`, the rows were
+   * prepared for that form and are refused (conflict, reason `encryption_changed`) when the bank's
+   * setting no longer wants it.
+   */
   setEmbeddings(
     projectId: string,
     bankId: string,
-    rows: { id: string; embedding: Float32Array }[],
+    rows: { id: string; embedding: Float32Array | null; embedding_sealed?: string | null }[],
+    opts?: { encrypted?: boolean },
   ): Promise<void>;
   deleteMemory(projectId: string, bankId: string, id: string): Promise<boolean>;
+
+  // stored vectors (sql/vectors.ts), for searching encrypted banks in memory
+  /**
+   * What an in-memory copy of the bank's vectors is checked against: `generation` (every write),
+   * `version` (moved when vectors of existing memories change: re-embed) and the memory count
+   * (deletions). Null for no such bank.
+   */
+  vectorState(
+    projectId: string,
+    bankId: string,
+  ): Promise<{ generation: number; version: number; count: number } | null>;
+  /** Stored vectors of the given memories, or of every memory after `afterSeq` in seq order. */
+  memoryVectors(
+    projectId: string,
+    bankId: string,
+    sel: { ids?: string[]; afterSeq?: number },
+  ): Promise<StoredVector[]>;
+  /** Ids of every memory of the bank. */
+  memoryIds(projectId: string, bankId: string): Promise<string[]>;
+  /**
+   * The memories (of `ids`, or all when null) that pass `consolidationCandidates`' conditions,
+   * without the vector: for searching an encrypted bank's vectors in memory.
+   */
+  consolidationEligible(
+    projectId: string,
+    bankId: string,
+    ids: string[] | null,
+    opts: { observations: boolean; tags: string[]; beforeSeq: number },
+  ): Promise<string[]>;
 
   // retrieval channels
   semanticSearch(
@@ -297,7 +385,10 @@ export interface Store {
     bankId: string,
     page: { limit: number; cursor?: string },
   ): Promise<Page<Entity>>;
-  /** Entities whose key or alias is one of `keys`, or whose first or last word is one of `words` (for resolution). */
+  /**
+   * Entities for resolution, by index lookups: named or aliased one of `keys`, named one of
+   * `words`, and, for each word, up to two longer names whose first or last word it is.
+   */
   findEntities(projectId: string, bankId: string, keys: string[], words: string[]): Promise<Entity[]>;
   /** Content hashes of documents, by id. */
   documentHashes(projectId: string, bankId: string, ids: string[]): Promise<Map<string, string>>;
@@ -330,6 +421,30 @@ export interface Store {
     projectId: string,
     windows: { minuteStart: Date; dayStart: Date },
   ): Promise<{ requests_this_minute: number; retained_items_today: number; stored_memories: number }>;
+  /**
+   * Charges cost counters in one statement, all or nothing: unless `force`, a counter is only
+   * charged when its count stays within its limit (a zero amount asks for room: count < limit),
+   * and a refusal gives back what the same call charged on other counters. `force` charges
+   * regardless (cost already incurred). Counters without a limit are not written.
+   */
+  chargeCost(projectId: string, charges: CostCharge[], force: boolean): Promise<CostResult>;
+  /** Current counts of cost counters (0 for none). */
+  costCounts(
+    projectId: string,
+    counters: Pick<CostCharge, 'name' | 'kind' | 'subject' | 'windowStart'>[],
+  ): Promise<Map<BudgetName, number>>;
+  /**
+   * Puts a claimed operation of a project over its budget back to pending until `delayMs` from
+   * now, without using up one of its attempts (waiting is not failing).
+   */
+  deferOperation(
+    projectId: string,
+    bankId: string,
+    id: string,
+    workerId: string,
+    delayMs: number,
+    reason: string,
+  ): Promise<void>;
   /** Deletes counters of windows that started before `before`; returns how many. */
   pruneRateCounters(before: Date): Promise<number>;
 
@@ -388,6 +503,28 @@ export interface Store {
     toEncrypted: boolean,
     convert: (d: { id: string; name: string; text: string }) => { name: string; text: string },
   ): Promise<number>;
+  /**
+   * The same for the bank's own free text (name, mission, config text): `convert` gets them as
+   * stored and returns their new form; the config values it returns are merged into the config.
+   */
+  convertBankText(
+    projectId: string,
+    bankId: string,
+    toEncrypted: boolean,
+    convert: (b: { name: string | null; mission: string | null; config: Record<string, unknown> }) => {
+      name: string | null;
+      mission: string | null;
+      config: Record<string, unknown>;
+    },
+  ): Promise<void>;
+  /** The same for the content hashes of the bank's documents (sealed in an encrypted bank). */
+  convertDocuments(
+    projectId: string,
+    bankId: string,
+    toEncrypted: boolean,
+    limit: number,
+    convert: (hash: string) => string,
+  ): Promise<number>;
   /** Under the bank lock: if no row is left in the wrong form, ends the conversion (true). */
   finishConversion(projectId: string, bankId: string): Promise<boolean>;
 
@@ -438,11 +575,27 @@ export interface Store {
   ): Promise<Page<Operation>>;
   /** Cancels a pending operation; null when it is not pending (or absent). */
   cancelOperation(projectId: string, bankId: string, id: string): Promise<Operation | null>;
-  /** Claims the next runnable operation (pending, or processing with an expired lease). */
+  /**
+   * Claims the next runnable operation (pending, or processing with an expired lease), fairly:
+   * the project, then the bank, whose last claim is oldest goes first. `progress` is where a
+   * sliced operation got to (null on its first run).
+   */
   claimOperation(
     workerId: string,
     leaseMs: number,
-  ): Promise<{ operation: Operation; projectId: string; payload: unknown } | null>;
+  ): Promise<{ operation: Operation; projectId: string; payload: unknown; progress: unknown } | null>;
+  /**
+   * Ends one slice of a claimed operation: records its progress and the memories it created and
+   * gives the operation back, still processing, to be claimed again in its bank's next turn.
+   */
+  yieldOperation(
+    projectId: string,
+    bankId: string,
+    id: string,
+    workerId: string,
+    progress: unknown,
+    memoriesCreated: number,
+  ): Promise<void>;
   renewOperation(
     projectId: string,
     bankId: string,
@@ -468,13 +621,15 @@ export interface Store {
   countPendingOperations(): Promise<number>;
   /** `staleMs`: an in-progress claim older than this was left by a dead request and is taken over. */
   claimIdempotencyKey(
-    projectId: string,
-    key: string,
+    scope: IdempotencyScope,
     requestHash: string,
     staleMs: number,
   ): Promise<IdempotencyClaim>;
-  saveIdempotentResponse(projectId: string, key: string, status: number, response: unknown): Promise<void>;
-  releaseIdempotencyKey(projectId: string, key: string): Promise<void>;
+  /** Keeps the answer of a claimed key; nothing is kept when the claim is gone (dropped meanwhile). */
+  saveIdempotentResponse(scope: IdempotencyScope, reply: IdempotentReply): Promise<void>;
+  releaseIdempotencyKey(scope: IdempotencyScope): Promise<void>;
+  /** Drops the kept answers of a bank (its encryption setting switched, or it was deleted). */
+  deleteIdempotentResponses(projectId: string, bankId: string): Promise<void>;
 
   // directives (sql/directives.ts)
   /** A bank's directives, highest priority first. */
@@ -535,6 +690,14 @@ export interface Store {
     change: ObservationChange | null,
     cursor: { from: number; to: number },
   ): Promise<boolean>;
-  /** Deletes consolidated observations left with no supporting memory; returns how many. */
-  pruneObservations(projectId: string, bankId: string): Promise<number>;
+  /**
+   * Deletes consolidated observations left with no supporting memory, and refreshes stale proof
+   * counts, over one page of the bank's observations (ids after `page.after`, default the first
+   * 500); `next` is where the next page starts, null after the last.
+   */
+  pruneObservations(
+    projectId: string,
+    bankId: string,
+    page?: { after: string; limit: number },
+  ): Promise<{ pruned: number; next: string | null }>;
 }

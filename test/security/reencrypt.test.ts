@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { isSealed } from '../../src/core/crypto/codec.js';
+import { runAllSlices } from '../../src/core/operations.js';
 import { encryptMemory, runReencryptOperation } from '../../src/core/crypto/reencrypt.js';
 import { createLogger } from '../../src/api/logger.js';
 import { OPERATION_RUNNERS } from '../../src/jobs/kinds.js';
@@ -72,7 +73,7 @@ for (const engine of ENGINES) {
     const stored = async () => (await store.listMemories(P, BANK, {}, { limit: 100 })).items;
 
     const runConversion = () =>
-      runReencryptOperation(e.services, {
+      runAllSlices(e.services, runReencryptOperation, {
         id: 'manual',
         projectId: P,
         bankId: BANK,

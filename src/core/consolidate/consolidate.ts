@@ -55,6 +55,18 @@ async function neighbourhood(
   return { memory: m, observations: pick(obsIds), details, memories: pick(memIds) };
 }
 
+/** Prunes the bank's observations a page at a time (see `pruneObservations`). */
+async function pruneAll(s: Services, projectId: string, bankId: string): Promise<number> {
+  let pruned = 0;
+  let after: string | null = '';
+  while (after !== null) {
+    const page = await s.store.pruneObservations(projectId, bankId, { after, limit: 500 });
+    pruned += page.pruned;
+    after = page.next;
+  }
+  return pruned;
+}
+
 /** The model's step when one is configured and answers usably; the rules' otherwise. */
 async function plan(
   s: Services,
@@ -72,21 +84,26 @@ async function plan(
  * cursor over the bank's memory order) and idempotent: each step commits together with the
  * cursor, links are a set (proof counts are counted, never incremented), and a run that finds
  * the cursor moved by another run re-reads it instead of applying its step twice.
+ *
+ * With `deadline` it stops once the deadline is over (after the memory in hand), with the
+ * cursor saved, and says `more`: the operation goes back to the queue and goes on from the
+ * cursor in its next slice.
  */
 export async function consolidateBank(
   s: Services,
   projectId: string,
   bankId: string,
-  opts: { signal?: AbortSignal } = {},
-): Promise<ConsolidationResult> {
+  opts: { signal?: AbortSignal; deadline?: { over(): boolean }; prune?: boolean } = {},
+): Promise<ConsolidationResult & { more?: true }> {
   const bank = await requireBank(s, projectId, bankId);
-  const result: ConsolidationResult = {
+  const result: ConsolidationResult & { more?: true } = {
     processed: 0,
     observations_created: 0,
     observations_updated: 0,
     contradictions: 0,
-    pruned: await s.store.pruneObservations(projectId, bankId),
+    pruned: 0,
   };
+  if (opts.prune !== false) result.pruned = await pruneAll(s, projectId, bankId);
   // Neighbours are found by vector: with another embedder's vectors, wait for the re-embed
   // (it queues a run when done); the cursor stays, so nothing is skipped.
   if (staleVectors(s, bank)) return result;
@@ -98,8 +115,15 @@ export async function consolidateBank(
     // Read per batch: an import grows the bank while a run works through it.
     const size = (await s.store.getBank(projectId, bankId))?.memory_count ?? bank.memory_count;
     let lost = false;
+    /** The last memory looked at: the cursor may move up to it. */
+    let reached = cursor;
     for (const m of batch) {
       opts.signal?.throwIfAborted();
+      if (opts.deadline?.over()) {
+        result.more = true;
+        break;
+      }
+      reached = m.seq;
       const near = await neighbourhood(s, projectId, bankId, size, m);
       const step = near && (await plan(s, projectId, bankId, near, opts.signal));
       if (!step) continue;
@@ -112,14 +136,14 @@ export async function consolidateBank(
       else result.observations_updated++;
       if (step.contradiction) result.contradictions++;
     }
-    const last = batch.at(-1)!.seq;
     if (
       !lost &&
-      last > cursor &&
-      (await s.store.saveObservation(projectId, bankId, null, { from: cursor, to: last }))
+      reached > cursor &&
+      (await s.store.saveObservation(projectId, bankId, null, { from: cursor, to: reached }))
     ) {
-      cursor = last;
+      cursor = reached;
     }
     result.processed += batch.filter((m) => m.seq <= cursor).length;
+    if (result.more) return result;
   }
 }

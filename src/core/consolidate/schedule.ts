@@ -1,6 +1,7 @@
 import { effectiveConfig } from '../bank-config.js';
 import { requireBank } from '../banks.js';
-import { type OperationRunner, queueOperation } from '../operations.js';
+import { awaitBudget, withMeteredModel } from '../budgets.js';
+import { type OperationRunner, queueOperation, sliceDeadline } from '../operations.js';
 import type { Services } from '../services.js';
 import type { Operation } from '../types.js';
 import { consolidateBank } from './consolidate.js';
@@ -35,8 +36,30 @@ export async function requestConsolidation(s: Services, projectId: string, bankI
   return { operation_id: operation.id, deduplicated, operation };
 }
 
-/** Runs a queued consolidation; `memories_created` counts the new observations. */
+/**
+ * Runs a queued consolidation a slice at a time (about SLICE_MS of work; the cursor is its
+ * progress); `memories_created` counts the new observations.
+ */
 export const runConsolidateOperation: OperationRunner = async (s, op) => {
-  const result = await consolidateBank(s, op.projectId, op.bankId, { signal: op.signal });
-  return { memories_created: result.observations_created };
+  // Each slice commits with its cursor: a run stopped by a spent model budget resumes where it was.
+  await awaitBudget(s, op.projectId);
+  const metered = withMeteredModel(s, op.projectId, 'resumable');
+  // First the sweep of orphaned observations, a page per slice (`prune`: where it goes on;
+  // null once done), then the memories from the consolidation cursor.
+  const progress = (op.progress ?? { prune: '' }) as { prune: string | null };
+  let prune = progress.prune;
+  if (prune !== null) {
+    prune = (await s.store.pruneObservations(op.projectId, op.bankId, { after: prune, limit: PRUNE_PAGE }))
+      .next;
+    if (prune !== null) return { more: { prune } };
+  }
+  const result = await consolidateBank(metered, op.projectId, op.bankId, {
+    signal: op.signal,
+    deadline: sliceDeadline(),
+    prune: false,
+  });
+  return { memories_created: result.observations_created, ...(result.more ? { more: { prune: null } } : {}) };
 };
+
+/** Observations a consolidation slice checks for orphans. */
+const PRUNE_PAGE = 500;

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { termFrequencies } from '../../text/terms.js';
 import type { ConvertedEntity, ConvertedMemory, StoredMemoryFields } from '../../store/store.js';
 import { AppError } from '../errors.js';
-import type { OperationRunner } from '../operations.js';
+import { type OperationRunner, sliceDeadline } from '../operations.js';
 import { entityKey } from '../retain/entities.js';
 import {
   type BankCodec,
@@ -14,14 +14,66 @@ import {
   storePlain,
   storePlainMetadata,
 } from './codec.js';
-import { openMetadata, sealMetadata } from './encrypting-store.js';
+import { bankTextForm, isConfigText, openMetadata, sealMetadata } from './encrypting-store.js';
 
-/** Rows per transaction: small enough that writers of the bank wait only briefly for the lock. */
-const BATCH = 200;
+/**
+ * Rows per transaction: small enough that writers of the bank wait only briefly for the lock,
+ * and that one batch holds the embedded engine (and the event loop with it) only briefly.
+ */
+const BATCH = 50;
 /** Conversion rounds before giving up (the setting kept flipping); the worker retries later. */
 const MAX_ROUNDS = 20;
 
 const contentHash = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 32);
+
+const parseVector = (text: string) => Float32Array.from(JSON.parse(text) as number[]);
+const vectorText = (v: Float32Array) => `[${Array.from(v).join(',')}]`;
+
+/** The memory's vector in the wanted form: sealed (the plain column emptied) or plain. */
+function convertVector(
+  codec: BankCodec,
+  r: StoredMemoryFields,
+  toEncrypted: boolean,
+): Pick<ConvertedMemory, 'embedding' | 'embedding_sealed'> {
+  if (toEncrypted) {
+    return {
+      embedding: null,
+      embedding_sealed:
+        r.embedding_sealed ?? (r.embedding ? codec.sealVector(r.id, parseVector(r.embedding)) : null),
+    };
+  }
+  return {
+    embedding:
+      r.embedding ?? (r.embedding_sealed ? vectorText(codec.openVector(r.id, r.embedding_sealed)) : null),
+    embedding_sealed: null,
+  };
+}
+
+/**
+ * One memory to the wanted form: text, terms and hashes when the row is in the other form,
+ * and its vector. A row whose text is in the wanted form already (an encrypted bank from before
+ * vectors were sealed) has only its vector converted.
+ */
+export function convertMemory(
+  codec: BankCodec,
+  r: StoredMemoryFields,
+  toEncrypted: boolean,
+): ConvertedMemory {
+  if (r.encrypted === toEncrypted) {
+    return {
+      id: r.id,
+      text: r.text,
+      context: r.context,
+      metadata: r.metadata,
+      content_hash: r.content_hash,
+      terms: r.terms,
+      encrypted: r.encrypted,
+      ...convertVector(codec, r, toEncrypted),
+    };
+  }
+  const m = toEncrypted ? encryptMemory(codec, r) : decryptMemory(codec, r);
+  return { ...m, ...convertVector(codec, r, toEncrypted) };
+}
 
 /**
  * One memory (a row in plain form: its terms and content hash are plaintext) to its encrypted
@@ -41,6 +93,7 @@ export function encryptMemory(codec: BankCodec, r: StoredMemoryFields): Converte
     ),
     content_hash: codec.contentHash(r.content_hash),
     terms: r.terms.map((t) => ({ term: codec.term(t.term), tf: t.tf })),
+    ...convertVector(codec, r, true),
     encrypted: true,
   };
 }
@@ -72,6 +125,7 @@ export function decryptMemory(codec: BankCodec, r: StoredMemoryFields): Converte
     metadata: storePlainMetadata(opened.m),
     content_hash: contentHash(text),
     terms,
+    ...convertVector(codec, r, false),
     encrypted: false,
   };
 }
@@ -122,7 +176,7 @@ function convertPayload(codec: BankCodec, payload: unknown, toEncrypted: boolean
 }
 
 /**
- * The `reencrypt` operation: moves a bank's memories (with their keyword terms), entities,
+ * The `reencrypt` operation: moves a bank's memories (with their keyword terms and vectors), entities,
  * queued payloads and directives to the form its config wants, a batch per transaction under the bank lock.
  * Every row is in exactly one form at any time (a per-row flag says which) and readers open
  * both, so nothing is lost or exposed mid-way; writers meanwhile write the new form. It ends
@@ -130,7 +184,11 @@ function convertPayload(codec: BankCodec, payload: unknown, toEncrypted: boolean
  */
 export const runReencryptOperation: OperationRunner = async (s, op) => {
   const { projectId, bankId } = op;
-  for (let round = 0; round < MAX_ROUNDS; round++) {
+  // A slice converts batches for about SLICE_MS, then the operation goes back to the queue; the
+  // rows' own flags say what is left, so the progress is only the round count.
+  const deadline = sliceDeadline();
+  const start = (op.progress as { round?: number } | null)?.round ?? 0;
+  for (let round = start; round < MAX_ROUNDS; round++) {
     const st = await s.store.bankEncryption(projectId, bankId);
     if (!st) return {};
     const toEncrypted = st.target === 'managed';
@@ -146,33 +204,63 @@ export const runReencryptOperation: OperationRunner = async (s, op) => {
       key = await s.store.createBankKey(projectId, bankId, s.keyring.create(projectId, bankId), true);
     }
     const codec = s.keyring.codec(projectId, bankId, key);
+    /** Runs batches until none is left (true) or the slice is over (false). */
     const step = async (run: () => Promise<number>) => {
       for (;;) {
         op.signal.throwIfAborted();
-        if ((await run()) === 0) return;
+        if ((await run()) === 0) return true;
+        if (deadline.over()) return false;
       }
     };
-    await step(() =>
-      s.store.convertMemories(projectId, bankId, toEncrypted, BATCH, (rows) =>
-        rows.map((r) => (toEncrypted ? encryptMemory(codec, r) : decryptMemory(codec, r))),
-      ),
-    );
-    await step(() =>
-      s.store.convertEntities(projectId, bankId, toEncrypted, BATCH, (rows) =>
-        rows.map((e) => (toEncrypted ? encryptEntity(codec, e) : decryptEntity(codec, e))),
-      ),
-    );
-    await step(() =>
-      s.store.convertPayloads(projectId, bankId, toEncrypted, BATCH, (p) =>
-        convertPayload(codec, p, toEncrypted),
-      ),
-    );
+    const more = { more: { round } };
+    if (
+      !(await step(() =>
+        s.store.convertMemories(projectId, bankId, toEncrypted, BATCH, (rows) =>
+          rows.map((r) => convertMemory(codec, r, toEncrypted)),
+        ),
+      ))
+    )
+      return more;
+    if (
+      !(await step(() =>
+        s.store.convertEntities(projectId, bankId, toEncrypted, BATCH, (rows) =>
+          rows.map((e) => (toEncrypted ? encryptEntity(codec, e) : decryptEntity(codec, e))),
+        ),
+      ))
+    )
+      return more;
+    if (
+      !(await step(() =>
+        s.store.convertPayloads(projectId, bankId, toEncrypted, BATCH, (p) =>
+          convertPayload(codec, p, toEncrypted),
+        ),
+      ))
+    )
+      return more;
     await s.store.convertDirectives(projectId, bankId, toEncrypted, (d) => {
       const name = codec.open(d.name, 'directive');
       const text = codec.open(d.text, 'directive');
       return toEncrypted
         ? { name: codec.seal(name, 'directive'), text: codec.seal(text, 'directive') }
         : { name: storePlain(name), text: storePlain(text) };
+    });
+    await step(() =>
+      s.store.convertDocuments(projectId, bankId, toEncrypted, BATCH, (h) => {
+        const plain = codec.open(h, 'document');
+        return toEncrypted ? codec.seal(plain, 'document') : plain;
+      }),
+    );
+    await s.store.convertBankText(projectId, bankId, toEncrypted, (b) => {
+      const opened = {
+        name: b.name === null ? null : codec.open(b.name, 'bank'),
+        mission: b.mission === null ? null : codec.open(b.mission, 'bank'),
+        config: Object.fromEntries(
+          Object.entries(b.config).flatMap(([k, v]) =>
+            isConfigText(k, v) ? [[k, codec.open(v, 'bank')]] : [],
+          ),
+        ),
+      };
+      return bankTextForm(toEncrypted ? codec : null, opened) as typeof opened;
     });
     if (await s.store.finishConversion(projectId, bankId)) return {};
   }

@@ -1,8 +1,15 @@
 import { bankForWrite } from '../banks.js';
+import { awaitBudget } from '../budgets.js';
 import { enqueueOperation, type OperationRunner } from '../operations.js';
 import { chargeRetain } from '../quotas.js';
 import type { Services } from '../services.js';
-import { checkRetainRequest, type RetainItem, type RetainRequest, retain } from './retain.js';
+import {
+  checkRetainRequest,
+  type RetainItem,
+  type RetainRequest,
+  retain,
+  unchangedDocuments,
+} from './retain.js';
 
 export interface AsyncRetainResult {
   success: true;
@@ -33,7 +40,7 @@ export async function retainAsync(
 ): Promise<AsyncRetainResult> {
   checkRetainRequest(req);
   // Quotas are charged when the items are queued, before anything is written (the run is not charged again).
-  const refund = await chargeRetain(s, projectId, req.items.length);
+  const refund = await chargeRetain(s, projectId, req.items);
   return queueRetain(s, projectId, bankId, req, opts).catch(async (err: unknown) => {
     await refund();
     throw err;
@@ -67,21 +74,61 @@ async function queueRetain(
   };
 }
 
+/** What one slice of a queued Retain may take on: items, entities named, characters. */
+const SLICE_ITEMS = 25;
+const SLICE_ENTITIES = 500;
+const SLICE_CHARS = 100_000;
+
+/** Where a queued Retain got to: the next item, memories made so far, unchanged documents. */
+interface RetainProgress {
+  next: number;
+  memories: number;
+  unchanged: string[];
+}
+
+/** The end of the slice that starts at item `start`: at least one item, then within every bound. */
+export function sliceEnd(items: RetainPayload['items'], start: number): number {
+  let end = start;
+  let entities = 0;
+  let chars = 0;
+  while (end < items.length && end - start < SLICE_ITEMS) {
+    const it = items[end]!;
+    entities += it.entities?.length ?? 0;
+    chars += it.content.length + (it.context?.length ?? 0);
+    if (end > start && (entities > SLICE_ENTITIES || chars > SLICE_CHARS)) break;
+    end++;
+  }
+  return end;
+}
+
 /**
- * Runs a queued Retain. Memory ids derive from the operation id, so a run repeated after a crash
- * (the first one committed, the process died before marking it done) stores nothing twice.
+ * Runs a queued Retain a slice at a time (see `sliceEnd`), each slice in its own transaction,
+ * so a big batch does not hold the worker, the bank or the embedded engine for its whole length.
+ * Memory ids derive from the operation id, so a slice repeated after a crash (it committed,
+ * the process died before recording its progress) stores nothing twice.
  */
 export const runRetainOperation: OperationRunner = async (s, op) => {
   const p = op.payload as RetainPayload;
-  const result = await retain(
-    s,
-    op.projectId,
-    op.bankId,
-    {
-      document_id: p.document_id,
-      items: p.items.map((it) => ({ ...it, timestamp: it.timestamp ? new Date(it.timestamp) : undefined })),
-    },
-    { idSeed: op.id, signal: op.signal },
-  );
-  return { memories_created: result.memories_created };
+  // A project whose model or entity budget is spent: the Retain waits for the window to reset.
+  await awaitBudget(s, op.projectId);
+  const req = {
+    document_id: p.document_id,
+    items: p.items.map((it) => ({ ...it, timestamp: it.timestamp ? new Date(it.timestamp) : undefined })),
+  };
+  const at = (op.progress as RetainProgress | null) ?? {
+    next: 0,
+    memories: 0,
+    unchanged: await unchangedDocuments(s, op.projectId, op.bankId, req),
+  };
+  const end = sliceEnd(p.items, at.next);
+  const result = await retain(s, op.projectId, op.bankId, req, {
+    idSeed: op.id,
+    signal: op.signal,
+    slice: { start: at.next, end, firstMemory: at.memories, unchanged: at.unchanged },
+  });
+  const more: RetainProgress | undefined =
+    end < p.items.length
+      ? { next: end, memories: at.memories + result.memory_ids.length, unchanged: at.unchanged }
+      : undefined;
+  return { memories_created: result.memories_created, ...(more ? { more } : {}) };
 };

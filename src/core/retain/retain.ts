@@ -3,6 +3,7 @@ import type { FactType } from '../../text/fact-type.js';
 import { termFrequencies } from '../../text/terms.js';
 import { effectiveConfig } from '../bank-config.js';
 import { bankForWrite } from '../banks.js';
+import { chargeCost, withMeteredModel } from '../budgets.js';
 import { scheduleConsolidation } from '../consolidate/schedule.js';
 import { EXACT_SEARCH_LIMIT, scheduleBankIndex } from '../recall/bank-index.js';
 import { scheduleReembed, staleVectors } from '../reembed.js';
@@ -26,6 +27,18 @@ export interface RetainItem {
   metadata?: Record<string, unknown>;
   document_id?: string;
   update_mode?: 'replace' | 'append';
+}
+
+/**
+ * One slice of a big queued Retain: items [start, end) of the request, stored in their own
+ * transaction. `firstMemory` is how many memories the earlier slices made (memory ids go on
+ * from there); `unchanged` is the documents the first slice found unchanged.
+ */
+export interface RetainSlice {
+  start: number;
+  end: number;
+  firstMemory: number;
+  unchanged: string[];
 }
 
 export interface RetainRequest {
@@ -77,12 +90,12 @@ export async function retain(
   projectId: string,
   bankId: string,
   req: RetainRequest,
-  opts: { idSeed?: string; signal?: AbortSignal } = {},
+  opts: { idSeed?: string; signal?: AbortSignal; slice?: RetainSlice } = {},
 ): Promise<RetainResult> {
   checkRetainRequest(req);
   // Quotas (items per day, stored memories) are charged before anything is written; an
   // operation's run (idSeed) was charged when it was queued.
-  const refund = opts.idSeed ? null : await chargeRetain(s, projectId, req.items.length);
+  const refund = opts.idSeed ? null : await chargeRetain(s, projectId, req.items);
   return retainCharged(s, projectId, bankId, req, opts).catch(async (err: unknown) => {
     await refund?.();
     throw err;
@@ -94,8 +107,9 @@ async function retainCharged(
   projectId: string,
   bankId: string,
   req: RetainRequest,
-  opts: { idSeed?: string; signal?: AbortSignal },
+  opts: { idSeed?: string; signal?: AbortSignal; slice?: RetainSlice },
 ): Promise<RetainResult> {
+  const slice = opts.slice;
   const bank = await bankForWrite(s, projectId, bankId, { space: req.space });
   // New memories get the server's vectors; the re-embed brings the older ones over.
   if (staleVectors(s, bank)) await scheduleReembed(s, projectId, bankId);
@@ -112,26 +126,40 @@ async function retainCharged(
       replacing.set(doc, [...(replacing.get(doc) ?? []), item]);
   }
   const hashes = new Map([...replacing].map(([doc, items]) => [doc, documentHash(items)]));
-  const stored = await s.store.documentHashes(projectId, bankId, [...hashes.keys()]);
-  const unchanged = new Set([...hashes].filter(([doc, h]) => stored.get(doc) === h).map(([doc]) => doc));
+  const unchanged = new Set(slice ? slice.unchanged : await unchangedOf(s, projectId, bankId, hashes));
+  // A document whose items span slices is replaced by the slice with its first item; the
+  // slices after it add to it, and the one with its last item records its hash.
+  const first = new Map<string, number>();
+  const last = new Map<string, number>();
+  req.items.forEach((item, i) => {
+    const doc = docOf(item);
+    if (doc === null || !replacing.has(doc)) return;
+    if (!first.has(doc)) first.set(doc, i);
+    last.set(doc, i);
+  });
+  const inSlice = (i: number) => !slice || (i >= slice.start && i < slice.end);
 
+  // A queued Retain (idSeed) was admitted by awaitBudget: what it incurs is counted regardless.
+  const mode = opts.idSeed ? 'job' : 'request';
+  const metered = withMeteredModel(s, projectId, mode);
   const memories: NewMemory[] = [];
   /** Memories whose item asked for entity resolution (the default). */
   const resolvable: NewMemory[] = [];
   const usage = { input: 0, output: 0 };
   let extraction: RetainResult['extraction'] = 'chunks';
   for (const [i, item] of req.items.entries()) {
+    if (!inSlice(i)) continue;
     const doc = docOf(item);
     if (doc !== null && unchanged.has(doc)) continue;
     const mentioned = item.timestamp ?? now;
-    const out = await extractItem(s, { ...item, mentioned }, cfg, opts.signal);
+    const out = await extractItem(metered, { ...item, mentioned }, cfg, opts.signal);
     extraction = out.extraction;
     usage.input += out.usage.input;
     usage.output += out.usage.output;
     for (const [k, fact] of out.facts.entries()) {
       const indexed = item.context ? `${fact.text}\n${item.context}` : fact.text;
       const memory: NewMemory = {
-        id: opts.idSeed ? seededId(opts.idSeed, memories.length) : randomUUID(),
+        id: opts.idSeed ? seededId(opts.idSeed, (slice?.firstMemory ?? 0) + memories.length) : randomUUID(),
         type: fact.type,
         text: fact.text,
         context: item.context ?? null,
@@ -151,6 +179,12 @@ async function retainCharged(
       if (item.resolve_entities !== false) resolvable.push(memory);
     }
   }
+  // Extracted entities are known now: charged before they are resolved and stored, beyond those
+  // the items gave (charged with the request, see chargeRetain).
+  let entities = 0;
+  for (const m of memories) entities += m.entities.length;
+  for (const [i, item] of req.items.entries()) if (inSlice(i)) entities -= item.entities?.length ?? 0;
+  if (entities > 0) await chargeCost(s, projectId, { entities }, mode === 'job' ? 'force' : 'check');
   await addNeighbourContext(s, projectId, bankId, memories);
 
   const resolved = await resolveEntityNames(
@@ -171,7 +205,12 @@ async function retainCharged(
   });
   if (bank.embedder === null && memories.length)
     await s.store.updateBank(projectId, bankId, { embedderIfUnset: s.embedder.id });
-  const changed = [...replacing.keys()].filter((d) => !unchanged.has(d));
+  const changed = [...replacing.keys()].filter((d) => !unchanged.has(d) && inSlice(first.get(d)!));
+  /** Changed documents this slice adds to, and of those the ones it completes. */
+  const touched = [...replacing.keys()].filter(
+    (d) => !unchanged.has(d) && !changed.includes(d) && memories.some((m) => m.document_id === d),
+  );
+  const complete = (d: string) => inSlice(last.get(d)!);
   // An appended document's content is no longer what any hash describes: '' never matches.
   const appended = [...new Set(memories.map((m) => m.document_id))].filter(
     (d): d is string => d !== null && !replacing.has(d),
@@ -179,7 +218,7 @@ async function retainCharged(
   const created = await s.store.insertMemories(projectId, bankId, memories, {
     replaceDocuments: changed,
     documents: [
-      ...changed.map((id) => ({ id, contentHash: hashes.get(id)! })),
+      ...[...changed, ...touched].map((id) => ({ id, contentHash: complete(id) ? hashes.get(id)! : '' })),
       ...appended.map((id) => ({ id, contentHash: '' })),
     ],
   });
@@ -199,6 +238,38 @@ async function retainCharged(
     memory_ids: memories.map((m) => m.id),
     extraction,
   };
+}
+
+/** The documents whose stored content hash says they arrive unchanged. */
+async function unchangedOf(
+  s: Services,
+  projectId: string,
+  bankId: string,
+  hashes: Map<string, string>,
+): Promise<string[]> {
+  const stored = await s.store.documentHashes(projectId, bankId, [...hashes.keys()]);
+  return [...hashes].filter(([doc, h]) => stored.get(doc) === h).map(([doc]) => doc);
+}
+
+/** The documents of a request that a Retain would leave as they are (unchanged content hash). */
+export async function unchangedDocuments(
+  s: Services,
+  projectId: string,
+  bankId: string,
+  req: RetainRequest,
+): Promise<string[]> {
+  const replacing = new Map<string, RetainItem[]>();
+  for (const item of req.items) {
+    const doc = item.document_id ?? req.document_id ?? null;
+    if (doc !== null && (item.update_mode ?? 'replace') === 'replace')
+      replacing.set(doc, [...(replacing.get(doc) ?? []), item]);
+  }
+  return unchangedOf(
+    s,
+    projectId,
+    bankId,
+    new Map([...replacing].map(([d, items]) => [d, documentHash(items)])),
+  );
 }
 
 /** Hash of everything that decides what a document's items store. */

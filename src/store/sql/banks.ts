@@ -219,6 +219,8 @@ export function bankQueries(db: Db): BankStore {
           bankId,
         ]);
         await tx.query('DELETE FROM banks WHERE project_id = $1 AND id = $2', [projectId, bankId]);
+        // Kept Idempotency-Key answers about the bank go with it (they may hold its text).
+        await tx.query('DELETE FROM idempotency WHERE project_id = $1 AND bank_id = $2', [projectId, bankId]);
         return n[0]!.n;
       });
     },

@@ -23,6 +23,9 @@ type ObservationStore = Pick<
  */
 const CONSOLIDATED = `EXISTS (SELECT 1 FROM observations o WHERE o.project_id = m.project_id AND o.bank_id = m.bank_id AND o.id = m.id)`;
 
+/** Observations checked per pruneObservations call. */
+const PRUNE_PAGE = 500;
+
 const parseVector = (text: string) => Float32Array.from(JSON.parse(text) as number[]);
 
 /** Counts of an observation's links by relation, over alias `m` (the observation memory). */
@@ -230,15 +233,27 @@ export function observationQueries(db: Db): ObservationStore {
       });
     },
 
-    async pruneObservations(projectId, bankId) {
+    async pruneObservations(projectId, bankId, page = { after: '', limit: PRUNE_PAGE }) {
       return db.transaction(async (tx) => {
         await lockBank(tx, projectId, bankId);
+        // One page of observations (by id) per call: a bank's whole set at once held the bank
+        // lock, and on the embedded engine the event loop, for as long as it took.
+        const ids = (
+          await tx.query<{ id: string }>(
+            `SELECT id::text AS id FROM observations WHERE project_id = $1 AND bank_id = $2
+               AND id > coalesce(nullif($3, '')::uuid, '00000000-0000-0000-0000-000000000000')
+             ORDER BY id LIMIT $4`,
+            [projectId, bankId, page.after, page.limit],
+          )
+        ).map((r) => r.id);
+        const next = ids.length === page.limit ? ids.at(-1)! : null;
+        if (ids.length === 0) return { pruned: 0, next };
         const orphans = await tx.query<{ id: string }>(
           `SELECT o.id::text AS id FROM observations o
-           WHERE o.project_id = $1 AND o.bank_id = $2 AND NOT EXISTS (
+           WHERE o.project_id = $1 AND o.bank_id = $2 AND o.id = ANY($3::uuid[]) AND NOT EXISTS (
              SELECT 1 FROM observation_sources s WHERE s.project_id = o.project_id AND s.bank_id = o.bank_id
                AND s.observation_id = o.id AND s.relation = 'supports')`,
-          [projectId, bankId],
+          [projectId, bankId, ids],
         );
         const pruned = orphans.length
           ? await deleteMemoriesIn(tx, projectId, bankId, { ids: orphans.map((o) => o.id) })
@@ -247,10 +262,10 @@ export function observationQueries(db: Db): ObservationStore {
         const stale = await tx.query<{ id: string }>(
           `SELECT m.id::text AS id FROM observations o
            JOIN memories m ON m.project_id = o.project_id AND m.bank_id = o.bank_id AND m.id = o.id
-           WHERE o.project_id = $1 AND o.bank_id = $2 AND (
+           WHERE o.project_id = $1 AND o.bank_id = $2 AND o.id = ANY($3::uuid[]) AND (
              (m.metadata->>'proof_count')::int IS DISTINCT FROM ${linkCount('supports')}
              OR jsonb_array_length(coalesce(m.metadata->'contradicting_memory_ids', '[]')) IS DISTINCT FROM ${linkCount('contradicts')})`,
-          [projectId, bankId],
+          [projectId, bankId, ids],
         );
         if (stale.length)
           await refreshMetadata(
@@ -259,7 +274,7 @@ export function observationQueries(db: Db): ObservationStore {
             bankId,
             stale.map((r) => r.id),
           );
-        return pruned;
+        return { pruned, next };
       });
     },
   };

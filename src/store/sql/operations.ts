@@ -11,6 +11,7 @@ type OperationStore = Pick<
   | 'listOperations'
   | 'cancelOperation'
   | 'claimOperation'
+  | 'yieldOperation'
   | 'renewOperation'
   | 'finishOperation'
   | 'retryOperation'
@@ -18,6 +19,7 @@ type OperationStore = Pick<
   | 'claimIdempotencyKey'
   | 'saveIdempotentResponse'
   | 'releaseIdempotencyKey'
+  | 'deleteIdempotentResponses'
 >;
 
 const OP_COLUMNS = `id::text AS id, project_id, bank_id, kind, status, items_count, memories_created, error, attempts,
@@ -40,8 +42,79 @@ function decodeOperationCursor(cursor: string | undefined): { at: number; id: st
   return time && Number.isSafeInteger(at) && at >= 0 && isUuid(id) ? { at, id } : null;
 }
 
+const RUNNABLE = `((o.status = 'pending' AND o.run_after <= now()) OR (o.status = 'processing' AND o.locked_until < now()))`;
+
+/** Banks tried per claim before falling back to any runnable operation. */
+const CANDIDATES = 16;
+
+/**
+ * The banks with runnable work, the longest-waiting project first and within it the
+ * longest-waiting bank. The banks with any queued work are found by skipping through the
+ * operations_fair index (one probe per bank, however long a bank's backlog), not by reading
+ * every queued operation.
+ */
+const CANDIDATE_BANKS = `
+  WITH RECURSIVE w(project_id, bank_id) AS (
+    (SELECT project_id, bank_id FROM operations WHERE status IN ('pending', 'processing')
+     ORDER BY project_id, bank_id LIMIT 1)
+    UNION ALL
+    SELECT n.project_id, n.bank_id FROM w CROSS JOIN LATERAL (
+      SELECT o.project_id, o.bank_id FROM operations o
+      WHERE o.status IN ('pending', 'processing') AND (o.project_id, o.bank_id) > (w.project_id, w.bank_id)
+      ORDER BY o.project_id, o.bank_id LIMIT 1) n)
+  SELECT w.project_id, w.bank_id FROM w
+  LEFT JOIN operation_turns pt ON pt.project_id = w.project_id AND pt.bank_id = ''
+  LEFT JOIN operation_turns bt ON bt.project_id = w.project_id AND bt.bank_id = w.bank_id
+  WHERE EXISTS (SELECT 1 FROM operations o WHERE o.project_id = w.project_id AND o.bank_id = w.bank_id
+    AND o.status IN ('pending', 'processing') AND ${RUNNABLE})
+  ORDER BY pt.claimed_at NULLS FIRST, bt.claimed_at NULLS FIRST, w.project_id, w.bank_id
+  LIMIT $1`;
+
+/**
+ * Claims the next runnable operation of one bank (any bank with `bank` null) and records the
+ * turn of its project and bank, in one statement.
+ * The candidate is a materialized CTE, picked once: as a subquery joined to the UPDATE the
+ * planner may rescan it per row, and each rescan skips the row just claimed and claims the next
+ * one too, which then sits in 'processing' with nobody running it.
+ */
+async function claimIn(
+  db: Db,
+  workerId: string,
+  leaseMs: number,
+  bank: { project_id: string; bank_id: string } | null,
+): Promise<{ operation: Operation; projectId: string; payload: unknown; progress: unknown } | null> {
+  const rows = await db.query<OpRow & { payload: unknown; progress: unknown }>(
+    `WITH c AS MATERIALIZED (
+       SELECT o.project_id, o.bank_id, o.id FROM operations o
+       WHERE o.status IN ('pending', 'processing') AND ${RUNNABLE}
+         ${bank ? 'AND o.project_id = $3 AND o.bank_id = $4' : ''}
+       ORDER BY o.run_after, o.created_at LIMIT 1 FOR UPDATE SKIP LOCKED),
+     u AS (
+       UPDATE operations o SET status = 'processing', attempts = o.attempts + 1, locked_by = $1,
+         locked_until = now() + ($2::int * interval '1 millisecond'), updated_at = now()
+       FROM c
+       WHERE o.project_id = c.project_id AND o.bank_id = c.bank_id AND o.id = c.id
+       RETURNING o.id::text AS id, o.project_id, o.bank_id, o.kind, o.status, o.items_count, o.memories_created,
+         o.error, o.attempts, o.created_at, o.updated_at, o.payload, o.progress, 0 AS seq),
+     t AS (
+       INSERT INTO operation_turns (project_id, bank_id, claimed_at)
+       SELECT u.project_id, x.bank_id, clock_timestamp() FROM u CROSS JOIN LATERAL (VALUES (''), (u.bank_id)) x(bank_id)
+       ON CONFLICT (project_id, bank_id) DO UPDATE SET claimed_at = excluded.claimed_at)
+     SELECT * FROM u`,
+    bank ? [workerId, leaseMs, bank.project_id, bank.bank_id] : [workerId, leaseMs],
+  );
+  const r = rows[0];
+  if (!r) return null;
+  const { payload, progress, ...op } = r;
+  return { operation: view(op), projectId: r.project_id, payload, progress };
+}
+
+/** How often a process sweeps idempotency keys older than a day. */
+const IDEMPOTENCY_SWEEP_MS = 60_000;
+
 /** Durable operations (claimed with FOR UPDATE SKIP LOCKED) and idempotency keys. */
 export function operationQueries(db: Db): OperationStore {
+  let lastSweep = 0;
   return {
     async insertOperation(o) {
       if (o.onceAmong) {
@@ -125,28 +198,27 @@ export function operationQueries(db: Db): OperationStore {
       return rows[0] ? view(rows[0]) : null;
     },
     async claimOperation(workerId, leaseMs) {
-      // Pending work whose time has come, or work whose worker's lease ran out (it died).
-      // The candidate is a materialized CTE, picked once: as a subquery joined to the UPDATE the
-      // planner may rescan it per row, and each rescan skips the row just claimed and claims
-      // the next one too, which then sits in 'processing' with nobody running it.
-      const rows = await db.query<OpRow & { payload: unknown }>(
-        `WITH c AS MATERIALIZED (
-           SELECT project_id, bank_id, id FROM operations
-           WHERE (status = 'pending' AND run_after <= now())
-              OR (status = 'processing' AND locked_until < now())
-           ORDER BY run_after, created_at LIMIT 1 FOR UPDATE SKIP LOCKED)
-         UPDATE operations o SET status = 'processing', attempts = o.attempts + 1, locked_by = $1,
-           locked_until = now() + ($2::int * interval '1 millisecond'), updated_at = now()
-         FROM c
-         WHERE o.project_id = c.project_id AND o.bank_id = c.bank_id AND o.id = c.id
-         RETURNING o.id::text AS id, o.project_id, o.bank_id, o.kind, o.status, o.items_count, o.memories_created,
-           o.error, o.attempts, o.created_at, o.updated_at, o.payload, 0 AS seq`,
-        [workerId, leaseMs],
+      // Fair across tenants: the banks that have work, ordered by when their project and then
+      // the bank itself last had an operation claimed (never first), are tried in turn; within a
+      // bank operations run in order. A bank whose next operation another process just took
+      // (SKIP LOCKED) is passed over for the next one. Should every candidate be taken, any
+      // runnable operation is claimed, as before.
+      const banks = await db.query<{ project_id: string; bank_id: string }>(CANDIDATE_BANKS, [CANDIDATES]);
+      for (const b of banks) {
+        const claimed = await claimIn(db, workerId, leaseMs, b);
+        if (claimed) return claimed;
+      }
+      return banks.length === CANDIDATES ? claimIn(db, workerId, leaseMs, null) : null;
+    },
+    async yieldOperation(projectId, bankId, id, workerId, progress, memoriesCreated) {
+      // Still 'processing' (it is under way) but with its lease run out, so that the next claim,
+      // by any process, picks it up again when its bank's turn comes.
+      await db.query(
+        `UPDATE operations SET progress = $5::jsonb, memories_created = memories_created + $6, attempts = 0,
+           locked_by = NULL, locked_until = '-infinity', updated_at = now()
+         WHERE project_id = $1 AND bank_id = $2 AND id = $3 AND locked_by = $4`,
+        [projectId, bankId, id, workerId, JSON.stringify(progress), memoriesCreated],
       );
-      const r = rows[0];
-      if (!r) return null;
-      const { payload, ...op } = r;
-      return { operation: view(op), projectId: r.project_id, payload };
     },
     async renewOperation(projectId, bankId, id, workerId, leaseMs) {
       const rows = await db.query(
@@ -158,7 +230,8 @@ export function operationQueries(db: Db): OperationStore {
     },
     async finishOperation(projectId, bankId, id, workerId, outcome) {
       await db.query(
-        `UPDATE operations SET status = $5, memories_created = $6, error = $7, locked_by = NULL, locked_until = NULL,
+        `UPDATE operations SET status = $5, memories_created = memories_created + $6, error = $7, locked_by = NULL,
+           locked_until = NULL,
            updated_at = now()
          WHERE project_id = $1 AND bank_id = $2 AND id = $3 AND locked_by = $4`,
         [
@@ -186,45 +259,80 @@ export function operationQueries(db: Db): OperationStore {
       );
       return rows[0]!.n;
     },
-    async claimIdempotencyKey(projectId, key, requestHash, staleMs) {
-      // Keys live a day; old ones are swept opportunistically by whoever claims a new one.
-      await db.query(`DELETE FROM idempotency WHERE created_at < now() - interval '24 hours'`);
+    async claimIdempotencyKey({ projectId, caller, key }, requestHash, staleMs) {
+      // Keys live a day: an older row is taken over by the claim; the rest are swept at most once
+      // a minute per process (one statement less on each write).
+      if (Date.now() - lastSweep > IDEMPOTENCY_SWEEP_MS) {
+        lastSweep = Date.now();
+        await db.query(`DELETE FROM idempotency WHERE created_at < now() - interval '24 hours'`);
+      }
       const inserted = await db.query(
-        `INSERT INTO idempotency (project_id, key, request_hash) VALUES ($1, $2, $3)
-         ON CONFLICT (project_id, key) DO NOTHING RETURNING key`,
-        [projectId, key, requestHash],
+        `INSERT INTO idempotency (project_id, caller, key, request_hash) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (project_id, caller, key) DO UPDATE SET request_hash = excluded.request_hash,
+           status = 0, response = NULL, withheld = false, encrypted = false, bank_id = NULL, created_at = now()
+         WHERE idempotency.created_at < now() - interval '24 hours'
+         RETURNING key`,
+        [projectId, caller, key, requestHash],
       );
       if (inserted.length) return { state: 'new' };
       // A claim left in progress longer than any request runs belongs to a process that died
       // mid-request (nothing of it was acknowledged): the retry takes it over.
       const taken = await db.query(
         `UPDATE idempotency SET created_at = now()
-         WHERE project_id = $1 AND key = $2 AND request_hash = $3 AND status = 0
-           AND created_at < now() - ($4::int * interval '1 millisecond') RETURNING key`,
-        [projectId, key, requestHash, staleMs],
+         WHERE project_id = $1 AND caller = $2 AND key = $3 AND request_hash = $4 AND status = 0
+           AND created_at < now() - ($5::int * interval '1 millisecond') RETURNING key`,
+        [projectId, caller, key, requestHash, staleMs],
       );
       if (taken.length) return { state: 'new' };
-      const rows = await db.query<{ request_hash: string; status: number; response: unknown }>(
-        'SELECT request_hash, status, response FROM idempotency WHERE project_id = $1 AND key = $2',
-        [projectId, key],
+      const rows = await db.query<{
+        request_hash: string;
+        status: number;
+        response: unknown;
+        withheld: boolean;
+        bank_id: string | null;
+        encrypted: boolean;
+      }>(
+        `SELECT request_hash, status, response, withheld, bank_id, encrypted FROM idempotency
+         WHERE project_id = $1 AND caller = $2 AND key = $3`,
+        [projectId, caller, key],
       );
       const r = rows[0];
       if (!r) return { state: 'new' };
       if (r.request_hash !== requestHash) return { state: 'mismatch' };
       if (r.status === 0) return { state: 'in_progress' };
-      return { state: 'done', status: r.status, response: r.response };
+      return {
+        state: 'done',
+        status: r.status,
+        response: r.response,
+        withheld: r.withheld,
+        bankId: r.bank_id,
+        encrypted: r.encrypted,
+      };
     },
-    async saveIdempotentResponse(projectId, key, status, response) {
+    async saveIdempotentResponse({ projectId, caller, key }, reply) {
       await db.query(
-        'UPDATE idempotency SET status = $3, response = $4::jsonb WHERE project_id = $1 AND key = $2',
-        [projectId, key, status, JSON.stringify(response)],
+        `UPDATE idempotency SET status = $4, response = $5::jsonb, withheld = $6, bank_id = $7, encrypted = $8
+         WHERE project_id = $1 AND caller = $2 AND key = $3 AND status = 0`,
+        [
+          projectId,
+          caller,
+          key,
+          reply.status,
+          JSON.stringify(reply.response),
+          reply.withheld,
+          reply.bankId,
+          reply.encrypted ?? false,
+        ],
       );
     },
-    async releaseIdempotencyKey(projectId, key) {
-      await db.query('DELETE FROM idempotency WHERE project_id = $1 AND key = $2 AND status = 0', [
-        projectId,
-        key,
-      ]);
+    async releaseIdempotencyKey({ projectId, caller, key }) {
+      await db.query(
+        'DELETE FROM idempotency WHERE project_id = $1 AND caller = $2 AND key = $3 AND status = 0',
+        [projectId, caller, key],
+      );
+    },
+    async deleteIdempotentResponses(projectId, bankId) {
+      await db.query('DELETE FROM idempotency WHERE project_id = $1 AND bank_id = $2', [projectId, bankId]);
     },
   };
 }

@@ -1,0 +1,217 @@
+/**
+ * Tenant isolation: tenant A sends a heavy Retain (ITEMS items × ENTITIES new entities each) on
+ * the request path, then the same again as an async Retain, and the consolidation both trigger
+ * runs behind them; meanwhile tenant B probes `/health` and its own Recall over HTTP, and sends
+ * a small async Retain of its own. Prints B's worst and p99 latency, how long B's async Retain
+ * took to complete (and whether A's backlog was still there when it did), and the event loop's
+ * worst delay (perf_hooks monitorEventLoopDelay) in this process, which runs the server, its
+ * worker and the embedded engine.
+ * Engines: PGlite in memory, and PostgreSQL when MNEMO_TEST_DATABASE_URL is set.
+ * Run: `npx tsx bench/isolation.ts [--items 200] [--entities 100] [--seconds 120]`.
+ */
+import { serve } from '@hono/node-server';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { pathToFileURL } from 'node:url';
+import { testApp } from '../test/helpers/app.js';
+import { ENGINES, type EngineName } from '../test/helpers/engines.js';
+
+export interface IsolationOptions {
+  engines?: EngineName[];
+  items?: number;
+  entities?: number;
+  /** Cap on the whole scenario per engine; whatever is unfinished then is reported as such. */
+  seconds?: number;
+  log?: (line: string) => void;
+}
+
+export interface IsolationRow {
+  engine: EngineName;
+  workload: string;
+  bProbes: number;
+  bWorstMs: number;
+  bP99Ms: number;
+  healthWorstMs: number;
+  recallWorstMs: number;
+  bAsyncRetainMs: number | string;
+  aBacklogLeftThen: string;
+  aDoneMs: number | string;
+  loopMaxMs: number;
+  loopP99Ms: number;
+}
+
+/** A heavy Retain: every item names `entities` entities never seen before. */
+export function heavyItems(items: number, entities: number, tag: string) {
+  return Array.from({ length: items }, (_, i) => ({
+    content: `Meeting note ${tag} ${i}: the team discussed the quarterly roadmap, staffing and budget in detail.`,
+    entities: Array.from({ length: entities }, (_, j) => ({
+      text: `${tag} Person ${i} ${j} Zq${(i * 7919 + j * 104729).toString(36)}`,
+      type: 'PERSON',
+    })),
+  }));
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function pct(xs: number[], p: number): number {
+  if (!xs.length) return 0;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(s.length * p))]!;
+}
+
+async function runEngine(engine: EngineName, o: Required<IsolationOptions>): Promise<IsolationRow> {
+  const t = await testApp(engine, { runWorker: true });
+  const server = serve({ fetch: t.app.fetch, port: 0, hostname: '127.0.0.1' });
+  await new Promise<void>((r) => server.once('listening', () => r()));
+  const addr = server.address();
+  const base = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+  const http = async (method: string, path: string, body?: unknown, token = 'test-admin-token') => {
+    const res = await fetch(base + path, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    if (res.status >= 400) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 300)}`);
+    return text ? JSON.parse(text) : null;
+  };
+  const keys: Record<string, string> = {};
+  for (const p of ['tenant-a', 'tenant-b']) {
+    await http('POST', '/v1/default/projects', { id: p, name: p });
+    await http('PATCH', `/v1/default/projects/${p}`, {
+      limits: { requests_per_minute: null, retained_items_per_day: null, stored_memories: null },
+    }).catch(() => undefined);
+    keys[p] = (
+      await http('POST', `/v1/default/projects/${p}/keys`, { name: 'k', scopes: ['retain', 'recall'] })
+    ).key;
+  }
+  const A = (path: string, body?: unknown, method = 'POST') =>
+    http(method, `/v1/me/banks/a${path}`, body, keys['tenant-a']);
+  const B = (path: string, body?: unknown, method = 'POST') =>
+    http(method, `/v1/me/banks/b${path}`, body, keys['tenant-b']);
+  const pending = async (token: string, bank: string) => {
+    let n = 0;
+    for (const status of ['pending', 'processing']) {
+      const r = await http(
+        'GET',
+        `/v1/me/banks/${bank}/operations?status=${status}&limit=100`,
+        undefined,
+        token,
+      ).catch(() => ({ items: [] }));
+      n += r.items.length;
+    }
+    return n;
+  };
+  await B('/memories', {
+    items: Array.from({ length: 20 }, (_, i) => ({
+      content: `Bob note ${i}: Bob likes hiking in the Alps and tea number ${i}.`,
+    })),
+  });
+  while ((await pending(keys['tenant-b']!, 'b')) > 0) await sleep(50);
+
+  const loop = monitorEventLoopDelay({ resolution: 5 });
+  const started = performance.now();
+  const deadline = started + o.seconds * 1000;
+  const health: number[] = [];
+  const recall: number[] = [];
+  let stop = false;
+  const probe = (async () => {
+    while (!stop && performance.now() < deadline) {
+      let t0 = performance.now();
+      await fetch(`${base}/health`).then((r) => r.text());
+      health.push(performance.now() - t0);
+      t0 = performance.now();
+      await B('/memories/recall', { query: 'What does Bob like?' });
+      recall.push(performance.now() - t0);
+      await sleep(50);
+    }
+  })();
+  loop.enable();
+  let aDone: number | string = 'timeout';
+  let bAsync: number | string = 'timeout';
+  let backlogThen = '?';
+  let queued = false;
+  const heavy = (async () => {
+    await sleep(200);
+    await A('/memories', { items: heavyItems(o.items, o.entities, 'sync') });
+    await A('/memories', { items: heavyItems(o.items, o.entities, 'async'), async: true });
+    queued = true;
+    while (performance.now() < deadline) {
+      if ((await pending(keys['tenant-a']!, 'a')) === 0) {
+        aDone = Math.round(performance.now() - started);
+        return;
+      }
+      await sleep(200);
+    }
+  })();
+  const small = (async () => {
+    // B's own async Retain, sent once A's heavy request path is over and its backlog is queued.
+    while (!queued && performance.now() < deadline) await sleep(50);
+    const t0 = performance.now();
+    const op = await B('/memories', { items: [{ content: 'Bob moved to Lisbon in May.' }], async: true });
+    for (;;) {
+      const r = await http(
+        'GET',
+        `/v1/me/banks/b/operations/${op.operation_id}`,
+        undefined,
+        keys['tenant-b'],
+      );
+      if (r.status === 'completed') {
+        bAsync = Math.round(performance.now() - t0);
+        backlogThen = String(await pending(keys['tenant-a']!, 'a'));
+        return;
+      }
+      if (performance.now() > deadline) return;
+      await sleep(50);
+    }
+  })();
+  await Promise.all([heavy, small]);
+  stop = true;
+  await probe;
+  loop.disable();
+  server.close();
+  await t.close();
+  const all = [...health, ...recall];
+  const ms = (x: number) => Math.round(x);
+  return {
+    engine,
+    workload: `${o.items}x${o.entities}`,
+    bProbes: all.length,
+    bWorstMs: ms(Math.max(0, ...all)),
+    bP99Ms: ms(pct(all, 0.99)),
+    healthWorstMs: ms(Math.max(0, ...health)),
+    recallWorstMs: ms(Math.max(0, ...recall)),
+    bAsyncRetainMs: bAsync,
+    aBacklogLeftThen: backlogThen,
+    aDoneMs: aDone,
+    loopMaxMs: ms(loop.max / 1e6),
+    loopP99Ms: ms(loop.percentile(99) / 1e6),
+  };
+}
+
+export async function benchIsolation(opts: IsolationOptions = {}): Promise<IsolationRow[]> {
+  const o: Required<IsolationOptions> = {
+    engines: opts.engines ?? ENGINES,
+    items: opts.items ?? 200,
+    entities: opts.entities ?? 100,
+    seconds: opts.seconds ?? 120,
+    log: opts.log ?? ((l) => process.stderr.write(`  ${l}\n`)),
+  };
+  const rows: IsolationRow[] = [];
+  for (const engine of o.engines) {
+    o.log(`isolation on ${engine}: ${o.items} items x ${o.entities} entities`);
+    rows.push(await runEngine(engine, o));
+  }
+  return rows;
+}
+
+export function isolationArgs(argv: string[]): IsolationOptions {
+  const num = (flag: string) => {
+    const i = argv.indexOf(flag);
+    return i >= 0 ? Number(argv[i + 1]) : undefined;
+  };
+  return { items: num('--items'), entities: num('--entities'), seconds: num('--seconds') };
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  console.table(await benchIsolation(isolationArgs(process.argv.slice(2))));
+}
