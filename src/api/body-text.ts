@@ -57,6 +57,18 @@ function hasProtoMember(value: unknown): boolean {
 /** Only a body with the name written out or with an escape can hold such a member. */
 const PROTO_HINT = /__proto__|\\u/;
 
+/** Why a JSON body is refused for a `__proto__` member (see above), or null. */
+export function protoMemberText(body: string): string | null {
+  if (!PROTO_HINT.test(body)) return null;
+  try {
+    return hasProtoMember(JSON.parse(body)) ? PROTO_REFUSED : null;
+  } catch {
+    return null;
+  }
+}
+
+const PROTO_REFUSED = "request body has a member named '__proto__', which is not allowed";
+
 /** Why a JSON body cannot be stored, or null. Malformed JSON is left to the validator. */
 export function unstorableText(body: string): string | null {
   if (jsonDepth(body) > MAX_JSON_DEPTH) return `request body nests deeper than ${MAX_JSON_DEPTH} levels`;
@@ -69,7 +81,7 @@ export function unstorableText(body: string): string | null {
   } catch {
     return null;
   }
-  if (hasProtoMember(parsed)) return "request body has a member named '__proto__', which is not allowed";
+  if (hasProtoMember(parsed)) return PROTO_REFUSED;
   return surrogates && hasLoneSurrogate(parsed)
     ? 'request body contains an unpaired UTF-16 surrogate (such as \\ud800), which is not valid Unicode text'
     : null;

@@ -43,6 +43,19 @@ for (const engine of ENGINES) {
     });
     after(() => m.close());
 
+    test('tool arguments with a __proto__ member are a 400, not silently dropped', async () => {
+      const metadata = JSON.parse('{"__proto__": {"session_id": "s"}}');
+      const r = await post(m.url, full, {
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'tools/call',
+        params: { name: 'retain', arguments: { bank: 'proto-mcp', items: [{ content: 'x', metadata }] } },
+      });
+      assert.equal(r.status, 400, JSON.stringify(r.body));
+      assert.equal(r.body.error.code, 'validation_error');
+      assert.match(r.body.error.message, /__proto__/);
+    });
+
     test('an SDK client lists the tools, retains and recalls', async () => {
       const c = await m.client(full);
       const { tools } = await c.listTools();

@@ -198,6 +198,17 @@ for (const engine of ENGINES) {
       assert.equal(ops.items.filter((o) => o.kind === 'consolidate').length, 1);
     });
 
+    test("a Retain's first embedder never overwrites one recorded meanwhile", async () => {
+      await store.ensureBank('default', 'emb', {});
+      await store.updateBank('default', 'emb', { embedder: 'reembedded' });
+      // a Retain that read the bank before the re-embed finished still says "unset"
+      await store.updateBank('default', 'emb', { embedderIfUnset: 'stale' });
+      assert.equal((await store.getBank('default', 'emb'))!.embedder, 'reembedded');
+      await store.ensureBank('default', 'emb2', {});
+      await store.updateBank('default', 'emb2', { embedderIfUnset: 'first' });
+      assert.equal((await store.getBank('default', 'emb2'))!.embedder, 'first');
+    });
+
     test('concurrent directive creations never take a bank past its limit', async () => {
       assert.equal((await e.call('PUT', '/v1/default/banks/rules', {})).status, 200);
       for (let i = 0; i < MAX_DIRECTIVES - 5; i++) {

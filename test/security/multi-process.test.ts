@@ -3,6 +3,7 @@
  * are decided in the database, so each process sees what the other counted or revoked.
  */
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { createTestDatabase, type TestDatabase } from '../helpers/engines.js';
 import { type ChildServer, http, startChildServer } from './servers.js';
@@ -24,7 +25,12 @@ describe('several mnemo processes on one PostgreSQL', { skip: !process.env.MNEMO
 
   before(async () => {
     db = await createTestDatabase();
-    const env = { MNEMO_DATABASE_URL: db.url!, MNEMO_ADMIN_TOKEN: ADMIN, MNEMO_WORKER: 'false' };
+    const env = {
+      MNEMO_DATABASE_URL: db.url!,
+      MNEMO_ADMIN_TOKEN: ADMIN,
+      MNEMO_WORKER: 'false',
+      MNEMO_MASTER_KEY: randomBytes(32).toString('base64'),
+    };
     [a, b] = await Promise.all([startChildServer(env), startChildServer(env)]);
     assert.equal(
       (await http(a.url, 'POST', '/v1/default/projects', { token: ADMIN, body: { id: 'shared', name: 'S' } }))
@@ -141,5 +147,34 @@ describe('several mnemo processes on one PostgreSQL', { skip: !process.env.MNEMO
       assert.ok(server.output().includes('"msg":"request"'), 'request logs are written');
       assert.ok(!server.output().includes(secret), 'no key in the logs');
     }
+  });
+
+  test('50 concurrent config writers spread over both processes lose no update', async () => {
+    const keys: [string, unknown][] = [
+      ['retain_extraction_mode', 'verbose'],
+      ['retain_auto_entities', true],
+      ['retain_mission', 'retain mission'],
+      ['reflect_mission', 'reflect mission'],
+      ['enable_observations', false],
+      ['enable_temporal_retrieval', false],
+      ['enable_graph_retrieval', false],
+      ['enable_reranking', false],
+      ['disposition_skepticism', 5],
+      ['disposition_literalism', 1],
+      ['disposition_empathy', 4],
+      ['recall_default_budget', 'high'],
+    ];
+    const path = '/v1/default/banks/contended';
+    assert.equal((await http(a.url, 'PUT', path, { token: ADMIN, body: {} })).status, 200);
+    const replies = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => {
+        const updates =
+          i === 0 ? { encryption: 'managed' } : Object.fromEntries([keys[(i - 1) % keys.length]!]);
+        return http((i % 2 ? b : a).url, 'PATCH', `${path}/config`, { token: ADMIN, body: { updates } });
+      }),
+    );
+    for (const r of replies) assert.equal(r.status, 200, JSON.stringify(r.body));
+    const view = await http(b.url, 'GET', `${path}/config`, { token: ADMIN });
+    assert.deepEqual(view.body.overrides, Object.fromEntries([['encryption', 'managed'], ...keys]));
   });
 });

@@ -1,5 +1,6 @@
 import { Hono, type MiddlewareHandler } from 'hono';
 import { AppError } from '../../core/errors.js';
+import { protoMemberText } from '../body-text.js';
 import { checkId } from '../../core/ids.js';
 import { keyIdOf } from '../../core/projects.js';
 import { handleMcpRequest } from '../../mcp/http.js';
@@ -55,6 +56,9 @@ export const mcpRoutes = new Hono<AppEnv>()
     const auth = authOf(c);
     const bank = c.req.query('bank');
     if (bank !== undefined) checkId('bank id', bank, 'bank');
+    // Tool arguments are validated by zod, which drops a `__proto__` member silently.
+    const refused = protoMemberText(await c.req.raw.clone().text());
+    if (refused) throw new AppError('validation_error', refused);
     const hosts = mcpHostOptions(hostPolicy(c.get('config')), c.req.raw);
     return handleMcpRequest(
       c.req.raw,
