@@ -9,6 +9,7 @@ import { benchLoad } from './load.js';
 import { benchLocomo, locomoArgs } from './locomo.js';
 import { benchRecallLatency, latencyArgs } from './recall-latency.js';
 import { benchRetain } from './retain.js';
+import { benchSealedVectors, sealedVectorArgs } from './sealed-vectors.js';
 import { benchText } from './text.js';
 
 type Rows = Record<string, string | number>[];
@@ -20,6 +21,8 @@ const BENCHMARKS: Record<string, (argv: string[]) => Promise<Rows>> = {
   locomo: (argv) => benchLocomo(locomoArgs(argv)),
   load: () =>
     benchLoad({ log: (m) => process.stderr.write(`  ${m}\n`) }).then((rows) => rows.map((r) => ({ ...r }))),
+  'sealed-vectors': (argv) =>
+    benchSealedVectors({ ...sealedVectorArgs(argv), log: (m) => process.stderr.write(`  ${m}\n`) }),
   'recall-latency': (argv) =>
     benchRecallLatency({ ...latencyArgs(argv), log: (m) => process.stderr.write(`  ${m}\n`) }),
 };

@@ -44,7 +44,7 @@ function target(url: string): string {
 function bankOf(c: Context<AppEnv>): string | null {
   let bank: unknown;
   try {
-    bank = (c.req.valid as (t: 'param') => { bank?: unknown } | undefined)('param')?.bank;
+    bank = (c.req as unknown as { valid(t: 'param'): { bank?: unknown } | undefined }).valid('param')?.bank;
   } catch {}
   if (typeof bank === 'string') return bank;
   return c.req.param('bank') ?? null;

@@ -189,7 +189,10 @@ export interface Store {
   /** Unassigns the space's banks (never deletes them); returns how many, or null if no such space. */
   deleteSpace(projectId: string, id: string): Promise<number | null>;
   getBank(projectId: string, id: string): Promise<Bank | null>;
-  /** Creates the bank if missing (with the given space and org flag) and returns it. */
+  /**
+   * Creates the bank if missing (with the given space and org flag) and returns it; a new bank
+   * whose space does not exist (deleted meanwhile) is a not_found error.
+   */
   ensureBank(
     projectId: string,
     id: string,
@@ -382,7 +385,10 @@ export interface Store {
     bankId: string,
     page: { limit: number; cursor?: string },
   ): Promise<Page<Entity>>;
-  /** Entities whose key or alias is one of `keys`, or whose first or last word is one of `words` (for resolution). */
+  /**
+   * Entities for resolution, by index lookups: named or aliased one of `keys`, named one of
+   * `words`, and, for each word, up to two longer names whose first or last word it is.
+   */
   findEntities(projectId: string, bankId: string, keys: string[], words: string[]): Promise<Entity[]>;
   /** Content hashes of documents, by id. */
   documentHashes(projectId: string, bankId: string, ids: string[]): Promise<Map<string, string>>;
@@ -497,6 +503,28 @@ export interface Store {
     toEncrypted: boolean,
     convert: (d: { id: string; name: string; text: string }) => { name: string; text: string },
   ): Promise<number>;
+  /**
+   * The same for the bank's own free text (name, mission, config text): `convert` gets them as
+   * stored and returns their new form; the config values it returns are merged into the config.
+   */
+  convertBankText(
+    projectId: string,
+    bankId: string,
+    toEncrypted: boolean,
+    convert: (b: { name: string | null; mission: string | null; config: Record<string, unknown> }) => {
+      name: string | null;
+      mission: string | null;
+      config: Record<string, unknown>;
+    },
+  ): Promise<void>;
+  /** The same for the content hashes of the bank's documents (sealed in an encrypted bank). */
+  convertDocuments(
+    projectId: string,
+    bankId: string,
+    toEncrypted: boolean,
+    limit: number,
+    convert: (hash: string) => string,
+  ): Promise<number>;
   /** Under the bank lock: if no row is left in the wrong form, ends the conversion (true). */
   finishConversion(projectId: string, bankId: string): Promise<boolean>;
 
@@ -524,7 +552,11 @@ export interface Store {
   ): Promise<number>;
 
   // operations (durable background work) and idempotency keys
-  /** Inserts an operation; an existing id is returned as is (`created: false`). */
+  /**
+   * Inserts an operation; an existing id is returned as is (`created: false`). With `onceAmong`,
+   * an operation of the same kind of the bank in one of those states is returned instead of
+   * inserting another, decided under the bank's row lock (concurrent callers queue one).
+   */
   insertOperation(o: {
     projectId: string;
     bankId: string;
@@ -532,6 +564,7 @@ export interface Store {
     kind: string;
     payload: unknown;
     itemsCount: number;
+    onceAmong?: ('pending' | 'processing')[];
   }): Promise<{ operation: Operation; created: boolean }>;
   getOperation(projectId: string, bankId: string, id: string): Promise<Operation | null>;
   listOperations(

@@ -159,18 +159,20 @@ function datesIn(text: string, out: Entity[]): void {
   }
 }
 
-/** Runs of punctuation or whitespace at least this long are cut short before tagging. */
-const LONG_RUN = /[^\p{L}\p{N}\s]{9,}|\s{9,}/gu;
+/** Runs of punctuation or whitespace, and words longer than any name, cut short before tagging. */
+const LONG_RUN = /[^\p{L}\p{N}\s]{9,}|\s{9,}|\S{65,}/gu;
 
 /**
  * The text with long runs of punctuation or whitespace shortened (to their first three
- * characters, or to one line break or space): compromise's tagging is quadratic in such runs
- * (16,000 dots took ~1 s), and no name is in one.
+ * characters, or to one line break or space) and words of over 64 characters left out:
+ * compromise's tagging is quadratic in such runs (16,000 dots took ~1 s, 20,000 characters of
+ * "a.a.a." ~3 s), and no name is in one.
  */
 function shortenRuns(text: string): string {
-  return text.replace(LONG_RUN, (run) =>
-    /\S/.test(run) ? run.slice(0, 3) : run.includes('\n') ? '\n\n' : ' ',
-  );
+  return text.replace(LONG_RUN, (run) => {
+    if (/\S/.test(run)) return run.length > 64 ? ' ' : run.slice(0, 3);
+    return run.includes('\n') ? '\n\n' : ' ';
+  });
 }
 
 /**

@@ -1,4 +1,11 @@
-import { countTokens as bpeCount, decode, encode } from 'gpt-tokenizer/encoding/o200k_base';
+import { countTokens as bpeCount, decode, encode, setMergeCacheSize } from 'gpt-tokenizer/encoding/o200k_base';
+
+// gpt-tokenizer's cache of merged words is an LRU over a Map that evicts its oldest key: once
+// full (100,000 distinct words, soon reached by a service), each eviction walks the Map's
+// deleted slots, and counting became superlinear (40,000 new words: 11 s instead of 3 s) and 4×
+// slower on ordinary chat lines. Whole-token words never reach it; the rest are short (see
+// MAX_RUN), so the cache saves little: it is off.
+setMergeCacheSize(0);
 
 // gpt-tokenizer throws on special-token text such as "<|endoftext|>" by default; memory
 // content is data, so such text is counted as the ordinary characters it is.
@@ -8,8 +15,9 @@ const AS_TEXT = { disallowedSpecial: new Set<string>() };
  * Longest run (of non-space, or of space characters) handed to BPE in one piece. BPE is
  * quadratic in the length of a pre-token (one 100,000-letter word took ~10 s), so longer runs
  * are cut every MAX_RUN characters: counts stay linear in the input, exact for any text
- * without such runs (no word of a natural language comes near), and over by at most about
- * one token per cut otherwise.
+ * without such runs (no word of a natural language comes near), and over by a few tokens
+ * per cut otherwise (a token per cut for letters; more for runs of one symbol, which BPE
+ * covers with tokens longer than a piece).
  */
 export const MAX_RUN = 100;
 

@@ -245,6 +245,26 @@ for (const engine of ENGINES) {
       assert.equal(await rowCount(`idempotency WHERE bank_id = 'flip'`, []), 0);
     });
 
+    test('a kept answer older than a day is neither replayed nor a mismatch: the key runs anew', async () => {
+      const key = randomUUID();
+      const body = { items: [{ content: 'a day old' }] };
+      const first = await call('POST', '/v1/default/banks/aged/memories', { key, body });
+      assert.equal(first.status, 200, first.text);
+      await db.query(`UPDATE idempotency SET created_at = now() - interval '25 hours' WHERE key = $1`, [key]);
+      const other = await call('POST', '/v1/default/banks/aged/memories', {
+        key,
+        body: { items: [{ content: 'next day' }] },
+      });
+      assert.equal(other.status, 200, other.text);
+      assert.equal(other.headers.get('idempotent-replayed'), null);
+      const again = await call('POST', '/v1/default/banks/aged/memories', {
+        key,
+        body: { items: [{ content: 'next day' }] },
+      });
+      assert.equal(again.headers.get('idempotent-replayed'), 'true');
+      assert.deepEqual(again.body, other.body);
+    });
+
     test('a project deleted and created again under its id sees nothing of the old tenant', async () => {
       assert.equal(
         (await call('POST', '/v1/default/projects', { body: { id: 'tenant', name: 'T' } })).status,
@@ -283,6 +303,18 @@ for (const engine of ENGINES) {
           `${t.name} still holds rows`,
         );
 
+      // A request of the old tenant still in flight at the deletion records its entry afterwards.
+      await store.appendAudit({
+        projectId: 'tenant',
+        actorType: 'key',
+        keyId: old.slice(3, 15),
+        action: 'memories.retain',
+        bankId: 'b',
+        spaceId: null,
+        status: 200,
+        requestId: 'late',
+      });
+      await new Promise((r) => setTimeout(r, 5));
       assert.equal(
         (await call('POST', '/v1/default/projects', { body: { id: 'tenant', name: 'T2' } })).status,
         201,

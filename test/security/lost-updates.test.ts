@@ -6,10 +6,13 @@
  * on one PostgreSQL, where the writers truly run in parallel.
  */
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+import { isSealed } from '../../src/core/crypto/codec.js';
 import { MAX_DIRECTIVES } from '../../src/core/directives.js';
 import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';
+import { until } from '../helpers/until.js';
 import { createTestDatabase, ENGINES, openTestStore, type TestDatabase } from '../helpers/engines.js';
 import { type EncryptedApp, encryptedApp, newMasterKey } from './encryption-helpers.js';
 
@@ -143,7 +146,56 @@ for (const engine of ENGINES) {
           e.call('DELETE', `/v1/default/spaces/${sp}`),
         ]);
         assert.equal((await store.getBank('default', bank))!.space_id, null, `round ${round}`);
+        // the same for a bank a Retain creates in the space (`?space=`)
+        assert.equal((await e.call('POST', '/v1/default/spaces', { id: sp, name: sp })).status, 201);
+        const [made] = await Promise.all([
+          e.call('POST', `/v1/default/banks/new${round}/memories?space=${sp}`, { items: [{ content: 'x' }] }),
+          e.call('DELETE', `/v1/default/spaces/${sp}`),
+        ]);
+        assert.ok([200, 404].includes(made.status), JSON.stringify(made.body));
+        assert.equal(
+          (await store.getBank('default', `new${round}`))?.space_id ?? null,
+          null,
+          `round ${round}`,
+        );
       }
+    });
+
+    test('a write racing the deletion of its bank is a 409 or lands, never a 500', async () => {
+      for (let round = 0; round < 5; round++) {
+        const bank = `doomed${round}`;
+        assert.equal((await e.call('PUT', `/v1/default/banks/${bank}`, {})).status, 200);
+        const replies = await Promise.all([
+          e.call('POST', `/v1/default/banks/${bank}/memories`, { items: [{ content: 'one fact' }] }),
+          e.call('DELETE', `/v1/default/banks/${bank}`),
+          e.call('POST', `/v1/default/banks/${bank}/directives`, { text: 'a rule' }),
+          e.call('PATCH', `/v1/default/banks/${bank}/config`, { updates: { enable_reranking: false } }),
+        ]);
+        for (const r of replies) assert.ok(r.status < 500, `round ${round}: ${JSON.stringify(r.body)}`);
+      }
+    });
+
+    test('concurrent consolidation requests queue one run, however many operations wait', async () => {
+      assert.equal((await e.call('PUT', '/v1/default/banks/busy', {})).status, 200);
+      // more waiting operations than one page of the old check-then-insert could see
+      for (let i = 0; i < 110; i++) {
+        await store.insertOperation({
+          projectId: 'default',
+          bankId: 'busy',
+          id: randomUUID(),
+          kind: 'retain',
+          payload: {},
+          itemsCount: 0,
+        });
+      }
+      const replies = await Promise.all(
+        Array.from({ length: 20 }, () => e.call('POST', '/v1/default/banks/busy/consolidate', {})),
+      );
+      for (const r of replies) assert.ok(r.status < 300, JSON.stringify(r.body));
+      assert.equal(new Set(replies.map((r) => r.body.operation_id)).size, 1);
+      assert.equal(replies.filter((r) => !r.body.deduplicated).length, 1);
+      const ops = await store.listOperations('default', 'busy', { status: 'pending' }, { limit: 200 });
+      assert.equal(ops.items.filter((o) => o.kind === 'consolidate').length, 1);
     });
 
     test('concurrent directive creations never take a bank past its limit', async () => {
@@ -165,6 +217,57 @@ for (const engine of ENGINES) {
         assert.equal(r.body.error.code, 'conflict');
       }
       assert.equal((await store.listDirectives('default', 'rules')).length, MAX_DIRECTIVES);
+    });
+  });
+}
+
+for (const engine of ENGINES) {
+  describe(`encryption flipped by concurrent writers converges (${engine})`, () => {
+    let store: Store & { dispose(): Promise<void> };
+    let e: EncryptedApp;
+
+    before(async () => {
+      store = await openTestStore(engine);
+      e = encryptedApp(store, newMasterKey(), { worker: true });
+    });
+    after(async () => {
+      await e.close();
+      await store.dispose();
+    });
+
+    test('whatever order 20 on/off switches land in, the rows end in the form the config says', async () => {
+      const items = ['Ada keeps bees on the roof', 'The hives face south', 'Honey is harvested in August'];
+      const r = await e.call('POST', '/v1/default/banks/flip/memories', {
+        items: items.map((content) => ({ content })),
+      });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      const replies = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          e.call('PATCH', '/v1/default/banks/flip/config', {
+            updates: { encryption: i % 2 === 0 ? 'managed' : 'none', disposition_empathy: (i % 5) + 1 },
+          }),
+        ),
+      );
+      for (const x of replies) assert.equal(x.status, 200, JSON.stringify(x.body));
+      const target = (await store.getBank('default', 'flip'))!.config.encryption;
+      // the conversion queued by the switches finishes in the form of the final config
+      await until(
+        async () => {
+          const st = await store.bankEncryption('default', 'flip');
+          const ops = await store.listOperations('default', 'flip', {}, { limit: 100 });
+          const busy = ops.items.some((o) => o.status === 'pending' || o.status === 'processing');
+          return { converting: st?.key?.converting ?? false, busy };
+        },
+        (v) => !v.converting && !v.busy,
+        60_000,
+      );
+      const raw = await store.listMemories('default', 'flip', {}, { limit: 100 });
+      assert.equal(raw.items.length, items.length);
+      for (const m of raw.items) {
+        assert.equal(isSealed(m.text), target === 'managed', `stored form of ${m.id} (${target})`);
+      }
+      const read = await e.call('GET', '/v1/default/banks/flip/memories');
+      assert.deepEqual(read.body.items.map((m: any) => m.text).sort(), [...items].sort());
     });
   });
 }

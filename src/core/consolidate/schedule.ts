@@ -1,7 +1,7 @@
 import { effectiveConfig } from '../bank-config.js';
 import { requireBank } from '../banks.js';
 import { awaitBudget, withMeteredModel } from '../budgets.js';
-import { enqueueOperation, type OperationRunner, sliceDeadline } from '../operations.js';
+import { type OperationRunner, queueOperation, sliceDeadline } from '../operations.js';
 import type { Services } from '../services.js';
 import type { Operation } from '../types.js';
 import { consolidateBank } from './consolidate.js';
@@ -18,10 +18,9 @@ async function queue(
   projectId: string,
   bankId: string,
 ): Promise<{ operation: Operation; deduplicated: boolean }> {
-  const pending = await s.store.listOperations(projectId, bankId, { status: 'pending' }, { limit: 100 });
-  const waiting = pending.items.find((o) => o.kind === CONSOLIDATE);
-  if (waiting) return { operation: waiting, deduplicated: true };
-  return { operation: await enqueueOperation(s, projectId, bankId, CONSOLIDATE, {}), deduplicated: false };
+  // Checked and queued in one step in the database: concurrent Retains queue one run.
+  const q = await queueOperation(s, projectId, bankId, CONSOLIDATE, {}, { onceAmong: ['pending'] });
+  return { operation: q.operation, deduplicated: !q.created };
 }
 
 /** After a Retain: queues a run unless the bank turned automatic observations off (`enable_observations`). */

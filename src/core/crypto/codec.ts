@@ -17,7 +17,16 @@ const TAG_BYTES = 16;
 const HASH_HEX = 32;
 
 /** What a ciphertext holds; bound into it, so one field's ciphertext cannot be swapped into another. */
-export type Field = 'text' | 'context' | 'metadata' | 'entity' | 'payload' | 'directive' | 'reply';
+export type Field =
+  | 'text'
+  | 'context'
+  | 'metadata'
+  | 'entity'
+  | 'payload'
+  | 'directive'
+  | 'bank'
+  | 'document'
+  | 'reply';
 
 export const isSealed = (v: string) => v.startsWith(SEALED);
 

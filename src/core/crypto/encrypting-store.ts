@@ -62,6 +62,52 @@ export function sealMemory(codec: BankCodec, m: NewMemory): NewMemory {
   };
 }
 
+/**
+ * The bank's free text: name, mission and every string of its config but `encryption` (which
+ * the database reads to know the bank's form): missions and custom instructions, and any text
+ * setting added later.
+ */
+type BankText = { name?: string | null; mission?: string | null; config?: Record<string, unknown> };
+
+export const isConfigText = (k: string, v: unknown): v is string =>
+  k !== 'encryption' && typeof v === 'string';
+
+/** The stored form of a bank's free text: sealed with the codec, else plain (escaped). */
+export function bankTextForm<T extends BankText>(codec: BankCodec | null, b: T): T {
+  const form = (v: string) => (codec ? codec.seal(v, 'bank') : storePlain(v));
+  const out: T = { ...b };
+  if (typeof b.name === 'string') out.name = form(b.name);
+  if (typeof b.mission === 'string') out.mission = form(b.mission);
+  if (b.config) {
+    out.config = Object.fromEntries(
+      Object.entries(b.config).map(([k, v]) => [k, isConfigText(k, v) ? form(v) : v]),
+    );
+  }
+  return out;
+}
+
+/** Whether any of the bank's free text is sealed. */
+export function bankTextSealed(b: BankText): boolean {
+  return (
+    (typeof b.name === 'string' && isSealed(b.name)) ||
+    (typeof b.mission === 'string' && isSealed(b.mission)) ||
+    Object.entries(b.config ?? {}).some(([k, v]) => isConfigText(k, v) && isSealed(v))
+  );
+}
+
+/** A bank with no sealed text: its values unescaped. */
+function openPlainBank<T extends BankText>(b: T): T {
+  const out: T = { ...b };
+  if (typeof b.name === 'string') out.name = plainText(b.name);
+  if (typeof b.mission === 'string') out.mission = plainText(b.mission);
+  if (b.config) {
+    out.config = Object.fromEntries(
+      Object.entries(b.config).map(([k, v]) => [k, isConfigText(k, v) ? plainText(v) : v]),
+    );
+  }
+  return out;
+}
+
 /** Cosine similarity (as pgvector's `1 - (a <=> b)`). */
 function cosine(a: Float32Array, b: Float32Array): number {
   let dot = 0;
@@ -212,6 +258,20 @@ class Opener {
     };
   }
 
+  /** A bank with its name, mission and config text opened. */
+  async bank<T extends BankText>(b: T): Promise<T> {
+    const open = (v: string) => this.value(v, 'bank');
+    const out: T = { ...b };
+    if (typeof b.name === 'string') out.name = await open(b.name);
+    if (typeof b.mission === 'string') out.mission = await open(b.mission);
+    if (b.config) {
+      const config: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(b.config)) config[k] = isConfigText(k, v) ? await open(v) : v;
+      out.config = config;
+    }
+    return out;
+  }
+
   async directive<T extends Directive>(d: T): Promise<T> {
     return { ...d, name: await this.value(d.name, 'directive'), text: await this.value(d.text, 'directive') };
   }
@@ -301,11 +361,16 @@ export function encryptingStore(
       for (let attempt = 0; ; attempt++) {
         const codec = await writeCodec(projectId, bankId);
         try {
+          // A document's content hash sealed: a bare hash would confirm a guess at its content.
+          const documents = opts?.documents?.map((d) => ({
+            ...d,
+            contentHash: codec && d.contentHash ? codec.seal(d.contentHash, 'document') : d.contentHash,
+          }));
           return await inner.insertMemories(
             projectId,
             bankId,
             memories.map((m) => stored(codec, m)),
-            opts,
+            opts && { ...opts, documents },
           );
         } catch (err) {
           const changed = err instanceof AppError && err.extra?.reason === ENCRYPTION_CHANGED;
@@ -482,6 +547,57 @@ export function encryptingStore(
       return { ...claimed, payload: JSON.parse(codec.open(sealed, 'payload')) };
     },
 
+    async documentHashes(projectId, bankId, ids) {
+      const o = opener(projectId, bankId);
+      const stored = await inner.documentHashes(projectId, bankId, ids);
+      return new Map(
+        await Promise.all([...stored].map(async ([id, h]) => [id, await o.value(h, 'document')] as const)),
+      );
+    },
+
+    async listDocuments(projectId, bankId, page) {
+      const o = opener(projectId, bankId);
+      const r = await inner.listDocuments(projectId, bankId, page);
+      return {
+        ...r,
+        items: await Promise.all(
+          r.items.map(async (d) => ({ ...d, content_hash: await o.value(d.content_hash, 'document') })),
+        ),
+      };
+    },
+
+    async getDocument(projectId, bankId, id) {
+      const d = await inner.getDocument(projectId, bankId, id);
+      return d && { ...d, content_hash: await opener(projectId, bankId).value(d.content_hash, 'document') };
+    },
+
+    async getBank(projectId, bankId) {
+      const b = await inner.getBank(projectId, bankId);
+      return b && opener(projectId, bankId).bank(b);
+    },
+
+    async ensureBank(projectId, bankId, init) {
+      return opener(projectId, bankId).bank(await inner.ensureBank(projectId, bankId, init));
+    },
+
+    async listBanks(projectId, filter, page) {
+      const banks = await inner.listBanks(projectId, filter, page);
+      return Promise.all(
+        banks.map((b) => (bankTextSealed(b) ? opener(projectId, b.id).bank(b) : openPlainBank(b))),
+      );
+    },
+
+    async updateBank(projectId, bankId, patch) {
+      // Name and mission go in the form the bank wants now; a bank being switched on gets them
+      // sealed by the conversion its switch queued.
+      const codec =
+        patch.name !== undefined || patch.mission !== undefined ? await writeCodec(projectId, bankId) : null;
+      const updated = await inner.updateBank(projectId, bankId, bankTextForm(codec, patch));
+      if (!updated) return null;
+      if (patch.name !== undefined || patch.mission !== undefined) await recheck(projectId, bankId, codec);
+      return opener(projectId, bankId).bank(updated);
+    },
+
     async updateBankConfig(projectId, bankId, changes) {
       if (changes.encryption === 'managed' && !keyring) {
         throw new AppError(
@@ -496,18 +612,19 @@ export function encryptingStore(
       const was = updated.before.encryption === 'managed';
       const wanted = updated.bank.config.encryption === 'managed';
       const now = await inner.bankEncryption(projectId, bankId);
-      if (!now || (wanted === was && !(wanted && !now.key))) return updated;
+      const opened = { ...updated, bank: await opener(projectId, bankId).bank(updated.bank) };
+      if (!now || (wanted === was && !(wanted && !now.key))) return opened;
       let key = now.key;
       if (wanted && !key)
         key = await inner.createBankKey(projectId, bankId, keyring!.create(projectId, bankId), true);
       // A key a concurrent writer created lazily (not converting) still has rows to convert.
       if (key && !key.converting) await inner.setBankKeyConverting(projectId, bankId, true);
       // A bank that never had a key and stays plain has nothing to convert.
-      if (!key) return updated;
+      if (!key) return opened;
       // Kept Idempotency-Key answers were made in the old form: none survives the switch.
       await inner.deleteIdempotentResponses(projectId, bankId);
       await hooks.onSwitch(projectId, bankId);
-      return updated;
+      return opened;
     },
 
     async insertDirective(projectId, bankId, d, max) {
@@ -560,11 +677,10 @@ export function encryptingStore(
       const sealed = (st: Awaited<ReturnType<Store['bankEncryption']>>) =>
         st !== null && (st.target === 'managed' || st.key !== null);
       const before = await inner.bankEncryption(scope.projectId, reply.bankId);
-      const codec = sealed(before) ? await searchCodec(scope.projectId, reply.bankId) : null;
-      if (sealed(before) && !codec) {
-        // Managed, but the key is not made yet: keep nothing rather than plaintext.
-        return inner.releaseIdempotencyKey(scope);
-      }
+      // Managed, but with no data key yet: keep nothing rather than plaintext.
+      if (sealed(before) && !before?.key) return inner.releaseIdempotencyKey(scope);
+      if (sealed(before) && !keyring) throw missingKey(reply.bankId);
+      const codec = before?.key && keyring ? keyring.codec(scope.projectId, reply.bankId, before.key) : null;
       await inner.saveIdempotentResponse(
         scope,
         codec

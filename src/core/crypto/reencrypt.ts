@@ -14,7 +14,7 @@ import {
   storePlain,
   storePlainMetadata,
 } from './codec.js';
-import { openMetadata, sealMetadata } from './encrypting-store.js';
+import { bankTextForm, isConfigText, openMetadata, sealMetadata } from './encrypting-store.js';
 
 /**
  * Rows per transaction: small enough that writers of the bank wait only briefly for the lock,
@@ -243,6 +243,24 @@ export const runReencryptOperation: OperationRunner = async (s, op) => {
       return toEncrypted
         ? { name: codec.seal(name, 'directive'), text: codec.seal(text, 'directive') }
         : { name: storePlain(name), text: storePlain(text) };
+    });
+    await step(() =>
+      s.store.convertDocuments(projectId, bankId, toEncrypted, BATCH, (h) => {
+        const plain = codec.open(h, 'document');
+        return toEncrypted ? codec.seal(plain, 'document') : plain;
+      }),
+    );
+    await s.store.convertBankText(projectId, bankId, toEncrypted, (b) => {
+      const opened = {
+        name: b.name === null ? null : codec.open(b.name, 'bank'),
+        mission: b.mission === null ? null : codec.open(b.mission, 'bank'),
+        config: Object.fromEntries(
+          Object.entries(b.config).flatMap(([k, v]) =>
+            isConfigText(k, v) ? [[k, codec.open(v, 'bank')]] : [],
+          ),
+        ),
+      };
+      return bankTextForm(toEncrypted ? codec : null, opened) as typeof opened;
     });
     if (await s.store.finishConversion(projectId, bankId)) return {};
   }

@@ -1,4 +1,5 @@
 import type { Bank, Space } from '../../core/types.js';
+import { notFound } from '../../core/errors.js';
 import type { Db } from '../db.js';
 import type { Store } from '../store.js';
 
@@ -72,13 +73,23 @@ export function bankQueries(db: Db): BankStore {
       return rows[0] ?? null;
     },
     async ensureBank(projectId, id, init) {
+      // A new bank joins its space only while the space exists, holding the space row until the
+      // statement commits: a concurrent deleteSpace waits and then unassigns it with the others.
       const rows = await db.query<Bank>(
-        `INSERT INTO banks (project_id, id, space_id, is_org_bank) VALUES ($1, $2, $3, $4)
+        `INSERT INTO banks (project_id, id, space_id, is_org_bank)
+         SELECT $1, $2, $3::text, $4
+         WHERE $3::text IS NULL OR EXISTS (SELECT 1 FROM spaces WHERE project_id = $1 AND id = $3::text FOR SHARE)
          ON CONFLICT (project_id, id) DO UPDATE SET id = banks.id
          RETURNING ${BANK_COLUMNS}`,
         [projectId, id, init.spaceId ?? null, init.isOrgBank ?? false],
       );
-      return rows[0]!;
+      if (rows[0]) return rows[0];
+      const existing = await db.query<Bank>(
+        `SELECT ${BANK_COLUMNS} FROM banks WHERE project_id = $1 AND id = $2`,
+        [projectId, id],
+      );
+      if (existing[0]) return existing[0];
+      throw notFound(`space '${init.spaceId}'`);
     },
     listBanks(projectId, filter, page) {
       const params: unknown[] = [projectId];

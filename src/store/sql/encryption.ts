@@ -17,6 +17,8 @@ type EncryptionStore = Pick<
   | 'convertPayloads'
   | 'convertDirectives'
   | 'finishConversion'
+  | 'convertBankText'
+  | 'convertDocuments'
 >;
 
 /**
@@ -326,6 +328,44 @@ export function encryptionQueries(db: Db): EncryptionStore {
       });
     },
 
+    async convertBankText(projectId, bankId, toEncrypted, convert) {
+      await db.transaction(async (tx) => {
+        if ((await lockTarget(tx, projectId, bankId)) !== toEncrypted) return;
+        const rows = await tx.query<{
+          name: string | null;
+          mission: string | null;
+          config: Record<string, unknown>;
+        }>('SELECT name, mission, config FROM banks WHERE project_id = $1 AND id = $2', [projectId, bankId]);
+        if (!rows[0]) return;
+        const out = convert(rows[0]);
+        // Only the converted values are merged: other settings are left as they are.
+        await tx.query(
+          `UPDATE banks SET name = $3, mission = $4, config = config || $5::jsonb
+           WHERE project_id = $1 AND id = $2`,
+          [projectId, bankId, out.name, out.mission, JSON.stringify(out.config)],
+        );
+      });
+    },
+
+    async convertDocuments(projectId, bankId, toEncrypted, limit, convert) {
+      return db.transaction(async (tx) => {
+        if ((await lockTarget(tx, projectId, bankId)) !== toEncrypted) return 0;
+        const rows = await tx.query<{ id: string; content_hash: string }>(
+          `SELECT id, content_hash FROM documents WHERE project_id = $1 AND bank_id = $2
+             AND content_hash <> '' AND starts_with(content_hash, $3) <> $4
+           ORDER BY id LIMIT $5 FOR UPDATE`,
+          [projectId, bankId, SEALED, toEncrypted, limit],
+        );
+        if (rows.length === 0) return 0;
+        await tx.query(
+          `UPDATE documents d SET content_hash = r.h FROM jsonb_to_recordset($3::jsonb) AS r(id text, h text)
+           WHERE d.project_id = $1 AND d.bank_id = $2 AND d.id = r.id`,
+          [projectId, bankId, JSON.stringify(rows.map((r) => ({ id: r.id, h: convert(r.content_hash) })))],
+        );
+        return rows.length;
+      });
+    },
+
     async finishConversion(projectId, bankId) {
       return db.transaction(async (tx) => {
         const target = await lockTarget(tx, projectId, bankId);
@@ -334,7 +374,9 @@ export function encryptionQueries(db: Db): EncryptionStore {
           `SELECT (SELECT count(*) FROM memories WHERE project_id = $1 AND bank_id = $2 AND (${WRONG_FORM}))
                 + (SELECT count(*) FROM entities WHERE project_id = $1 AND bank_id = $2 AND encrypted <> $3)
                 + (SELECT count(*) FROM directives WHERE project_id = $1 AND bank_id = $2
-                     AND starts_with(text, $4) <> $3) AS n`,
+                     AND starts_with(text, $4) <> $3)
+                + (SELECT count(*) FROM documents WHERE project_id = $1 AND bank_id = $2
+                     AND content_hash <> '' AND starts_with(content_hash, $4) <> $3) AS n`,
           [projectId, bankId, target, SEALED],
         );
         if (Number(rows[0]!.n) > 0) return false;

@@ -37,7 +37,11 @@ export class AuditResource {
 export class KeysResource {
   constructor(private readonly t: Transport) {}
 
-  /** Mints a key; `key` holds the secret, shown only in this answer. */
+  /**
+   * Mints a key; `key` holds the secret, shown only in this answer. When that answer is lost and
+   * the call is retried, the server never sends the secret again: it answers 409 `already_done`
+   * (a `ConflictError`, the key's id in `body.error.id`); revoke that key and mint another.
+   */
   create(project: string, params: CreateKeyParams, options?: RequestOptions): Promise<CreatedApiKey> {
     return this.t.request('POST', `/v1/default/projects/${seg(project)}/keys`, { body: params, options });
   }
