@@ -3,7 +3,7 @@
  * project whose entity budget it exceeds is answered 429 before any work; the same Retain under
  * no budget does the work. Prints the time of each (embedded engine, and PostgreSQL when
  * MNEMO_TEST_DATABASE_URL is set).
- * Run: `npx tsx bench/budgets.ts [items, default 200]`; each row is printed as soon as it is measured.
+ * Run: `npx tsx bench/budgets.ts [items, default 200] [pglite|postgres]`; each row is printed as soon as it is measured.
  */
 import { type EngineName, ENGINES } from '../test/helpers/engines.js';
 import { testApp } from '../test/helpers/app.js';
@@ -49,4 +49,4 @@ async function run(engine: EngineName) {
 }
 
 console.log('| engine | what | status | ms |\n|---|---|---|---|');
-for (const engine of ENGINES) await run(engine);
+for (const engine of ENGINES.filter((e) => !process.argv[3] || e === process.argv[3])) await run(engine);
