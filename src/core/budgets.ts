@@ -164,7 +164,9 @@ export function withMeteredModel(s: Services, projectId: string, mode: MeterMode
  * The cost of a Retain known from its validated request: items, characters (content and
  * context) and the entities the items give (those extracted are charged once known).
  */
-export function retainCost(items: readonly { content: string; context?: string; entities?: unknown[] }[]): Cost {
+export function retainCost(
+  items: readonly { content: string; context?: string; entities?: unknown[] }[],
+): Cost {
   let characters = 0;
   let entities = 0;
   for (const it of items) {
