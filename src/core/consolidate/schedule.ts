@@ -50,6 +50,7 @@ export const runConsolidateOperation: OperationRunner = async (s, op) => {
       .next;
     if (prune !== null) return { more: { prune } };
   }
+  await s.store.maintainStatistics();
   const result = await consolidateBank(s, op.projectId, op.bankId, {
     signal: op.signal,
     deadline: sliceDeadline(),
