@@ -2,13 +2,14 @@
  * What rate limiting costs per request: the one counting statement (`countRequest`: read the
  * project's limits and upsert the project's and the key's counters) alone, sequentially and
  * with concurrent callers on the same counter row, the quota statement of a Retain
- * (`chargeItems`), and a whole keyed request with limits on versus off.
+ * (`chargeItems`), the cost budget charges (`chargeCost`), and a whole keyed request with limits on versus off.
  * Engines: PGlite in memory, and PostgreSQL when MNEMO_TEST_DATABASE_URL is set.
  * Run: `npx tsx bench/ratelimit.ts [statements per row, default 2000]`.
  */
 import { createApp } from '../src/api/app.js';
 import { createLogger } from '../src/api/logger.js';
 import { loadConfig } from '../src/config/load.js';
+import { chargeCost } from '../src/core/budgets.js';
 import { fixedWindow, MINUTE_MS, NO_LIMITS } from '../src/core/quotas.js';
 import type { Services } from '../src/core/services.js';
 import { createEmbedder } from '../src/embed/index.js';
@@ -81,6 +82,47 @@ async function benchEngine(engine: EngineName): Promise<Row[]> {
         defaults: { retainedItemsPerDay: 1e12, storedMemories: 1e12 },
       });
     add('chargeItems (Retain quotas)', await measure(Math.min(N, 1000), 1, charge));
+    // A Retain's cost budgets (items per minute, characters per minute and per day: three rows),
+    // as the Retain path charges them, and one model call's check (calls and tokens: four rows).
+    const budgets = {
+      ...NO_LIMITS,
+      budgets: {
+        retained_items_per_minute: 1e12,
+        characters_per_minute: 1e12,
+        characters_per_day: 1e12,
+        model_calls_per_minute: 1e12,
+        model_calls_per_day: 1e12,
+        model_tokens_per_minute: 1e12,
+        model_tokens_per_day: 1e12,
+      },
+    };
+    const metered: Services = {
+      store,
+      embedder: null as never,
+      llm: null,
+      now: () => new Date(),
+      limitDefaults: budgets,
+    };
+    const retainCost = () => chargeCost(metered, 'free', { retained_items: 10, characters: 5000 }, 'check');
+    add('chargeCost, Retain (3 counters)', await measure(Math.min(N, 1000), 1, retainCost));
+    add('chargeCost, Retain, 16 concurrent', await measure(Math.min(N, 1000), 16, retainCost));
+    add(
+      'chargeCost, model call (4 counters)',
+      await measure(Math.min(N, 1000), 1, () =>
+        chargeCost(metered, 'free', { model_calls: 1, model_tokens: 0 }, 'check'),
+      ),
+    );
+    add(
+      'chargeCost, no budget (read only)',
+      await measure(Math.min(N, 1000), 1, () =>
+        chargeCost(
+          { ...metered, limitDefaults: NO_LIMITS },
+          'free',
+          { retained_items: 10, characters: 5000 },
+          'check',
+        ),
+      ),
+    );
 
     // A whole keyed request (auth reads the key, then the limit statement), limits on and off.
     const config = loadConfig({ adminToken: ADMIN, logLevel: 'silent' }, {});

@@ -10,6 +10,7 @@ import { benchLoad } from './load.js';
 import { benchLocomo, locomoArgs } from './locomo.js';
 import { benchRecallLatency, latencyArgs } from './recall-latency.js';
 import { benchRetain } from './retain.js';
+import { benchSealedVectors, sealedVectorArgs } from './sealed-vectors.js';
 import { benchText } from './text.js';
 
 type Rows = Record<string, string | number>[];
@@ -22,6 +23,8 @@ const BENCHMARKS: Record<string, (argv: string[]) => Promise<Rows>> = {
   load: () =>
     benchLoad({ log: (m) => process.stderr.write(`  ${m}\n`) }).then((rows) => rows.map((r) => ({ ...r }))),
   isolation: (argv) => benchIsolation(isolationArgs(argv)).then((rows) => rows.map((r) => ({ ...r }))),
+  'sealed-vectors': (argv) =>
+    benchSealedVectors({ ...sealedVectorArgs(argv), log: (m) => process.stderr.write(`  ${m}\n`) }),
   'recall-latency': (argv) =>
     benchRecallLatency({ ...latencyArgs(argv), log: (m) => process.stderr.write(`  ${m}\n`) }),
 };

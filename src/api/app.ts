@@ -17,9 +17,9 @@ import { consoleRoutes } from '../console/routes.js';
 import { openStore } from '../store/open.js';
 import { authDefault, authMe } from './auth.js';
 import { docsRoutes } from './docs.js';
+import { hostCheck, hostPolicy } from './hosts.js';
 import type { AppEnv } from './env.js';
 import { renderError } from './errors.js';
-import { idempotency } from './idempotency.js';
 import { limitDefaults, rateLimits } from './limits.js';
 import { createMetrics, instrumentServices, measureRequests, metricsRoutes } from './metrics.js';
 import { auditRoutes } from './routes/audit.js';
@@ -69,8 +69,10 @@ export async function createServices(config: Config): Promise<Services> {
     llm,
     now: () => new Date(),
     recallCache: recallCache(config),
+    // A worker-only process (`mnemo worker`) charges jobs against the same defaults.
+    limitDefaults: limitDefaults(config),
   };
-  installEncryption(services, keyring);
+  installEncryption(services, keyring, { vectorCacheMb: config.vectorCacheMb });
   return services;
 }
 
@@ -150,6 +152,11 @@ export function createApp(services: Services, config: Config, log: Logger): Open
   });
   app.use('*', measureRequests(metrics));
   app.use('*', secureHeaders());
+  // Liveness probes come from the orchestrator under whatever address it uses; they read nothing.
+  const checkHost = hostCheck(hostPolicy(config));
+  app.use('*', (c, next) =>
+    c.req.method === 'GET' && /^\/health(\/ready)?$/.test(c.req.path) ? next() : checkHost(c, next),
+  );
   if (config.corsOrigins) {
     app.use(
       '*',
@@ -195,7 +202,7 @@ export function createApp(services: Services, config: Config, log: Logger): Open
   app.use('/v1/me/*', authMe);
   app.use('/v1/default/*', authDefault);
   app.use('/v1/*', rateLimits());
-  app.use('/v1/*', idempotency);
+  // Idempotency-Key is honoured by each route's guard, after its scope check (auth.ts).
 
   for (const base of ['/v1/me', '/v1/default']) {
     app.route(base, memoryRoutes);

@@ -4,6 +4,7 @@ import { AppError } from '../core/errors.js';
 import { verifyKey } from '../core/projects.js';
 import type { Scope } from '../core/types.js';
 import type { AppEnv, Auth } from './env.js';
+import { idempotency } from './idempotency.js';
 
 function bearer(c: Context<AppEnv>): string | null {
   const h = c.req.header('authorization');
@@ -61,7 +62,10 @@ export function authOf(c: Context<AppEnv>): Auth {
   return auth;
 }
 
-/** Route guard: names the audit action and demands a scope (403 naming it). */
+/**
+ * Route guard: names the audit action and demands a scope (403 naming it). Only then does the
+ * request's `Idempotency-Key` count: a replay is answered to a caller allowed to make the request.
+ */
 export function guard(scope: Scope | 'operator', action: string): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     c.set('action', action);
@@ -75,6 +79,6 @@ export function guard(scope: Scope | 'operator', action: string): MiddlewareHand
         { extra: { required_scope: scope } },
       );
     }
-    await next();
+    return idempotency(c, next);
   };
 }

@@ -41,18 +41,36 @@ function jsonDepth(body: string): number {
   return max;
 }
 
+/**
+ * A member named `__proto__` (JSON.parse makes it an own member). Validation would drop it
+ * silently and any plain object it were copied into would take it as its prototype, so a body
+ * holding one is refused: it cannot mean what its sender meant.
+ */
+function hasProtoMember(value: unknown): boolean {
+  if (Array.isArray(value)) return value.some(hasProtoMember);
+  if (value && typeof value === 'object') {
+    return Object.hasOwn(value, '__proto__') || Object.values(value).some(hasProtoMember);
+  }
+  return false;
+}
+
+/** Only a body with the name written out or with an escape can hold such a member. */
+const PROTO_HINT = /__proto__|\\u/;
+
 /** Why a JSON body cannot be stored, or null. Malformed JSON is left to the validator. */
 export function unstorableText(body: string): string | null {
   if (jsonDepth(body) > MAX_JSON_DEPTH) return `request body nests deeper than ${MAX_JSON_DEPTH} levels`;
   if (NUL_ESCAPE.test(body)) return 'request body contains a NUL character (\\u0000), which cannot be stored';
-  if (!SURROGATE_ESCAPE.test(body)) return null;
+  const surrogates = SURROGATE_ESCAPE.test(body);
+  if (!surrogates && !PROTO_HINT.test(body)) return null;
   let parsed: unknown;
   try {
     parsed = JSON.parse(body);
   } catch {
     return null;
   }
-  return hasLoneSurrogate(parsed)
+  if (hasProtoMember(parsed)) return "request body has a member named '__proto__', which is not allowed";
+  return surrogates && hasLoneSurrogate(parsed)
     ? 'request body contains an unpaired UTF-16 surrogate (such as \\ud800), which is not valid Unicode text'
     : null;
 }

@@ -18,16 +18,41 @@ const PAGE = `<!doctype html>
 <body><div id="ui"></div><script src="/docs/assets/swagger-ui-bundle.js"></script>
 <script src="/docs/assets/init.js"></script></body></html>`;
 
-const INIT = `window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#ui', deepLinking: true });`;
+// validatorUrl: null — the default badge loads an image from validator.swagger.io.
+const INIT = `window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#ui', deepLinking: true, validatorUrl: null });`;
+
+/**
+ * Strict policy for the reference page: code, styles and data only from this origin, nothing
+ * inline, no framing. Swagger UI (React) sets styles through the DOM, which CSP allows; its icons
+ * are `data:` SVGs. `test/security/docs-csp.test.ts` renders it in Chromium under this policy.
+ */
+export const DOCS_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+const headers = (type: string, extra: Record<string, string> = {}) => ({
+  'content-type': type,
+  'content-security-policy': DOCS_CSP,
+  'x-content-type-options': 'nosniff',
+  ...extra,
+});
 
 /** `/docs`: Swagger UI over `/openapi.json`, served from the npm package (no CDN). */
 export const docsRoutes = new Hono<AppEnv>()
-  .get('/', (c) => c.html(PAGE))
-  .get('/assets/init.js', (c) => c.body(INIT, 200, { 'content-type': 'application/javascript; charset=utf-8' }))
+  .get('/', (c) => c.body(PAGE, 200, headers('text/html; charset=utf-8')))
+  .get('/assets/init.js', (c) => c.body(INIT, 200, headers('application/javascript; charset=utf-8')))
   .get('/assets/:file', async (c) => {
     const file = c.req.param('file');
-    const type = ASSETS[file];
+    const type = Object.hasOwn(ASSETS, file) ? ASSETS[file] : undefined;
     if (!type) return c.notFound();
     const body = await readFile(join(SWAGGER_DIR, file));
-    return c.body(body, 200, { 'content-type': type, 'cache-control': 'public, max-age=86400' });
+    return c.body(body, 200, headers(type, { 'cache-control': 'public, max-age=86400' }));
   });

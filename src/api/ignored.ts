@@ -10,7 +10,7 @@ export function ignoredFields(raw: unknown, parsed: unknown, prefix = ''): strin
   }
   if (!isPlainObject(raw) || !isPlainObject(parsed)) return [];
   return Object.keys(raw).flatMap((k) =>
-    k in parsed ? ignoredFields(raw[k], parsed[k], `${prefix}${k}.`) : [`${prefix}${k}`],
+    Object.hasOwn(parsed, k) ? ignoredFields(raw[k], parsed[k], `${prefix}${k}.`) : [`${prefix}${k}`],
   );
 }
 

@@ -11,6 +11,17 @@ export function limitDefaults(config: Config): LimitDefaults {
     requestsPerMinutePerKey: config.defaultRequestsPerMinutePerKey ?? null,
     retainedItemsPerDay: config.defaultRetainedItemsPerDay ?? null,
     storedMemories: config.defaultStoredMemories ?? null,
+    budgets: {
+      retained_items_per_minute: config.defaultRetainedItemsPerMinute,
+      characters_per_minute: config.defaultCharactersPerMinute,
+      characters_per_day: config.defaultCharactersPerDay,
+      entities_per_minute: config.defaultEntitiesPerMinute,
+      entities_per_day: config.defaultEntitiesPerDay,
+      model_calls_per_minute: config.defaultModelCallsPerMinute,
+      model_calls_per_day: config.defaultModelCallsPerDay,
+      model_tokens_per_minute: config.defaultModelTokensPerMinute,
+      model_tokens_per_day: config.defaultModelTokensPerDay,
+    },
   };
 }
 

@@ -1,6 +1,7 @@
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
+import { isLoopbackHost } from '../net/loopback.js';
 
 const bool = z
   .union([z.boolean(), z.enum(['true', 'false', '1', '0', 'yes', 'no', ''])])
@@ -13,6 +14,12 @@ const limit = z
   .union([z.coerce.number().int().positive(), z.literal('').transform(() => null)])
   .nullable()
   .optional();
+/** A cost budget's default: finite unless set to '' (unlimited). */
+const budget = (fallback: number) =>
+  z
+    .union([z.coerce.number().int().positive(), z.literal('').transform(() => null)])
+    .nullable()
+    .default(fallback);
 
 /** Every setting, with its environment variable and default. Explicit options win over env. */
 const ConfigSchema = z.object({
@@ -40,13 +47,28 @@ const ConfigSchema = z.object({
     .default(join(homedir(), '.cache', 'mnemo')),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   corsOrigins: optionalString,
+  /** Comma-separated host names served besides loopback (behind a proxy, or a LAN name). */
+  allowedHosts: optionalString,
   worker: bool.default(true),
   recallCacheSize: z.coerce.number().int().min(0).max(1_000_000).default(1000),
   recallCacheTtlSeconds: z.coerce.number().int().min(1).max(86_400).default(30),
+  /** Decrypted vectors of encrypted banks kept per process for their in-memory search (MB). */
+  vectorCacheMb: z.coerce.number().int().min(0).max(1_000_000).default(256),
   defaultRequestsPerMinute: limit,
   defaultRequestsPerMinutePerKey: limit,
   defaultRetainedItemsPerDay: limit,
   defaultStoredMemories: limit,
+  // Cost budgets per project (docs/security.md#cost-budgets): generous enough that no normal
+  // workload meets them, finite so that a runaway or hostile client is stopped.
+  defaultRetainedItemsPerMinute: budget(10_000),
+  defaultCharactersPerMinute: budget(20_000_000),
+  defaultCharactersPerDay: budget(1_000_000_000),
+  defaultEntitiesPerMinute: budget(500_000),
+  defaultEntitiesPerDay: budget(20_000_000),
+  defaultModelCallsPerMinute: budget(1_000),
+  defaultModelCallsPerDay: budget(200_000),
+  defaultModelTokensPerMinute: budget(4_000_000),
+  defaultModelTokensPerDay: budget(200_000_000),
 });
 
 export type Config = Readonly<z.infer<typeof ConfigSchema>>;
@@ -81,5 +103,5 @@ export function loadConfig(options: ConfigInput = {}, env: NodeJS.ProcessEnv = p
 
 /** True when the host only accepts connections from this machine. */
 export function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || host.startsWith('127.');
+  return isLoopbackHost(host);
 }

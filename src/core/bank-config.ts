@@ -34,7 +34,9 @@ export const BANK_CONFIG_KEYS = Object.keys(BANK_CONFIG_SCHEMA.shape) as (keyof 
 
 /** The effective config: the bank's overrides over the defaults. */
 export function effectiveConfig(overrides: Record<string, unknown>): BankConfig {
-  const known = Object.fromEntries(Object.entries(overrides).filter(([k]) => k in BANK_CONFIG_SCHEMA.shape));
+  const known = Object.fromEntries(
+    Object.entries(overrides).filter(([k]) => Object.hasOwn(BANK_CONFIG_SCHEMA.shape, k)),
+  );
   return BANK_CONFIG_SCHEMA.parse(known);
 }
 
@@ -44,10 +46,12 @@ export function effectiveConfig(overrides: Record<string, unknown>): BankConfig 
  */
 export function validateConfigUpdates(updates: Record<string, unknown>): Record<string, unknown> {
   const details: { path: string; message: string }[] = [];
-  const clean: Record<string, unknown> = {};
+  // No prototype, and only own members of the schema: a key named `constructor` or `toString`
+  // is an unknown key like any other, never an inherited member.
+  const clean: Record<string, unknown> = Object.create(null);
   const shape = BANK_CONFIG_SCHEMA.shape as Record<string, z.ZodType>;
   for (const [key, value] of Object.entries(updates)) {
-    const field = shape[key];
+    const field = Object.hasOwn(shape, key) ? shape[key] : undefined;
     if (!field) {
       details.push({ path: `updates.${key}`, message: `unknown config key '${key}'` });
       continue;
@@ -62,9 +66,13 @@ export function validateConfigUpdates(updates: Record<string, unknown>): Record<
     } else clean[key] = r.data;
   }
   if (details.length) {
-    throw new AppError('validation_error', `invalid config: ${details.map((d) => d.path.slice(8)).join(', ')}`, {
-      details,
-    });
+    throw new AppError(
+      'validation_error',
+      `invalid config: ${details.map((d) => d.path.slice(8)).join(', ')}`,
+      {
+        details,
+      },
+    );
   }
   return clean;
 }

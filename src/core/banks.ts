@@ -97,14 +97,11 @@ export async function updateConfig(
       },
     );
   }
-  const next = { ...bank.config };
-  for (const [k, v] of Object.entries(clean)) {
-    if (v === null) delete next[k];
-    else next[k] = v;
-  }
-  const updated = await s.store.updateBank(bank.project_id, bank.id, { config: next });
+  // Merged in the database under the row lock, never read here and written back whole: two
+  // concurrent PATCHes of different keys both survive.
+  const updated = await s.store.updateBankConfig(bank.project_id, bank.id, clean);
   if (!updated) throw notFound(`bank '${bank.id}'`);
-  return configView(updated);
+  return configView(updated.bank);
 }
 
 /** Disposition shortcut used by Hindsight-style profile updates. */

@@ -62,20 +62,27 @@ export async function createDirective(s: Services, projectId: string, bankId: st
   await requireBank(s, projectId, bankId);
   const text = input.text.trim();
   if (!text) throw blank('text');
-  if ((await s.store.listDirectives(projectId, bankId)).length >= MAX_DIRECTIVES) {
+  // The limit is checked by the insert itself: a count read first would let concurrent creations
+  // pass it together.
+  const d = await s.store.insertDirective(
+    projectId,
+    bankId,
+    {
+      id: randomUUID(),
+      name: input.name?.trim() || defaultName(text),
+      text,
+      priority: input.priority ?? 0,
+      tags: [...new Set(input.tags ?? [])],
+      active: input.active ?? true,
+    },
+    MAX_DIRECTIVES,
+  );
+  if (!d) {
     throw new AppError(
       'conflict',
       `bank '${bankId}' already holds ${MAX_DIRECTIVES} directives, the most allowed`,
     );
   }
-  const d = await s.store.insertDirective(projectId, bankId, {
-    id: randomUUID(),
-    name: input.name?.trim() || defaultName(text),
-    text,
-    priority: input.priority ?? 0,
-    tags: [...new Set(input.tags ?? [])],
-    active: input.active ?? true,
-  });
   return directiveView(d);
 }
 

@@ -76,21 +76,37 @@ export async function enqueueOperation(
   payload: unknown,
   opts: { itemsCount?: number; id?: string } = {},
 ): Promise<Operation> {
+  return (await queueOperation(s, projectId, bankId, kind, payload, opts)).operation;
+}
+
+/**
+ * `enqueueOperation`, saying whether it queued a new one; with `onceAmong`, an operation of
+ * the kind already in one of those states is returned instead (decided in the database).
+ */
+export async function queueOperation(
+  s: Services,
+  projectId: string,
+  bankId: string,
+  kind: string,
+  payload: unknown,
+  opts: { itemsCount?: number; id?: string; onceAmong?: ('pending' | 'processing')[] } = {},
+): Promise<{ operation: Operation; created: boolean }> {
   if (opts.id !== undefined && !isUuid(opts.id)) {
     throw new AppError('validation_error', 'operation_id must be a UUID', {
       details: [{ path: 'operation_id', message: 'must be a UUID' }],
     });
   }
-  const { operation } = await s.store.insertOperation({
+  const queued = await s.store.insertOperation({
     projectId,
     bankId,
     id: opts.id ?? randomUUID(),
     kind,
     payload,
     itemsCount: opts.itemsCount ?? 0,
+    ...(opts.onceAmong ? { onceAmong: opts.onceAmong } : {}),
   });
-  s.onEnqueue?.();
-  return operation;
+  if (queued.created) s.onEnqueue?.();
+  return queued;
 }
 
 /** Queues an operation of `kind` for the bank unless one is waiting or running already. */
@@ -101,11 +117,7 @@ export async function enqueueOnce(
   kind: string,
   payload: unknown,
 ) {
-  for (const status of ['pending', 'processing'] as const) {
-    const page = await s.store.listOperations(projectId, bankId, { status }, { limit: 100 });
-    if (page.items.some((o) => o.kind === kind)) return;
-  }
-  await enqueueOperation(s, projectId, bankId, kind, payload);
+  await queueOperation(s, projectId, bankId, kind, payload, { onceAmong: ['pending', 'processing'] });
 }
 
 export async function getOperation(s: Services, projectId: string, bankId: string, id: string) {

@@ -5,6 +5,8 @@ import type { Services } from './services.js';
 import type { ApiKeyRecord, Project, ProjectLimits, Scope } from './types.js';
 
 const KEY_PATTERN = /^mk_([A-Za-z0-9]{12})_([A-Za-z0-9_-]{32,})$/;
+/** A whole API key anywhere in a text (to keep secrets out of what is stored). */
+export const KEY_IN_TEXT = /mk_[A-Za-z0-9]{12}_[A-Za-z0-9_-]{32,}/;
 
 /** Keys are high-entropy, so a keyed fast hash (HMAC-SHA256 with a per-install pepper) suffices. */
 async function hashSecret(s: Services, secret: string): Promise<string> {
@@ -12,7 +14,10 @@ async function hashSecret(s: Services, secret: string): Promise<string> {
   return createHmac('sha256', pepper).update(secret).digest('base64url');
 }
 
-export async function createProject(s: Services, input: { id: string; name: string; limits?: ProjectLimits }) {
+export async function createProject(
+  s: Services,
+  input: { id: string; name: string; limits?: ProjectLimits },
+) {
   checkSlug('project id', input.id, 'id');
   const p = await s.store.createProject(input);
   if (!p) throw new AppError('conflict', `project '${input.id}' already exists`);
@@ -26,7 +31,8 @@ export async function requireProject(s: Services, id: string): Promise<Project> 
 }
 
 export async function deleteProject(s: Services, id: string) {
-  if (id === 'default') throw new AppError('validation_error', "the built-in project 'default' cannot be deleted");
+  if (id === 'default')
+    throw new AppError('validation_error', "the built-in project 'default' cannot be deleted");
   if (!(await s.store.deleteProject(id))) throw notFound(`project '${id}'`);
   return { deleted: true as const, id };
 }
@@ -77,16 +83,21 @@ export async function revokeKey(s: Services, projectId: string, keyId: string) {
 /**
  * Resolves a presented key to its record, or null when it is malformed, unknown, revoked,
  * expired or wrong. Read from the database every time, so revocation is immediate everywhere.
+ * Every well-formed key costs the same work — the record lookup, the keyed hash and a
+ * constant-time comparison (against a dummy when the id is unknown) — so the time of a refusal
+ * does not tell which key ids exist, or which are revoked or expired.
  */
 export async function verifyKey(s: Services, presented: string): Promise<ApiKeyRecord | null> {
   const m = KEY_PATTERN.exec(presented);
   if (!m) return null;
   const record = await s.store.getApiKey(m[1]!);
-  if (!record || record.revoked_at) return null;
-  if (record.expires_at && record.expires_at.getTime() <= s.now().getTime()) return null;
-  const expected = Buffer.from(record.secret_hash);
   const actual = Buffer.from(await hashSecret(s, m[2]!));
-  return expected.length === actual.length && timingSafeEqual(expected, actual) ? record : null;
+  // A base64url hash never holds a NUL byte, so the dummy never matches.
+  const expected = record ? Buffer.from(record.secret_hash) : Buffer.alloc(actual.length);
+  const matches = expected.length === actual.length && timingSafeEqual(expected, actual);
+  if (!record || !matches || record.revoked_at) return null;
+  if (record.expires_at && record.expires_at.getTime() <= s.now().getTime()) return null;
+  return record;
 }
 
 /** The key id of a presented key, if it looks like one (for audit of failed attempts). */

@@ -1,63 +1,41 @@
 import type { LimitDefaults } from '../store/store.js';
-import { AppError } from './errors.js';
+import { BUDGETS, budgetUsage, chargeCost, retainCost } from './budgets.js';
+import { DAY_MS, fixedWindow, MINUTE_MS, rateLimited } from './windows.js';
 import type { Services } from './services.js';
-import type { Project, ProjectLimits } from './types.js';
+import type { BudgetName, Project, ProjectLimits } from './types.js';
 
-export const MINUTE_MS = 60_000;
-export const DAY_MS = 86_400_000;
-
-/** The fixed window (aligned to the epoch, so UTC days) that `now` falls in. */
-export function fixedWindow(now: Date, lengthMs: number): { start: Date; resetSeconds: number } {
-  const start = Math.floor(now.getTime() / lengthMs) * lengthMs;
-  return {
-    start: new Date(start),
-    resetSeconds: Math.max(1, Math.ceil((start + lengthMs - now.getTime()) / 1000)),
-  };
-}
+export { DAY_MS, fixedWindow, MINUTE_MS, rateLimited, rateLimitHeaders } from './windows.js';
 
 export const NO_LIMITS: LimitDefaults = {
   requestsPerMinute: null,
   requestsPerMinutePerKey: null,
   retainedItemsPerDay: null,
   storedMemories: null,
+  budgets: {},
 };
 
-/** The `RateLimit-*` headers (IETF draft: limit, remaining, seconds until the window resets). */
-export function rateLimitHeaders(limit: number, used: number, resetSeconds: number): Record<string, string> {
-  return {
-    'RateLimit-Limit': String(limit),
-    'RateLimit-Remaining': String(Math.max(0, limit - used)),
-    'RateLimit-Reset': String(resetSeconds),
-  };
-}
-
-/** The 429 of an exceeded limit, with `Retry-After` and the `RateLimit-*` headers. */
-export function rateLimited(
-  name: string,
-  message: string,
-  limit: number,
-  used: number,
-  retryAfterSeconds: number,
-): AppError {
-  return new AppError('rate_limited', message, {
-    extra: { limit: name },
-    headers: {
-      'Retry-After': String(retryAfterSeconds),
-      ...rateLimitHeaders(limit, used, retryAfterSeconds),
-    },
-  });
-}
-
 /**
- * Charges a Retain of `items` items against the project's quotas before anything is written:
- * retained items per day and stored memories. Over either, it is a 429 and nothing is counted.
- * Returns a refund for a Retain that then fails.
+ * Charges a Retain against the project's quotas before anything is written: retained items per
+ * day and stored memories, then the cost budgets of what the request itself shows (items and
+ * characters, see budgets.ts). Over any, it is a 429 and nothing is counted. Returns a refund of
+ * the items for a Retain that then fails; the cost stays charged (the work may have been done).
  */
 export async function chargeRetain(
   s: Services,
   projectId: string,
-  items: number,
+  batch: readonly { content: string; context?: string; entities?: unknown[] }[],
 ): Promise<() => Promise<void>> {
+  const refund = await chargeItemQuotas(s, projectId, batch.length);
+  try {
+    await chargeCost(s, projectId, retainCost(batch), 'check');
+  } catch (err) {
+    await refund();
+    throw err;
+  }
+  return refund;
+}
+
+async function chargeItemQuotas(s: Services, projectId: string, items: number): Promise<() => Promise<void>> {
   const now = s.now();
   const day = fixedWindow(now, DAY_MS);
   const defaults = s.limitDefaults ?? NO_LIMITS;
@@ -96,6 +74,10 @@ export function effectiveLimits(s: Services, limits: ProjectLimits): Required<Pr
     requests_per_minute_per_key: pick('requests_per_minute_per_key', d.requestsPerMinutePerKey),
     retained_items_per_day: pick('retained_items_per_day', d.retainedItemsPerDay),
     stored_memories: pick('stored_memories', d.storedMemories),
+    ...(Object.fromEntries(BUDGETS.map((b) => [b.name, pick(b.name, d.budgets?.[b.name] ?? null)])) as Record<
+      BudgetName,
+      number | null
+    >),
   };
 }
 
@@ -106,5 +88,9 @@ export async function projectWithUsage(s: Services, project: Project) {
     minuteStart: fixedWindow(now, MINUTE_MS).start,
     dayStart: fixedWindow(now, DAY_MS).start,
   });
-  return { ...project, effective_limits: effectiveLimits(s, project.limits), usage };
+  return {
+    ...project,
+    effective_limits: effectiveLimits(s, project.limits),
+    usage: { ...usage, budgets: await budgetUsage(s, project.id) },
+  };
 }

@@ -26,21 +26,27 @@ export async function listSpaceBanks(s: Services, projectId: string, spaceId: st
 /** Attaches a bank (created if new) to a space. A bank lives in at most one space. */
 export async function attachBank(s: Services, projectId: string, spaceId: string, bankId: string) {
   await requireSpace(s, projectId, spaceId);
-  if (orgSpaceOf(bankId) !== null) throw invalid('bank', 'an org bank belongs to its own space and cannot be moved');
-  const bank = await bankForWrite(s, projectId, bankId);
-  if (bank.space_id && bank.space_id !== spaceId) {
-    throw new AppError('conflict', `bank '${bankId}' is already in space '${bank.space_id}'`);
+  if (orgSpaceOf(bankId) !== null)
+    throw invalid('bank', 'an org bank belongs to its own space and cannot be moved');
+  await bankForWrite(s, projectId, bankId);
+  // Decided in the database, not from the bank as read above: of concurrent attaches to
+  // different spaces exactly one wins, and a space deleted meanwhile takes the bank with it.
+  const r = await s.store.attachBankToSpace(projectId, bankId, spaceId);
+  if (r.status === 'no_space') throw notFound(`space '${spaceId}'`);
+  if (r.status === 'no_bank') throw notFound(`bank '${bankId}'`);
+  if (r.status === 'elsewhere') {
+    throw new AppError('conflict', `bank '${bankId}' is already in space '${r.spaceId}'`);
   }
-  if (bank.space_id !== spaceId) await s.store.setBankSpace(projectId, bankId, spaceId);
   return { space_id: spaceId, bank_id: bankId, attached: true };
 }
 
 /** Removes a bank from a space; its memories stay. */
 export async function removeBank(s: Services, projectId: string, spaceId: string, bankId: string) {
   await requireSpace(s, projectId, spaceId);
-  const bank = await s.store.getBank(projectId, bankId);
-  if (!bank || bank.space_id !== spaceId) throw notFound(`bank '${bankId}' in space '${spaceId}'`);
-  await s.store.setBankSpace(projectId, bankId, null);
+  // Only while it is in this space: a late detach never takes it out of one it moved to since.
+  if (!(await s.store.detachBankFromSpace(projectId, bankId, spaceId))) {
+    throw notFound(`bank '${bankId}' in space '${spaceId}'`);
+  }
   return { space_id: spaceId, bank_id: bankId, attached: false };
 }
 

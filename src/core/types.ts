@@ -24,7 +24,22 @@ export interface ProjectLimits {
   requests_per_minute_per_key?: number | null;
   retained_items_per_day?: number | null;
   stored_memories?: number | null;
+  retained_items_per_minute?: number | null;
+  characters_per_minute?: number | null;
+  characters_per_day?: number | null;
+  entities_per_minute?: number | null;
+  entities_per_day?: number | null;
+  model_calls_per_minute?: number | null;
+  model_calls_per_day?: number | null;
+  model_tokens_per_minute?: number | null;
+  model_tokens_per_day?: number | null;
 }
+
+/** The cost budgets among the project limits (see core/budgets.ts). */
+export type BudgetName = Exclude<
+  keyof ProjectLimits,
+  'requests_per_minute' | 'requests_per_minute_per_key' | 'retained_items_per_day' | 'stored_memories'
+>;
 
 export interface ApiKeyRecord {
   id: string;
@@ -93,6 +108,8 @@ export interface NewMemory {
   chunk_id: string | null;
   content_hash: string;
   embedding: Float32Array;
+  /** The embedding sealed with the bank's data key (encrypted banks; set by the encryption layer). */
+  embedding_sealed?: string;
   /** Keyword index terms with their weights (term frequency, possibly fractional for context). */
   terms: Map<string, number>;
   /** Entity names (already resolved to their canonical spelling) with types. */
@@ -172,11 +189,34 @@ export interface Operation {
   updated_at: Date;
 }
 
+/**
+ * Whose `Idempotency-Key` it is: one caller's keys never meet another's, so nobody can replay an
+ * answer made for someone else (`caller` is `key:<key id>`, `operator` or `anonymous`).
+ */
+export interface IdempotencyScope {
+  projectId: string;
+  caller: string;
+  key: string;
+}
+
+/**
+ * A finished request's answer as kept for its retries. `withheld`: the answer carried a secret
+ * (a minted key), so only `{id}` is kept and a retry is told it is already done. `encrypted`:
+ * `response` is the answer sealed with the data key of `bankId` (a string), never plaintext.
+ */
+export interface IdempotentReply {
+  status: number;
+  response: unknown;
+  withheld: boolean;
+  bankId: string | null;
+  encrypted?: boolean;
+}
+
 export type IdempotencyClaim =
   | { state: 'new' }
   | { state: 'in_progress' }
   | { state: 'mismatch' }
-  | { state: 'done'; status: number; response: unknown };
+  | ({ state: 'done' } & IdempotentReply);
 
 /** A hard rule of a bank for Reflect; tagged ones apply only to requests whose tags match. */
 export interface Directive {

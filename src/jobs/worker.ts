@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
+import { BudgetWait } from '../core/budgets.js';
 import { AppError } from '../core/errors.js';
 import type { OperationRunner } from '../core/operations.js';
 import type { Services } from '../core/services.js';
@@ -82,7 +83,14 @@ export function startWorker(s: Services, log: Logger, opts: WorkerOptions): Work
       log.info({ operation: op.id, kind: op.kind, bank: op.bank_id }, 'operation completed');
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
-      if (permanent(err) || op.attempts >= maxAttempts) {
+      if (err instanceof BudgetWait) {
+        // The project's budget is spent: the operation waits for it, it has not failed.
+        await s.store.deferOperation(projectId, op.bank_id, op.id, id, err.delayMs, message);
+        log.info(
+          { operation: op.id, kind: op.kind, budget: err.budget, waitMs: err.delayMs },
+          'operation waits for budget',
+        );
+      } else if (permanent(err) || op.attempts >= maxAttempts) {
         await s.store.finishOperation(projectId, op.bank_id, op.id, id, { status: 'failed', error: message });
         log.warn({ operation: op.id, kind: op.kind, err: message }, 'operation failed');
       } else {

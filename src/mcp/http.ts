@@ -8,11 +8,19 @@ export const MCP_MAX_BODY_BYTES = 10 * 1024 * 1024;
 /**
  * Answers one Streamable HTTP request statelessly: a fresh server and transport per request, JSON
  * responses instead of SSE streams. Nothing lives between requests, so any number of mnemo
- * processes can serve `/mcp` behind one address.
+ * processes can serve `/mcp` behind one address. `hosts` is the DNS-rebinding protection of the
+ * transport itself (`api/hosts.ts` `mcpHostOptions`), behind the app's own Host/Origin check.
  */
-export async function handleMcpRequest(req: Request, ctx: ToolContext): Promise<Response> {
+export async function handleMcpRequest(
+  req: Request,
+  ctx: ToolContext,
+  hosts: { enableDnsRebindingProtection: boolean; allowedHosts?: string[]; allowedOrigins?: string[] } = {
+    enableDnsRebindingProtection: false,
+  },
+): Promise<Response> {
   const server = createMcpServer(ctx);
   const transport = new WebStandardStreamableHTTPServerTransport({
+    ...hosts,
     sessionIdGenerator: undefined,
     enableJsonResponse: true,
     maxRequestBodySize: MCP_MAX_BODY_BYTES,

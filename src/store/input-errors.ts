@@ -7,6 +7,20 @@ import { AppError } from '../core/errors.js';
  */
 export function inputError(err: unknown): AppError | null {
   const code = (err as { code?: unknown } | null)?.code;
+  // 23503: the write refers to a row (project, bank, memory) that a concurrent request deleted
+  // after this one found it. Nothing was written; a retry sees the deletion.
+  if (code === '23503') {
+    return new AppError(
+      'conflict',
+      'something this request writes to was deleted meanwhile by another request; retry',
+      {
+        extra: { reason: 'deleted_meanwhile' },
+      },
+    );
+  }
   if (typeof code !== 'string' || !(code.startsWith('22') || code === '54000')) return null;
-  return new AppError('validation_error', `a value in the request cannot be stored: ${(err as Error).message}`);
+  return new AppError(
+    'validation_error',
+    `a value in the request cannot be stored: ${(err as Error).message}`,
+  );
 }

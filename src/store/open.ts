@@ -16,6 +16,7 @@ import { observationQueries } from './sql/observations.js';
 import { operationQueries } from './sql/operations.js';
 import { searchQueries } from './sql/search.js';
 import { tenancyQueries } from './sql/tenancy.js';
+import { vectorQueries } from './sql/vectors.js';
 import type { Store } from './store.js';
 
 /** A transaction seen as a database: nested transactions run inline in it. */
@@ -53,6 +54,7 @@ export function storeOver(db: Db): Store {
     ...operationQueries(db),
     ...directiveQueries(db),
     ...observationQueries(db),
+    ...vectorQueries(db),
   };
 }
 

@@ -3,6 +3,7 @@ import type {
   AuditEntry,
   Bank,
   BankCounts,
+  BudgetName,
   DocumentRecord,
   ConsolidationSource,
   Directive,
@@ -13,6 +14,8 @@ import type {
   ObservationChange,
   ObservationDetail,
   IdempotencyClaim,
+  IdempotencyScope,
+  IdempotentReply,
   Operation,
   Page,
   Project,
@@ -51,6 +54,31 @@ export type ItemsCharge =
   | { accepted: true }
   | { accepted: false; exceeded: 'retained_items_per_day' | 'stored_memories'; limit: number; used: number };
 
+/**
+ * One cost counter to charge: the project's limit `name` (its own setting, else `defaultLimit`;
+ * null = unlimited, and then nothing is counted) over the counter (kind, subject, window).
+ */
+export interface CostCharge {
+  name: BudgetName;
+  kind: string;
+  subject: string;
+  windowStart: Date;
+  amount: number;
+  defaultLimit: number | null;
+}
+
+/** A cost counter after a charge: `used` is the count after an accepted charge, before a refused one. */
+export interface CostCount {
+  name: BudgetName;
+  limit: number;
+  used: number;
+}
+
+/** Outcome of a cost charge: all counters charged, or none (the first refusing counter is named). */
+export type CostResult =
+  | { accepted: true; counts: CostCount[] }
+  | { accepted: false; exceeded: CostCount; amount: number };
+
 /** A bank's wrapped data key (managed encryption). */
 export interface BankKeyRecord {
   wrapped: string;
@@ -67,6 +95,12 @@ export interface StoredMemoryFields {
   metadata: Record<string, unknown>;
   content_hash: string;
   terms: { term: string; tf: number }[];
+  /** The plain vector as pgvector text (`[1,2,...]`), or null. */
+  embedding: string | null;
+  /** The sealed vector, or null. */
+  embedding_sealed: string | null;
+  /** The form of its text, terms and hashes (its vector may still be in the other form). */
+  encrypted: boolean;
 }
 
 export interface ConvertedMemory {
@@ -76,7 +110,24 @@ export interface ConvertedMemory {
   metadata: Record<string, unknown>;
   content_hash: string;
   terms: { term: string; tf: number }[];
+  /** Plain vector as pgvector text; null in the encrypted form. */
+  embedding: string | null;
+  embedding_sealed: string | null;
   encrypted: boolean;
+}
+
+/** A memory's vector as stored (one of the two forms, or none) with the columns Recall filters on. */
+export interface StoredVector {
+  id: string;
+  seq: number;
+  type: string;
+  document_id: string | null;
+  /** `mentioned_at` in epoch milliseconds. */
+  mentioned_ms: number | null;
+  tags: string[];
+  /** Plain vector as pgvector text. */
+  embedding: string | null;
+  embedding_sealed: string | null;
 }
 
 export interface ConvertedEntity {
@@ -93,6 +144,8 @@ export interface LimitDefaults {
   requestsPerMinutePerKey: number | null;
   retainedItemsPerDay: number | null;
   storedMemories: number | null;
+  /** Defaults of the cost budgets (`MNEMO_DEFAULT_CHARACTERS_PER_MINUTE`, ...); absent = unlimited. */
+  budgets?: Partial<Record<BudgetName, number | null>>;
 }
 
 /**
@@ -136,7 +189,10 @@ export interface Store {
   /** Unassigns the space's banks (never deletes them); returns how many, or null if no such space. */
   deleteSpace(projectId: string, id: string): Promise<number | null>;
   getBank(projectId: string, id: string): Promise<Bank | null>;
-  /** Creates the bank if missing (with the given space and org flag) and returns it. */
+  /**
+   * Creates the bank if missing (with the given space and org flag) and returns it; a new bank
+   * whose space does not exist (deleted meanwhile) is a not_found error.
+   */
   ensureBank(
     projectId: string,
     id: string,
@@ -151,17 +207,46 @@ export interface Store {
     filter: { spaceId?: string },
     page?: { limit: number; after?: string },
   ): Promise<Bank[]>;
-  setBankSpace(projectId: string, bankId: string, spaceId: string | null): Promise<void>;
+  /**
+   * Puts the bank in the space if it is in no space yet, holding the space row meanwhile: a
+   * concurrent deletion of the space waits and then unassigns it, so a bank never points at a
+   * deleted space. The outcome: attached (or was there already), no such space or bank, or the
+   * other space the bank is in.
+   */
+  attachBankToSpace(
+    projectId: string,
+    bankId: string,
+    spaceId: string,
+  ): Promise<{ status: 'attached' | 'no_space' | 'no_bank' } | { status: 'elsewhere'; spaceId: string }>;
+  /** Takes the bank out of the space if it is in it at that moment; false when it is not. */
+  detachBankFromSpace(projectId: string, bankId: string, spaceId: string): Promise<boolean>;
+  /**
+   * Sets the bank's name, mission or embedder in one statement. `embedderIfUnset`: records the
+   * embedder only when the bank has none yet (first vectors), so a concurrent re-embed's value
+   * is never overwritten by a stale read.
+   */
   updateBank(
     projectId: string,
     bankId: string,
     patch: {
-      config?: Record<string, unknown>;
       name?: string | null;
       mission?: string | null;
       embedder?: string;
+      embedderIfUnset?: string;
     },
   ): Promise<Bank | null>;
+  /**
+   * Merges config changes into the bank's stored overrides in the database, under the bank's
+   * row lock: a key with a value is set, a key with `null` is removed, every other key is kept
+   * as it is in the row at that moment — concurrent updates of other keys all survive. Returns
+   * the overrides as they were just before (read under the lock, so a side effect of a change is
+   * decided from the real transition) and the bank after, or null if there is no such bank.
+   */
+  updateBankConfig(
+    projectId: string,
+    bankId: string,
+    changes: Record<string, unknown>,
+  ): Promise<{ before: Record<string, unknown>; bank: Bank } | null>;
   bankCounts(projectId: string, bankId: string): Promise<BankCounts>;
   /** Deletes the bank and all its data; returns the number of memories deleted, or null if absent. */
   deleteBank(projectId: string, bankId: string): Promise<number | null>;
@@ -203,13 +288,48 @@ export interface Store {
   buildBankIndex(projectId: string, bankId: string, dims: number): Promise<void>;
   /** Drops the bank's own indexes (after the bank is deleted). */
   dropBankIndexes(projectId: string, bankId: string): Promise<void>;
-  /** Replaces the vectors of existing memories (a re-embed); ids not in the bank are ignored. */
+  /**
+   * Replaces the vectors of existing memories (a re-embed); ids not in the bank are ignored. A row
+   * with `embedding_sealed` stores that instead of a plain vector. With `encrypted`, the rows were
+   * prepared for that form and are refused (conflict, reason `encryption_changed`) when the bank's
+   * setting no longer wants it.
+   */
   setEmbeddings(
     projectId: string,
     bankId: string,
-    rows: { id: string; embedding: Float32Array }[],
+    rows: { id: string; embedding: Float32Array | null; embedding_sealed?: string | null }[],
+    opts?: { encrypted?: boolean },
   ): Promise<void>;
   deleteMemory(projectId: string, bankId: string, id: string): Promise<boolean>;
+
+  // stored vectors (sql/vectors.ts), for searching encrypted banks in memory
+  /**
+   * What an in-memory copy of the bank's vectors is checked against: `generation` (every write),
+   * `version` (moved when vectors of existing memories change: re-embed) and the memory count
+   * (deletions). Null for no such bank.
+   */
+  vectorState(
+    projectId: string,
+    bankId: string,
+  ): Promise<{ generation: number; version: number; count: number } | null>;
+  /** Stored vectors of the given memories, or of every memory after `afterSeq` in seq order. */
+  memoryVectors(
+    projectId: string,
+    bankId: string,
+    sel: { ids?: string[]; afterSeq?: number },
+  ): Promise<StoredVector[]>;
+  /** Ids of every memory of the bank. */
+  memoryIds(projectId: string, bankId: string): Promise<string[]>;
+  /**
+   * The memories (of `ids`, or all when null) that pass `consolidationCandidates`' conditions,
+   * without the vector: for searching an encrypted bank's vectors in memory.
+   */
+  consolidationEligible(
+    projectId: string,
+    bankId: string,
+    ids: string[] | null,
+    opts: { observations: boolean; tags: string[]; beforeSeq: number },
+  ): Promise<string[]>;
 
   // retrieval channels
   semanticSearch(
@@ -265,7 +385,10 @@ export interface Store {
     bankId: string,
     page: { limit: number; cursor?: string },
   ): Promise<Page<Entity>>;
-  /** Entities whose key or alias is one of `keys`, or whose first or last word is one of `words` (for resolution). */
+  /**
+   * Entities for resolution, by index lookups: named or aliased one of `keys`, named one of
+   * `words`, and, for each word, up to two longer names whose first or last word it is.
+   */
   findEntities(projectId: string, bankId: string, keys: string[], words: string[]): Promise<Entity[]>;
   /** Content hashes of documents, by id. */
   documentHashes(projectId: string, bankId: string, ids: string[]): Promise<Map<string, string>>;
@@ -298,6 +421,30 @@ export interface Store {
     projectId: string,
     windows: { minuteStart: Date; dayStart: Date },
   ): Promise<{ requests_this_minute: number; retained_items_today: number; stored_memories: number }>;
+  /**
+   * Charges cost counters in one statement, all or nothing: unless `force`, a counter is only
+   * charged when its count stays within its limit (a zero amount asks for room: count < limit),
+   * and a refusal gives back what the same call charged on other counters. `force` charges
+   * regardless (cost already incurred). Counters without a limit are not written.
+   */
+  chargeCost(projectId: string, charges: CostCharge[], force: boolean): Promise<CostResult>;
+  /** Current counts of cost counters (0 for none). */
+  costCounts(
+    projectId: string,
+    counters: Pick<CostCharge, 'name' | 'kind' | 'subject' | 'windowStart'>[],
+  ): Promise<Map<BudgetName, number>>;
+  /**
+   * Puts a claimed operation of a project over its budget back to pending until `delayMs` from
+   * now, without using up one of its attempts (waiting is not failing).
+   */
+  deferOperation(
+    projectId: string,
+    bankId: string,
+    id: string,
+    workerId: string,
+    delayMs: number,
+    reason: string,
+  ): Promise<void>;
   /** Deletes counters of windows that started before `before`; returns how many. */
   pruneRateCounters(before: Date): Promise<number>;
 
@@ -356,6 +503,28 @@ export interface Store {
     toEncrypted: boolean,
     convert: (d: { id: string; name: string; text: string }) => { name: string; text: string },
   ): Promise<number>;
+  /**
+   * The same for the bank's own free text (name, mission, config text): `convert` gets them as
+   * stored and returns their new form; the config values it returns are merged into the config.
+   */
+  convertBankText(
+    projectId: string,
+    bankId: string,
+    toEncrypted: boolean,
+    convert: (b: { name: string | null; mission: string | null; config: Record<string, unknown> }) => {
+      name: string | null;
+      mission: string | null;
+      config: Record<string, unknown>;
+    },
+  ): Promise<void>;
+  /** The same for the content hashes of the bank's documents (sealed in an encrypted bank). */
+  convertDocuments(
+    projectId: string,
+    bankId: string,
+    toEncrypted: boolean,
+    limit: number,
+    convert: (hash: string) => string,
+  ): Promise<number>;
   /** Under the bank lock: if no row is left in the wrong form, ends the conversion (true). */
   finishConversion(projectId: string, bankId: string): Promise<boolean>;
 
@@ -383,7 +552,11 @@ export interface Store {
   ): Promise<number>;
 
   // operations (durable background work) and idempotency keys
-  /** Inserts an operation; an existing id is returned as is (`created: false`). */
+  /**
+   * Inserts an operation; an existing id is returned as is (`created: false`). With `onceAmong`,
+   * an operation of the same kind of the bank in one of those states is returned instead of
+   * inserting another, decided under the bank's row lock (concurrent callers queue one).
+   */
   insertOperation(o: {
     projectId: string;
     bankId: string;
@@ -391,6 +564,7 @@ export interface Store {
     kind: string;
     payload: unknown;
     itemsCount: number;
+    onceAmong?: ('pending' | 'processing')[];
   }): Promise<{ operation: Operation; created: boolean }>;
   getOperation(projectId: string, bankId: string, id: string): Promise<Operation | null>;
   listOperations(
@@ -447,23 +621,30 @@ export interface Store {
   countPendingOperations(): Promise<number>;
   /** `staleMs`: an in-progress claim older than this was left by a dead request and is taken over. */
   claimIdempotencyKey(
-    projectId: string,
-    key: string,
+    scope: IdempotencyScope,
     requestHash: string,
     staleMs: number,
   ): Promise<IdempotencyClaim>;
-  saveIdempotentResponse(projectId: string, key: string, status: number, response: unknown): Promise<void>;
-  releaseIdempotencyKey(projectId: string, key: string): Promise<void>;
+  /** Keeps the answer of a claimed key; nothing is kept when the claim is gone (dropped meanwhile). */
+  saveIdempotentResponse(scope: IdempotencyScope, reply: IdempotentReply): Promise<void>;
+  releaseIdempotencyKey(scope: IdempotencyScope): Promise<void>;
+  /** Drops the kept answers of a bank (its encryption setting switched, or it was deleted). */
+  deleteIdempotentResponses(projectId: string, bankId: string): Promise<void>;
 
   // directives (sql/directives.ts)
   /** A bank's directives, highest priority first. */
   listDirectives(projectId: string, bankId: string): Promise<Directive[]>;
   getDirective(projectId: string, bankId: string, id: string): Promise<Directive | null>;
+  /**
+   * Inserts a directive unless the bank holds `max` already (null then): counted and inserted
+   * under the bank's row lock, so concurrent inserts cannot pass the limit together.
+   */
   insertDirective(
     projectId: string,
     bankId: string,
     d: { id: string; name: string; text: string; priority: number; tags: string[]; active: boolean },
-  ): Promise<Directive>;
+    max: number,
+  ): Promise<Directive | null>;
   updateDirective(
     projectId: string,
     bankId: string,

@@ -26,15 +26,29 @@ const MAYBE_FINAL = new Set(
 );
 
 // Sentence-final punctuation, closing quotes or brackets, then the whitespace after them.
-const BOUNDARY = /([.!?\u2026]+)(["'\u201d\u2019)\]]*)(\s+)/g;
+// Linear on any input: a match starts only where a punctuation run starts (the lookbehind),
+// and the runs are taken whole (lookahead + backreference: an atomic group), so a long run
+// of dots without a space after it is scanned once, not once per position inside it.
+const BOUNDARY = /(?<![.!?\u2026])(?=([.!?\u2026]+))\1(?=(["'\u201d\u2019)\]]*))\2(\s+)/g;
+/** Longest word looked at before a full stop: abbreviations and initials are short. */
+const MAX_WORD = 32;
+const WORD_CHAR = /[\p{L}.]/u;
+
+/** The letters and dots right before `end` (at most MAX_WORD of them, not before `start`). */
+function wordBefore(line: string, start: number, end: number): string {
+  let i = end;
+  const stop = Math.max(start, end - MAX_WORD);
+  while (i > stop && WORD_CHAR.test(line[i - 1]!)) i--;
+  // A surrogate pair's letters are rare in abbreviations: stopping at one is harmless.
+  return line.slice(i, end);
+}
 const LOWER_START = /^\p{Ll}/u;
 const UPPER_START = /^[\p{Lu}\p{N}"'\u201c\u2018([]/u;
 
 /** Should the sentence end at this punctuation, given the text before it and the next word? */
-function endsSentence(before: string, punct: string, closers: string, next: string): boolean {
+function endsSentence(word: string, punct: string, closers: string, next: string): boolean {
   if (/[!?]/.test(punct)) return !(closers && LOWER_START.test(next));
   if (punct.length > 1 || punct === '\u2026') return UPPER_START.test(next); // an ellipsis
-  const word = /([\p{L}.]+)$/u.exec(before)?.[1] ?? '';
   const lower = word.toLowerCase();
   if (TITLES.has(lower) || NEVER_FINAL.has(lower)) return false;
   if (/^\p{Lu}$/u.test(word)) return false; // an initial: "J. K. Rowling"
@@ -54,7 +68,8 @@ export function splitSentences(text: string): string[] {
     for (const m of line.matchAll(BOUNDARY)) {
       const [whole, punct = '', closers = ''] = m;
       const stop = m.index + whole.length;
-      if (!endsSentence(line.slice(start, m.index), punct, closers, line.slice(stop))) continue;
+      if (!endsSentence(wordBefore(line, start, m.index), punct, closers, line.slice(stop, stop + 2)))
+        continue;
       const sentence = line.slice(start, stop).trim();
       if (sentence) out.push(sentence);
       start = stop;

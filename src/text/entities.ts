@@ -159,6 +159,22 @@ function datesIn(text: string, out: Entity[]): void {
   }
 }
 
+/** Runs of punctuation or whitespace, and words longer than any name, cut short before tagging. */
+const LONG_RUN = /[^\p{L}\p{N}\s]{9,}|\s{9,}|\S{65,}/gu;
+
+/**
+ * The text with long runs of punctuation or whitespace shortened (to their first three
+ * characters, or to one line break or space) and words of over 64 characters left out:
+ * compromise's tagging is quadratic in such runs (16,000 dots took ~1 s, 20,000 characters of
+ * "a.a.a." ~3 s), and no name is in one.
+ */
+function shortenRuns(text: string): string {
+  return text.replace(LONG_RUN, (run) => {
+    if (/\S/.test(run)) return run.length > 64 ? ' ' : run.slice(0, 3);
+    return run.includes('\n') ? '\n\n' : ' ';
+  });
+}
+
 /**
  * People, places, organisations, explicit dates and other proper names in a text, in order
  * of first appearance, each once (case-insensitive). Possessives are removed
@@ -176,7 +192,7 @@ export function extractEntities(text: string): Entity[] {
       return line.slice(m[0].length);
     })
     .join('\n');
-  for (const sentence of nlp(body).document) namesIn(sentence, found);
+  for (const sentence of nlp(shortenRuns(body)).document) namesIn(sentence, found);
   datesIn(body, found);
 
   const seen = new Map<string, Entity>();

@@ -107,9 +107,17 @@ const RULES: [FactType, RegExp[]][] = [
 // A transcript speaker label ("Caroline: ...") would hide sentence-initial cues.
 const SPEAKER = /^\s*\p{L}[\p{L}'.-]*(?:\s+\p{L}[\p{L}'.-]*){0,2}\s*:\s+/u;
 
+/**
+ * Characters read for cues. Several cue patterns pair two phrases across a line ("yesterday
+ * ... I"), which costs time quadratic in the line on adversarial text; a memory is a chunk of
+ * about 1,000 tokens, well within this, so only larger direct input is cut.
+ */
+const MAX_CLASSIFIED = 10_000;
+
 /** Classifies a memory's text into a {@link FactType} by cue phrases; `world` if none match. */
 export function classifyFactType(text: string): FactType {
   const full = text
+    .slice(0, MAX_CLASSIFIED)
     .replace(/[\u2018\u2019]/g, "'")
     .toLowerCase()
     .trim();

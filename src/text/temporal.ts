@@ -225,8 +225,10 @@ const HOLIDAY = new RegExp(
   'gi',
 );
 // chrono keeps a lone "May" only after "in" ("May I ask"), losing "last May", "since May".
+// The lookbehind's spaces are bounded: unbounded, it rescanned a long run of spaces at every
+// position inside it (quadratic).
 const LONE_MAY = new RegExp(
-  String.raw`(?:\b${MODIFIER}\s+|(?<=\b(?:since|from|between|until|till|before|after|during|by|early|late|mid)\s+))\bmay\b(?!\s+(?:i|we|you|he|she|it|they|be|have|not|\d))`,
+  String.raw`(?:\b${MODIFIER}\s+|(?<=\b(?:since|from|between|until|till|before|after|during|by|early|late|mid)\s{1,16}))\bmay\b(?!\s+(?:i|we|you|he|she|it|they|be|have|not|\d))`,
   'gi',
 );
 // chrono reads the reference's hour in the host time zone here, so it is done in UTC instead.
@@ -486,9 +488,16 @@ function mentionsIn(text: string, reference: Date): Mention[] {
   const mentions: Mention[] = [];
   addCustom(text, ref, mentions);
   // Blank out what the recognisers took, keeping offsets, so chrono does not read it again.
-  let masked = text;
-  for (const m of mentions)
-    masked = masked.slice(0, m.index) + ' '.repeat(m.stop - m.index) + masked.slice(m.stop);
+  // One pass over the mentions in order (rebuilding the text once per mention was quadratic).
+  let masked = '';
+  let at = 0;
+  for (const m of [...mentions].sort((a, b) => a.index - b.index)) {
+    if (m.stop <= at) continue;
+    const from = Math.max(at, m.index);
+    masked += text.slice(at, from) + ' '.repeat(m.stop - from);
+    at = m.stop;
+  }
+  masked += text.slice(at);
   // "the evening of 7 July" is the day: chrono reads the part of day and loses the date.
   masked = masked.replace(PART_OF_DAY, (w) => ' '.repeat(w.length));
   // Some chrono paths ("the day before yesterday", "two weeks before 8 May") do day arithmetic

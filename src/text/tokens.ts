@@ -1,12 +1,73 @@
-import { countTokens as bpeCount, decode, encode } from 'gpt-tokenizer/encoding/o200k_base';
+import { countTokens as bpeCount, decode, encode, setMergeCacheSize } from 'gpt-tokenizer/encoding/o200k_base';
+
+// gpt-tokenizer's cache of merged words is an LRU over a Map that evicts its oldest key: once
+// full (100,000 distinct words, soon reached by a service), each eviction walks the Map's
+// deleted slots, and counting became superlinear (40,000 new words: 11 s instead of 3 s) and 4×
+// slower on ordinary chat lines. Whole-token words never reach it; the rest are short (see
+// MAX_RUN), so the cache saves little: it is off.
+setMergeCacheSize(0);
 
 // gpt-tokenizer throws on special-token text such as "<|endoftext|>" by default; memory
 // content is data, so such text is counted as the ordinary characters it is.
 const AS_TEXT = { disallowedSpecial: new Set<string>() };
 
-/** Token count with OpenAI's o200k_base BPE, used for recall budgets and chunking. */
+/**
+ * Longest run (of non-space, or of space characters) handed to BPE in one piece. BPE is
+ * quadratic in the length of a pre-token (one 100,000-letter word took ~10 s), so longer runs
+ * are cut every MAX_RUN characters: counts stay linear in the input, exact for any text
+ * without such runs (no word of a natural language comes near), and over by a few tokens
+ * per cut otherwise (a token per cut for letters; more for runs of one symbol, which BPE
+ * covers with tokens longer than a piece).
+ */
+export const MAX_RUN = 100;
+
+const isSpace = (c: number) =>
+  c === 32 ||
+  (c >= 9 && c <= 13) ||
+  (c > 127 &&
+    (c === 0xa0 ||
+      c === 0x1680 ||
+      (c >= 0x2000 && c <= 0x200a) ||
+      c === 0x2028 ||
+      c === 0x2029 ||
+      c === 0x202f ||
+      c === 0x205f ||
+      c === 0x3000 ||
+      c === 0xfeff));
+const isLowSurrogate = (c: number) => c >= 0xdc00 && c <= 0xdfff;
+
+/**
+ * The text cut inside every run longer than MAX_RUN (never between the halves of a surrogate
+ * pair); the text itself, as the only piece, when it has no such run. One pass, no regex.
+ */
+export function boundedPieces(text: string): string[] {
+  if (text.length <= MAX_RUN) return [text];
+  const pieces: string[] = [];
+  let from = 0;
+  let runStart = 0;
+  let runSpace = isSpace(text.charCodeAt(0));
+  for (let i = 1; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    const space = isSpace(c);
+    if (space !== runSpace) {
+      runSpace = space;
+      runStart = i;
+    } else if (i - runStart >= MAX_RUN && !isLowSurrogate(c)) {
+      pieces.push(text.slice(from, i));
+      from = i;
+      runStart = i;
+    }
+  }
+  pieces.push(text.slice(from));
+  return pieces;
+}
+
+/** Token count with OpenAI's o200k_base BPE, used for recall budgets and chunking; linear in the text. */
 export function countTokens(text: string): number {
-  return text.length === 0 ? 0 : bpeCount(text, AS_TEXT);
+  if (text.length === 0) return 0;
+  let n = 0;
+  for (const piece of boundedPieces(text)) n += bpeCount(piece, AS_TEXT);
+  return n;
 }
 
 /**
@@ -14,7 +75,7 @@ export function countTokens(text: string): number {
  * A last resort for text with no better place to cut (a long URL, a run without spaces).
  */
 export function splitByTokens(text: string, maxTokens: number): string[] {
-  const tokens = encode(text, AS_TEXT);
+  const tokens = boundedPieces(text).flatMap((p) => encode(p, AS_TEXT));
   const pieces: string[] = [];
   for (let i = 0; i < tokens.length; i += maxTokens) pieces.push(decode(tokens.slice(i, i + maxTokens)));
   return pieces;

@@ -11,6 +11,9 @@ import { until } from '../helpers/until.js';
 import { ENGINES } from '../helpers/engines.js';
 import { bankPath, type TestApp, testApp } from '../helpers/app.js';
 
+/** The operator's key `key` in project `default`, as the server scopes it. */
+const scope = (key: string) => ({ projectId: 'default', caller: 'operator', key });
+
 for (const engine of ENGINES) {
   describe(`operations and idempotency (${engine})`, () => {
     let t: TestApp;
@@ -209,7 +212,7 @@ for (const engine of ENGINES) {
         body: { items: [{ content: 'different' }] },
         headers: { 'idempotency-key': key },
       });
-      assert.equal(other.status, 422);
+      assert.equal(other.status, 409);
       assert.equal(other.body.error.code, 'idempotency_mismatch');
       // a failed request releases its key: the corrected retry goes through
       const k2 = randomUUID();
@@ -237,19 +240,16 @@ for (const engine of ENGINES) {
       const hash = requestHash('POST', path, JSON.stringify(body));
       // The killed request's claim: in progress, never finished or released.
       assert.equal(
-        (await t.services.store.claimIdempotencyKey('default', key, hash, IN_FLIGHT_LIMIT_MS)).state,
+        (await t.services.store.claimIdempotencyKey(scope(key), hash, IN_FLIGHT_LIMIT_MS)).state,
         'new',
       );
       const early = await t.call('POST', path, { body, headers: { 'idempotency-key': key } });
       assert.equal(early.status, 409);
       assert.equal(early.headers.get('retry-after'), '1');
       // Past the in-flight limit (0 here) the same request takes the key over; another one does not.
-      assert.equal(
-        (await t.services.store.claimIdempotencyKey('default', key, 'other', 0)).state,
-        'mismatch',
-      );
-      assert.equal((await t.services.store.claimIdempotencyKey('default', key, hash, 0)).state, 'new');
-      await t.services.store.releaseIdempotencyKey('default', key);
+      assert.equal((await t.services.store.claimIdempotencyKey(scope(key), 'other', 0)).state, 'mismatch');
+      assert.equal((await t.services.store.claimIdempotencyKey(scope(key), hash, 0)).state, 'new');
+      await t.services.store.releaseIdempotencyKey(scope(key));
       const retry = await t.call('POST', path, { body, headers: { 'idempotency-key': key } });
       assert.equal(retry.status, 200);
       assert.equal(await count('idem-crash'), 1);

@@ -39,10 +39,8 @@ async function fill(t: TestApp, bank: string, from: number, n: number) {
   await t.services.store.ensureBank('default', bank, {});
   // No observations: a Retain would otherwise queue a consolidation of all n memories ahead of
   // the index build (about a minute on the embedded engine), which is not what these tests prove.
-  await t.services.store.updateBank('default', bank, {
-    embedder: t.services.embedder.id,
-    config: { enable_observations: false },
-  });
+  await t.services.store.updateBank('default', bank, { embedder: t.services.embedder.id });
+  await t.services.store.updateBankConfig('default', bank, { enable_observations: false });
   for (let i = 0; i < n; i += 500) {
     const batch = Array.from({ length: Math.min(500, n - i) }, (_, k) => memory(from + i + k));
     await t.services.store.insertMemories('default', bank, batch, {});

@@ -112,7 +112,9 @@ for (const engine of ENGINES) {
         assert.equal(ok.headers.get('access-control-allow-origin'), 'https://app.example');
         const no = await c.call('GET', '/v1/default/spaces', { headers: { origin: 'https://evil.example' } });
         assert.notEqual(no.headers.get('access-control-allow-origin'), 'https://evil.example');
-        assert.equal(no.status, 200);
+        // and the server refuses the cross-site request itself (hosts.test.ts), not only the browser
+        assert.equal(no.status, 403);
+        assert.equal(no.body.error.code, 'origin_not_allowed');
       } finally {
         await c.close();
       }

@@ -90,6 +90,42 @@ describe('several mnemo processes on one PostgreSQL', { skip: !process.env.MNEMO
     assert.equal(p.body.usage.stored_memories, 4);
   });
 
+  test('a cost budget is charged atomically by both processes: concurrent Retains never exceed it', async () => {
+    await http(a.url, 'POST', '/v1/default/projects', { token: ADMIN, body: { id: 'costs', name: 'C' } });
+    const k = await http(b.url, 'POST', '/v1/default/projects/costs/keys', {
+      token: ADMIN,
+      body: { name: 'agent', scopes: ['retain', 'recall'] },
+    });
+    const retain = (server: ChildServer, content: string) =>
+      http(server.url, 'POST', '/v1/me/banks/c/memories', {
+        token: k.body.key,
+        body: { items: [{ content }] },
+      });
+    assert.equal((await retain(a, 'seed')).status, 200); // the bank exists: the race is on the budget
+    await http(a.url, 'PATCH', '/v1/default/projects/costs', {
+      token: ADMIN,
+      body: { limits: { characters_per_day: 4 + 500 } },
+    });
+    const results = await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        retain(i % 2 ? a : b, `${String(i).padStart(2, '0')} ${'y'.repeat(47)}`),
+      ),
+    );
+    const statuses = results.map((r) => r.status).sort();
+    assert.deepEqual([...new Set(statuses)], [200, 429]);
+    assert.equal(
+      statuses.filter((x) => x === 200).length,
+      10,
+      'exactly 500 / 50 Retains, across both processes',
+    );
+    const over = results.find((r) => r.status === 429)!;
+    assert.equal(over.body.error.limit, 'characters_per_day');
+    assert.ok(Number(over.headers.get('retry-after')) >= 1);
+    const p = await http(b.url, 'GET', '/v1/default/projects/costs', { token: ADMIN });
+    assert.equal(p.body.usage.budgets.characters_per_day, 504);
+    assert.equal(p.body.usage.stored_memories, 11);
+  });
+
   test('a key revoked through one process is refused at once by the other', async () => {
     assert.equal((await http(b.url, 'GET', '/v1/me/audit', { token: key })).status, 200);
     const revoked = await http(a.url, 'DELETE', `/v1/default/projects/shared/keys/${keyId}`, {

@@ -238,12 +238,17 @@ for (const engine of ENGINES) {
       );
       await t.call('PATCH', '/v1/default/projects/default', { body: { limits: { stored_memories: null } } });
       const p = await t.call('GET', '/v1/default/projects/default');
-      assert.deepEqual(p.body.effective_limits, {
-        requests_per_minute: null,
-        requests_per_minute_per_key: 2,
-        retained_items_per_day: null,
-        stored_memories: null,
-      });
+      const { requests_per_minute, requests_per_minute_per_key, retained_items_per_day, stored_memories } =
+        p.body.effective_limits;
+      assert.deepEqual(
+        { requests_per_minute, requests_per_minute_per_key, retained_items_per_day, stored_memories },
+        {
+          requests_per_minute: null,
+          requests_per_minute_per_key: 2,
+          retained_items_per_day: null,
+          stored_memories: null,
+        },
+      );
       assert.equal(
         (await t.call('POST', bankPath('d', '/memories'), { body: { items: [{ content: 'b' }] } })).status,
         200,

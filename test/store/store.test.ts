@@ -96,13 +96,15 @@ for (const engine of ENGINES) {
         (await s.listBanks(P, { spaceId: 'sp' })).map((x) => x.id),
         ['b1'],
       );
-      const u = await s.updateBank(P, 'b1', {
-        config: { disposition_empathy: 5 },
-        name: 'B',
-        mission: 'help',
-      });
-      assert.deepEqual(u?.config, { disposition_empathy: 5 });
+      const u = await s.updateBank(P, 'b1', { name: 'B', mission: 'help' });
       assert.equal(u?.mission, 'help');
+      const c1 = await s.updateBankConfig(P, 'b1', { disposition_empathy: 5, enable_reranking: false });
+      assert.deepEqual(c1?.before, {});
+      assert.deepEqual(c1?.bank.config, { disposition_empathy: 5, enable_reranking: false });
+      const c2 = await s.updateBankConfig(P, 'b1', { enable_reranking: null, recall_default_budget: 'low' });
+      assert.deepEqual(c2?.before, { disposition_empathy: 5, enable_reranking: false });
+      assert.deepEqual(c2?.bank.config, { disposition_empathy: 5, recall_default_budget: 'low' });
+      assert.equal(await s.updateBankConfig(P, 'no-such-bank', { disposition_empathy: 1 }), null);
       assert.equal(await s.deleteSpace(P, 'sp'), 1);
       assert.equal((await s.getBank(P, 'b1'))?.space_id, null);
       assert.equal(await s.deleteSpace(P, 'sp'), null);

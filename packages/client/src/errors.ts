@@ -54,7 +54,11 @@ export class PermissionDeniedError extends MnemoError {
 }
 /** 404: unknown route, bank, space, memory (or a bank of another project). */
 export class NotFoundError extends MnemoError {}
-/** 409: the id exists, the bank is in another space, or the embedder differs. */
+/**
+ * 409: the id exists, the bank is in another space, or the embedder differs; for an
+ * Idempotency-Key, `idempotency_mismatch` (used for another request) or `already_done` (the
+ * request ran and its answer held a secret; `body.error.id` names what was made).
+ */
 export class ConflictError extends MnemoError {}
 /** 413: the body is over the server's limit (10 MB). */
 export class PayloadTooLargeError extends MnemoError {}

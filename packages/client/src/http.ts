@@ -41,6 +41,20 @@ export const isRetryableStatus = (status: number) =>
   status === 408 || status === 409 || status === 429 || status >= 500;
 
 /**
+ * 409 codes that are final answers about the Idempotency-Key: another attempt with the same key
+ * gets the same answer (`idempotency_mismatch`: the key was used for a different request;
+ * `already_done`: the request ran and its answer held a secret that is shown only once).
+ */
+export const FINAL_CONFLICTS: ReadonlySet<string> = new Set(['idempotency_mismatch', 'already_done']);
+
+/** Whether a response is worth another attempt: its status, unless its error code says it is final. */
+export function isRetryable(status: number, body: unknown): boolean {
+  if (!isRetryableStatus(status)) return false;
+  const code = (body as { error?: { code?: unknown } } | null)?.error?.code;
+  return !(status === 409 && typeof code === 'string' && FINAL_CONFLICTS.has(code));
+}
+
+/**
  * How long the server asked us to wait: `Retry-After-Ms`, `Retry-After` (seconds or an HTTP
  * date) or `RateLimit-Reset` (seconds from now). Undefined when absent or out of range.
  */
@@ -150,7 +164,7 @@ export class Transport {
         continue;
       }
       if (res.ok) return parsed as T;
-      if (isRetryableStatus(res.status) && attempt < maxRetries) {
+      if (isRetryable(res.status, parsed) && attempt < maxRetries) {
         await sleep(serverDelayMs(res.headers) ?? backoffMs(attempt), opts.signal);
         continue;
       }

@@ -89,7 +89,12 @@ export interface AuditListParams extends PageParams {
 
 // Projects and keys (operator)
 export type Project = z.output<typeof Projects.ProjectRecord>;
+/** Request limits, quotas and cost budgets (`null` = unlimited; left out = the server default). */
 export type ProjectLimits = z.output<typeof Projects.Limits>;
+export type ProjectWithUsage = z.output<typeof Projects.ProjectWithUsage>;
+export type ProjectUsage = z.output<typeof Projects.ProjectUsage>;
+/** Counts of the cost budgets in their current windows. */
+export type BudgetUsage = z.output<typeof Projects.BudgetUsage>;
 export type CreateProjectParams = z.input<typeof Projects.CreateProjectBody>;
 export type UpdateProjectParams = z.input<typeof Projects.PatchProjectBody>;
 export type ApiKey = z.output<typeof Projects.KeyRecord>;

@@ -281,6 +281,11 @@ for (const engine of ENGINES) {
       assert.equal((await admin.projects.get('p2')).name, 'Second');
       const limited = await admin.projects.update('p2', { limits: { requests_per_minute: 100 } });
       assert.equal(limited.limits.requests_per_minute, 100);
+      const budgeted = await admin.projects.update('p2', { limits: { characters_per_day: 5000 } });
+      assert.equal(budgeted.limits.characters_per_day, 5000);
+      const withUsage = await admin.projects.get('p2');
+      assert.equal(withUsage.effective_limits.characters_per_day, 5000);
+      assert.equal(withUsage.usage.budgets.characters_per_day, 0);
       assert.ok((await admin.projects.list()).some((x) => x.id === 'p2'));
       const k = await admin.projects.keys.create('p2', { name: 'reader', scopes: ['recall'] });
       assert.match(k.key, /^mk_/);
@@ -290,6 +295,22 @@ for (const engine of ENGINES) {
         [k.id],
       );
       assert.equal('key' in keys[0]!, false);
+      // A mint retried under its Idempotency-Key never gets the secret again: 409 already_done, thrown at once.
+      const mintKey = `mint-${Date.now()}`;
+      const once = await admin.projects.keys.create(
+        'p2',
+        { name: 'ci', scopes: ['recall'] },
+        { idempotencyKey: mintKey },
+      );
+      await assert.rejects(
+        admin.projects.keys.create('p2', { name: 'ci', scopes: ['recall'] }, { idempotencyKey: mintKey }),
+        (e: unknown) =>
+          e instanceof ConflictError &&
+          e.code === 'already_done' &&
+          (e.body as { error: { id: string } }).error.id === once.id &&
+          !JSON.stringify(e.body).includes(once.key),
+      );
+      await admin.projects.keys.revoke('p2', once.id);
       assert.deepEqual(await admin.projects.keys.revoke('p2', k.id), { revoked: true, id: k.id });
       await assert.rejects(
         async () => await new Mnemo({ baseUrl: server.url, apiKey: k.key }).memories.list('x'),

@@ -6,6 +6,7 @@ import {
   APIConnectionError,
   APIConnectionTimeoutError,
   APIUserAbortError,
+  ConflictError,
   InternalServerError,
   Mnemo,
   RateLimitError,
@@ -128,6 +129,21 @@ describe('retries, idempotency keys and timeouts (fake server)', () => {
         (e: unknown) => (e as { status: number }).status === status,
       );
       assert.equal(fake.requests.length, 1);
+    }
+  });
+
+  test('409 idempotency_mismatch and already_done are final: thrown at once, never retried', async () => {
+    for (const code of ['idempotency_mismatch', 'already_done']) {
+      reset(() => ({
+        status: 409,
+        json: { error: { code, message: 'final', request_id: 'r', id: 'k1' } },
+        headers: { 'Retry-After': '0' },
+      }));
+      await assert.rejects(
+        client.memories.retain('b', { items: [{ content: 'x' }] }, { idempotencyKey: 'k' }),
+        (e: unknown) => e instanceof ConflictError && e.code === code && (e.body as any).error.id === 'k1',
+      );
+      assert.equal(fake.requests.length, 1, code);
     }
   });
 

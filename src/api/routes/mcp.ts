@@ -5,6 +5,7 @@ import { keyIdOf } from '../../core/projects.js';
 import { handleMcpRequest } from '../../mcp/http.js';
 import { authDefault, authMe, authOf, guard } from '../auth.js';
 import type { AppEnv } from '../env.js';
+import { hostPolicy, mcpHostOptions } from '../hosts.js';
 import { rateLimits } from '../limits.js';
 
 /**
@@ -54,15 +55,20 @@ export const mcpRoutes = new Hono<AppEnv>()
     const auth = authOf(c);
     const bank = c.req.query('bank');
     if (bank !== undefined) checkId('bank id', bank, 'bank');
-    return handleMcpRequest(c.req.raw, {
-      services: c.get('services'),
-      projectId: auth.projectId,
-      actor: auth.actor,
-      scopes: auth.scopes,
-      defaultBank: bank,
-      requestId: c.get('requestId'),
-      log: c.get('log'),
-    });
+    const hosts = mcpHostOptions(hostPolicy(c.get('config')), c.req.raw);
+    return handleMcpRequest(
+      c.req.raw,
+      {
+        services: c.get('services'),
+        projectId: auth.projectId,
+        actor: auth.actor,
+        scopes: auth.scopes,
+        defaultBank: bank,
+        requestId: c.get('requestId'),
+        log: c.get('log'),
+      },
+      hosts,
+    );
   })
   // Stateless: no server-to-client stream to open (GET) and no session to end (DELETE).
   .all('/', (c) => c.body(null, 405, { Allow: 'POST' }));

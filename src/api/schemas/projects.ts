@@ -8,8 +8,36 @@ export const Limits = z
     requests_per_minute_per_key: limit,
     retained_items_per_day: limit,
     stored_memories: limit,
+    // Cost budgets (docs/security.md#cost-budgets): what requests and the jobs they cause cost.
+    retained_items_per_minute: limit,
+    characters_per_minute: limit.describe('characters of retained content and context'),
+    characters_per_day: limit,
+    entities_per_minute: limit.describe('entities extracted or given by Retain'),
+    entities_per_day: limit,
+    model_calls_per_minute: limit.describe('language model calls (extraction, consolidation, Reflect)'),
+    model_calls_per_day: limit,
+    model_tokens_per_minute: limit.describe(
+      'language model tokens, input and output, as the provider reports them',
+    ),
+    model_tokens_per_day: limit,
   })
   .openapi('ProjectLimits');
+
+const count = z.number().int();
+/** Counts of the cost budgets in their current windows (0 where no budget applies). */
+export const BudgetUsage = z
+  .object({
+    retained_items_per_minute: count,
+    characters_per_minute: count,
+    characters_per_day: count,
+    entities_per_minute: count,
+    entities_per_day: count,
+    model_calls_per_minute: count,
+    model_calls_per_day: count,
+    model_tokens_per_minute: count,
+    model_tokens_per_day: count,
+  })
+  .openapi('BudgetUsage');
 
 /** A project's current usage against its limits. */
 export const ProjectUsage = z
@@ -17,6 +45,7 @@ export const ProjectUsage = z
     requests_this_minute: z.number().int(),
     retained_items_today: z.number().int(),
     stored_memories: z.number().int(),
+    budgets: BudgetUsage,
   })
   .openapi('ProjectUsage');
 
@@ -24,15 +53,22 @@ export const ProjectRecord = z
   .object({ id: z.string(), name: z.string(), limits: Limits, created_at: DateOut })
   .openapi('Project');
 export const ProjectWithUsage = ProjectRecord.extend({
-  effective_limits: Limits.openapi({ description: 'limits with the server defaults applied; null = unlimited' }),
+  effective_limits: Limits.openapi({
+    description: 'limits with the server defaults applied; null = unlimited',
+  }),
   usage: ProjectUsage,
 }).openapi('ProjectWithUsage');
 export const ProjectList = z.object({ items: z.array(ProjectRecord) });
 export const CreateProjectBody = z
   .object({ id: z.string().min(1).max(64), name: z.string().min(1).max(256), limits: Limits.optional() })
   .openapi('CreateProject');
-export const PatchProjectBody = z.object({ name: z.string().min(1).max(256).optional(), limits: Limits.optional() });
-export const ProjectParam = z.object({ project: z.string().openapi({ param: { name: 'project', in: 'path' } }) });
+export const PatchProjectBody = z.object({
+  name: z.string().min(1).max(256).optional(),
+  limits: Limits.optional(),
+});
+export const ProjectParam = z.object({
+  project: z.string().openapi({ param: { name: 'project', in: 'path' } }),
+});
 export const KeyParams = z.object({
   project: z.string().openapi({ param: { name: 'project', in: 'path' } }),
   key_id: z.string().openapi({ param: { name: 'key_id', in: 'path' } }),

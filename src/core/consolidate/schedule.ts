@@ -1,6 +1,7 @@
 import { effectiveConfig } from '../bank-config.js';
 import { requireBank } from '../banks.js';
-import { enqueueOperation, type OperationRunner, sliceDeadline } from '../operations.js';
+import { awaitBudget, withMeteredModel } from '../budgets.js';
+import { type OperationRunner, queueOperation, sliceDeadline } from '../operations.js';
 import type { Services } from '../services.js';
 import type { Operation } from '../types.js';
 import { consolidateBank } from './consolidate.js';
@@ -17,10 +18,9 @@ async function queue(
   projectId: string,
   bankId: string,
 ): Promise<{ operation: Operation; deduplicated: boolean }> {
-  const pending = await s.store.listOperations(projectId, bankId, { status: 'pending' }, { limit: 100 });
-  const waiting = pending.items.find((o) => o.kind === CONSOLIDATE);
-  if (waiting) return { operation: waiting, deduplicated: true };
-  return { operation: await enqueueOperation(s, projectId, bankId, CONSOLIDATE, {}), deduplicated: false };
+  // Checked and queued in one step in the database: concurrent Retains queue one run.
+  const q = await queueOperation(s, projectId, bankId, CONSOLIDATE, {}, { onceAmong: ['pending'] });
+  return { operation: q.operation, deduplicated: !q.created };
 }
 
 /** After a Retain: queues a run unless the bank turned automatic observations off (`enable_observations`). */
@@ -41,6 +41,9 @@ export async function requestConsolidation(s: Services, projectId: string, bankI
  * progress); `memories_created` counts the new observations.
  */
 export const runConsolidateOperation: OperationRunner = async (s, op) => {
+  // Each slice commits with its cursor: a run stopped by a spent model budget resumes where it was.
+  await awaitBudget(s, op.projectId);
+  const metered = withMeteredModel(s, op.projectId, 'resumable');
   // First the sweep of orphaned observations, a page per slice (`prune`: where it goes on;
   // null once done), then the memories from the consolidation cursor.
   const progress = (op.progress ?? { prune: '' }) as { prune: string | null };
@@ -51,7 +54,7 @@ export const runConsolidateOperation: OperationRunner = async (s, op) => {
     if (prune !== null) return { more: { prune } };
   }
   await s.store.maintainStatistics();
-  const result = await consolidateBank(s, op.projectId, op.bankId, {
+  const result = await consolidateBank(metered, op.projectId, op.bankId, {
     signal: op.signal,
     deadline: sliceDeadline(),
     prune: false,

@@ -17,7 +17,16 @@ const TAG_BYTES = 16;
 const HASH_HEX = 32;
 
 /** What a ciphertext holds; bound into it, so one field's ciphertext cannot be swapped into another. */
-export type Field = 'text' | 'context' | 'metadata' | 'entity' | 'payload' | 'directive';
+export type Field =
+  | 'text'
+  | 'context'
+  | 'metadata'
+  | 'entity'
+  | 'payload'
+  | 'directive'
+  | 'bank'
+  | 'document'
+  | 'reply';
 
 export const isSealed = (v: string) => v.startsWith(SEALED);
 
@@ -83,6 +92,38 @@ export class BankCodec {
       decipher.update(raw.subarray(NONCE_BYTES, raw.length - TAG_BYTES)),
       decipher.final(),
     ]).toString('utf8');
+  }
+
+  /**
+   * A memory's embedding sealed: its float32 bytes under AES-256-GCM, bound to the memory id, so
+   * the database holds nothing a nearest-word lookup could invert, and a vector cannot be moved
+   * to another memory.
+   */
+  sealVector(memoryId: string, vector: Float32Array): string {
+    const nonce = randomBytes(NONCE_BYTES);
+    const cipher = createCipheriv('aes-256-gcm', this.#enc, nonce);
+    cipher.setAAD(Buffer.from(`embedding\u0000${memoryId}`));
+    const bytes = Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
+    const body = Buffer.concat([cipher.update(bytes), cipher.final()]);
+    return SEALED + Buffer.concat([nonce, body, cipher.getAuthTag()]).toString('base64url');
+  }
+
+  /** Opens a sealed embedding (a wrong key, another memory's vector or tampering throws). */
+  openVector(memoryId: string, stored: string): Float32Array {
+    if (!isSealed(stored)) throw new Error('not a sealed vector');
+    const raw = Buffer.from(stored.slice(SEALED.length), 'base64url');
+    if (raw.length < NONCE_BYTES + TAG_BYTES) throw new Error('truncated ciphertext');
+    const decipher = createDecipheriv('aes-256-gcm', this.#enc, raw.subarray(0, NONCE_BYTES));
+    decipher.setAAD(Buffer.from(`embedding\u0000${memoryId}`));
+    decipher.setAuthTag(raw.subarray(raw.length - TAG_BYTES));
+    const plain = Buffer.concat([
+      decipher.update(raw.subarray(NONCE_BYTES, raw.length - TAG_BYTES)),
+      decipher.final(),
+    ]);
+    // A fresh, aligned copy: the decrypted buffer may sit at any offset of a shared pool.
+    const out = new Float32Array(plain.length / 4);
+    new Uint8Array(out.buffer).set(plain);
+    return out;
   }
 
   #hash(domain: string, value: string): string {

@@ -17,6 +17,7 @@ import {
   storePlainMetadata,
 } from './codec.js';
 import type { Keyring } from './keyring.js';
+import { DEFAULT_VECTOR_CACHE_MB, openStoredVector, VectorCache } from './vector-cache.js';
 
 export interface EncryptionHooks {
   /** A bank's encryption setting flipped: queue the operation that converts its rows. */
@@ -47,6 +48,9 @@ export function sealMemory(codec: BankCodec, m: NewMemory): NewMemory {
     context: m.context === null ? null : codec.seal(m.context, 'context'),
     metadata: sealMetadata(codec, m.metadata, [...m.terms]),
     content_hash: codec.contentHash(m.content_hash),
+    // The vector sealed too: a plain one inverts to the memory's words (nearest-word attack).
+    embedding: new Float32Array(0),
+    embedding_sealed: m.embedding.length ? codec.sealVector(m.id, m.embedding) : undefined,
     terms: new Map([...m.terms].map(([t, f]) => [codec.term(t), f])),
     entities: m.entities.map((e) => ({
       ...e,
@@ -56,6 +60,65 @@ export function sealMemory(codec: BankCodec, m: NewMemory): NewMemory {
     })),
     encrypted: true,
   };
+}
+
+/**
+ * The bank's free text: name, mission and every string of its config but `encryption` (which
+ * the database reads to know the bank's form): missions and custom instructions, and any text
+ * setting added later.
+ */
+type BankText = { name?: string | null; mission?: string | null; config?: Record<string, unknown> };
+
+export const isConfigText = (k: string, v: unknown): v is string =>
+  k !== 'encryption' && typeof v === 'string';
+
+/** The stored form of a bank's free text: sealed with the codec, else plain (escaped). */
+export function bankTextForm<T extends BankText>(codec: BankCodec | null, b: T): T {
+  const form = (v: string) => (codec ? codec.seal(v, 'bank') : storePlain(v));
+  const out: T = { ...b };
+  if (typeof b.name === 'string') out.name = form(b.name);
+  if (typeof b.mission === 'string') out.mission = form(b.mission);
+  if (b.config) {
+    out.config = Object.fromEntries(
+      Object.entries(b.config).map(([k, v]) => [k, isConfigText(k, v) ? form(v) : v]),
+    );
+  }
+  return out;
+}
+
+/** Whether any of the bank's free text is sealed. */
+export function bankTextSealed(b: BankText): boolean {
+  return (
+    (typeof b.name === 'string' && isSealed(b.name)) ||
+    (typeof b.mission === 'string' && isSealed(b.mission)) ||
+    Object.entries(b.config ?? {}).some(([k, v]) => isConfigText(k, v) && isSealed(v))
+  );
+}
+
+/** A bank with no sealed text: its values unescaped. */
+function openPlainBank<T extends BankText>(b: T): T {
+  const out: T = { ...b };
+  if (typeof b.name === 'string') out.name = plainText(b.name);
+  if (typeof b.mission === 'string') out.mission = plainText(b.mission);
+  if (b.config) {
+    out.config = Object.fromEntries(
+      Object.entries(b.config).map(([k, v]) => [k, isConfigText(k, v) ? plainText(v) : v]),
+    );
+  }
+  return out;
+}
+
+/** Cosine similarity (as pgvector's `1 - (a <=> b)`). */
+function cosine(a: Float32Array, b: Float32Array): number {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i]! * b[i]!;
+    na += a[i]! * a[i]!;
+    nb += b[i]! * b[i]!;
+  }
+  return dot / Math.sqrt(na * nb);
 }
 
 /** The stored form of a directive's name and text (the ones given). */
@@ -134,13 +197,40 @@ class Opener {
     private readonly bankId: string,
   ) {}
 
+  #state: ReturnType<Store['bankEncryption']> | null = null;
+
+  state(): ReturnType<Store['bankEncryption']> {
+    this.#state ??= this.inner.bankEncryption(this.projectId, this.bankId);
+    return this.#state;
+  }
+
   codec(): Promise<BankCodec | null> {
-    this.#codec ??= this.inner.bankEncryption(this.projectId, this.bankId).then((st) => {
+    this.#codec ??= this.state().then((st) => {
       if (!st?.key) return null;
       if (!this.keyring) throw missingKey(this.bankId);
       return this.keyring.codec(this.projectId, this.bankId, st.key);
     });
     return this.#codec;
+  }
+
+  /**
+   * Where the bank's vectors are searched: in memory when its config wants encryption or a
+   * conversion is under way (some vectors are sealed); null for SQL (all plain).
+   */
+  async vectorTarget(): Promise<{
+    projectId: string;
+    bankId: string;
+    codec: BankCodec | null;
+    keyId: string;
+  } | null> {
+    const st = await this.state();
+    if (!st?.key || (st.target !== 'managed' && !st.key.converting)) return null;
+    return {
+      projectId: this.projectId,
+      bankId: this.bankId,
+      codec: await this.codec(),
+      keyId: st.key.wrapped,
+    };
   }
 
   async value(v: string, field: Field): Promise<string> {
@@ -166,6 +256,20 @@ class Opener {
       metadata: await this.metadata(m.metadata),
       entities: sealed ? entities.sort() : entities,
     };
+  }
+
+  /** A bank with its name, mission and config text opened. */
+  async bank<T extends BankText>(b: T): Promise<T> {
+    const open = (v: string) => this.value(v, 'bank');
+    const out: T = { ...b };
+    if (typeof b.name === 'string') out.name = await open(b.name);
+    if (typeof b.mission === 'string') out.mission = await open(b.mission);
+    if (b.config) {
+      const config: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(b.config)) config[k] = isConfigText(k, v) ? await open(v) : v;
+      out.config = config;
+    }
+    return out;
   }
 
   async directive<T extends Directive>(d: T): Promise<T> {
@@ -201,8 +305,9 @@ export function encryptingStore(
   inner: Store,
   keyring: Keyring | null,
   hooks: EncryptionHooks,
-  opts: { snapshot?: boolean } = {},
+  opts: { snapshot?: boolean; vectors?: VectorCache } = {},
 ): Store {
+  const vectors = opts.vectors ?? new VectorCache(DEFAULT_VECTOR_CACHE_MB * 2 ** 20);
   // Inside a read-only snapshot a bank's key cannot change under the reader: one lookup per
   // bank serves every read of it (a Recall reads each bank three times).
   const openers = opts.snapshot ? new Map<string, Opener>() : null;
@@ -256,11 +361,16 @@ export function encryptingStore(
       for (let attempt = 0; ; attempt++) {
         const codec = await writeCodec(projectId, bankId);
         try {
+          // A document's content hash sealed: a bare hash would confirm a guess at its content.
+          const documents = opts?.documents?.map((d) => ({
+            ...d,
+            contentHash: codec && d.contentHash ? codec.seal(d.contentHash, 'document') : d.contentHash,
+          }));
           return await inner.insertMemories(
             projectId,
             bankId,
             memories.map((m) => stored(codec, m)),
-            opts,
+            opts && { ...opts, documents },
           );
         } catch (err) {
           const changed = err instanceof AppError && err.extra?.reason === ENCRYPTION_CHANGED;
@@ -298,14 +408,71 @@ export function encryptingStore(
 
     async getCandidates(projectId, bankId, ids, vector) {
       const o = opener(projectId, bankId);
-      return Promise.all((await inner.getCandidates(projectId, bankId, ids, vector)).map((m) => o.memory(m)));
+      const rows = await inner.getCandidates(projectId, bankId, ids, vector);
+      // Sealed vectors have no similarity in SQL: opened here, for these few memories.
+      const sealed = rows.filter((r) => r.similarity === null).map((r) => r.id);
+      const sims = new Map<string, number>();
+      if (sealed.length && (await o.vectorTarget())) {
+        const codec = await o.codec();
+        for (const r of await inner.memoryVectors(projectId, bankId, { ids: sealed })) {
+          const v = openStoredVector(codec, r);
+          if (v && v.length === vector.length) sims.set(r.id, cosine(v, vector));
+        }
+      }
+      return Promise.all(
+        rows.map(async (m) => ({
+          ...(await o.memory(m)),
+          similarity: m.similarity ?? sims.get(m.id) ?? null,
+        })),
+      );
     },
 
     async consolidationSources(projectId, bankId, afterSeq, limit) {
       const o = opener(projectId, bankId);
+      const rows = await inner.consolidationSources(projectId, bankId, afterSeq, limit);
+      const sealed = rows.filter((r) => r.embedding.length === 0).map((r) => r.id);
+      const opened = new Map<string, Float32Array>();
+      if (sealed.length && (await o.vectorTarget())) {
+        const codec = await o.codec();
+        for (const r of await inner.memoryVectors(projectId, bankId, { ids: sealed })) {
+          const v = openStoredVector(codec, r);
+          if (v) opened.set(r.id, v);
+        }
+      }
       return Promise.all(
-        (await inner.consolidationSources(projectId, bankId, afterSeq, limit)).map((m) => o.memory(m)),
+        rows.map(async (m) => ({ ...(await o.memory(m)), embedding: opened.get(m.id) ?? m.embedding })),
       );
+    },
+
+    async semanticSearch(projectId, bankId, vector, filter, limit) {
+      const target = await opener(projectId, bankId).vectorTarget();
+      if (!target) return inner.semanticSearch(projectId, bankId, vector, filter, limit);
+      return vectors.search(inner, target, vector, filter, limit);
+    },
+
+    async consolidationCandidates(projectId, bankId, vector, o) {
+      const target = await opener(projectId, bankId).vectorTarget();
+      if (!target) return inner.consolidationCandidates(projectId, bankId, vector, o);
+      return vectors.consolidationCandidates(inner, target, vector, o);
+    },
+
+    async setEmbeddings(projectId, bankId, rows) {
+      for (let attempt = 0; ; attempt++) {
+        const codec = await writeCodec(projectId, bankId);
+        const form = codec
+          ? rows.map((r) => ({
+              id: r.id,
+              embedding: null,
+              embedding_sealed: r.embedding?.length ? codec.sealVector(r.id, r.embedding) : null,
+            }))
+          : rows.map((r) => ({ id: r.id, embedding: r.embedding, embedding_sealed: null }));
+        try {
+          return await inner.setEmbeddings(projectId, bankId, form, { encrypted: codec !== null });
+        } catch (err) {
+          const changed = err instanceof AppError && err.extra?.reason === ENCRYPTION_CHANGED;
+          if (!changed || attempt > 0) throw err;
+        }
+      }
     },
 
     async keywordSearch(projectId, bankId, terms, filter, limit) {
@@ -380,31 +547,95 @@ export function encryptingStore(
       return { ...claimed, payload: JSON.parse(codec.open(sealed, 'payload')) };
     },
 
+    async documentHashes(projectId, bankId, ids) {
+      const o = opener(projectId, bankId);
+      const stored = await inner.documentHashes(projectId, bankId, ids);
+      return new Map(
+        await Promise.all([...stored].map(async ([id, h]) => [id, await o.value(h, 'document')] as const)),
+      );
+    },
+
+    async listDocuments(projectId, bankId, page) {
+      const o = opener(projectId, bankId);
+      const r = await inner.listDocuments(projectId, bankId, page);
+      return {
+        ...r,
+        items: await Promise.all(
+          r.items.map(async (d) => ({ ...d, content_hash: await o.value(d.content_hash, 'document') })),
+        ),
+      };
+    },
+
+    async getDocument(projectId, bankId, id) {
+      const d = await inner.getDocument(projectId, bankId, id);
+      return d && { ...d, content_hash: await opener(projectId, bankId).value(d.content_hash, 'document') };
+    },
+
+    async getBank(projectId, bankId) {
+      const b = await inner.getBank(projectId, bankId);
+      return b && opener(projectId, bankId).bank(b);
+    },
+
+    async ensureBank(projectId, bankId, init) {
+      return opener(projectId, bankId).bank(await inner.ensureBank(projectId, bankId, init));
+    },
+
+    async listBanks(projectId, filter, page) {
+      const banks = await inner.listBanks(projectId, filter, page);
+      return Promise.all(
+        banks.map((b) => (bankTextSealed(b) ? opener(projectId, b.id).bank(b) : openPlainBank(b))),
+      );
+    },
+
     async updateBank(projectId, bankId, patch) {
-      if (patch.config === undefined) return inner.updateBank(projectId, bankId, patch);
-      const wanted = patch.config.encryption === 'managed';
-      if (wanted && !keyring) {
+      // Name and mission go in the form the bank wants now; a bank being switched on gets them
+      // sealed by the conversion its switch queued.
+      const codec =
+        patch.name !== undefined || patch.mission !== undefined ? await writeCodec(projectId, bankId) : null;
+      const updated = await inner.updateBank(projectId, bankId, bankTextForm(codec, patch));
+      if (!updated) return null;
+      if (patch.name !== undefined || patch.mission !== undefined) await recheck(projectId, bankId, codec);
+      return opener(projectId, bankId).bank(updated);
+    },
+
+    async updateBankConfig(projectId, bankId, changes) {
+      if (changes.encryption === 'managed' && !keyring) {
         throw new AppError(
           'master_key_missing',
           'encryption "managed" needs the server master key (MNEMO_MASTER_KEY)',
         );
       }
-      const before = await inner.bankEncryption(projectId, bankId);
-      const updated = await inner.updateBank(projectId, bankId, patch);
-      if (!updated || !before) return updated;
-      const was = before.target === 'managed';
-      if (wanted === was && !(wanted && !before.key)) return updated;
-      if (wanted && !before.key)
-        await inner.createBankKey(projectId, bankId, keyring!.create(projectId, bankId), true);
-      else if (before.key) await inner.setBankKeyConverting(projectId, bankId, true);
+      const updated = await inner.updateBankConfig(projectId, bankId, changes);
+      if (!updated) return updated;
+      // The transition is the one this writer made under the row lock (`before` is the config it
+      // changed), not a read from before the write that a concurrent writer may have outdated.
+      const was = updated.before.encryption === 'managed';
+      const wanted = updated.bank.config.encryption === 'managed';
+      const now = await inner.bankEncryption(projectId, bankId);
+      const opened = { ...updated, bank: await opener(projectId, bankId).bank(updated.bank) };
+      if (!now || (wanted === was && !(wanted && !now.key))) return opened;
+      let key = now.key;
+      if (wanted && !key)
+        key = await inner.createBankKey(projectId, bankId, keyring!.create(projectId, bankId), true);
+      // A key a concurrent writer created lazily (not converting) still has rows to convert.
+      if (key && !key.converting) await inner.setBankKeyConverting(projectId, bankId, true);
       // A bank that never had a key and stays plain has nothing to convert.
-      if (wanted || before.key) await hooks.onSwitch(projectId, bankId);
-      return updated;
+      if (!key) return opened;
+      // Kept Idempotency-Key answers were made in the old form: none survives the switch.
+      await inner.deleteIdempotentResponses(projectId, bankId);
+      await hooks.onSwitch(projectId, bankId);
+      return opened;
     },
 
-    async insertDirective(projectId, bankId, d) {
+    async insertDirective(projectId, bankId, d, max) {
       const codec = await writeCodec(projectId, bankId);
-      const written = await inner.insertDirective(projectId, bankId, { ...d, ...directiveForm(codec, d) });
+      const written = await inner.insertDirective(
+        projectId,
+        bankId,
+        { ...d, ...directiveForm(codec, d) },
+        max,
+      );
+      if (!written) return null;
       await recheck(projectId, bankId, codec);
       return opener(projectId, bankId).directive(written);
     },
@@ -427,8 +658,44 @@ export function encryptingStore(
       return d && opener(projectId, bankId).directive(d);
     },
 
+    async claimIdempotencyKey(scope, requestHash, staleMs) {
+      const claim = await inner.claimIdempotencyKey(scope, requestHash, staleMs);
+      if (claim.state !== 'done' || !claim.encrypted) return claim;
+      const codec = claim.bankId === null ? null : await searchCodec(scope.projectId, claim.bankId);
+      if (!codec || typeof claim.response !== 'string')
+        throw new AppError('internal', 'a kept encrypted answer has no data key to open it');
+      return { ...claim, response: JSON.parse(codec.open(claim.response, 'reply')), encrypted: false };
+    },
+
+    /**
+     * The answer of a request on an encrypted bank is kept sealed with the bank's data key. If the
+     * bank's setting switched (or the bank went) while it was being kept, it is dropped: the
+     * switch drops the bank's answers, and this one may have been written in the old form after.
+     */
+    async saveIdempotentResponse(scope, reply) {
+      if (reply.bankId === null || reply.withheld) return inner.saveIdempotentResponse(scope, reply);
+      const sealed = (st: Awaited<ReturnType<Store['bankEncryption']>>) =>
+        st !== null && (st.target === 'managed' || st.key !== null);
+      const before = await inner.bankEncryption(scope.projectId, reply.bankId);
+      // Managed, but with no data key yet: keep nothing rather than plaintext.
+      if (sealed(before) && !before?.key) return inner.releaseIdempotencyKey(scope);
+      if (sealed(before) && !keyring) throw missingKey(reply.bankId);
+      const codec = before?.key && keyring ? keyring.codec(scope.projectId, reply.bankId, before.key) : null;
+      await inner.saveIdempotentResponse(
+        scope,
+        codec
+          ? { ...reply, response: codec.seal(JSON.stringify(reply.response), 'reply'), encrypted: true }
+          : { ...reply, encrypted: false },
+      );
+      const after = await inner.bankEncryption(scope.projectId, reply.bankId);
+      if (sealed(after) !== sealed(before) || (before !== null && after === null))
+        await inner.deleteIdempotentResponses(scope.projectId, reply.bankId);
+    },
+
     readSnapshot: (fn) =>
-      inner.readSnapshot((snapshot) => fn(encryptingStore(snapshot, keyring, hooks, { snapshot: true }))),
+      inner.readSnapshot((snapshot) =>
+        fn(encryptingStore(snapshot, keyring, hooks, { snapshot: true, vectors })),
+      ),
   };
   return store;
 }

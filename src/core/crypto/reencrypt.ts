@@ -14,7 +14,7 @@ import {
   storePlain,
   storePlainMetadata,
 } from './codec.js';
-import { openMetadata, sealMetadata } from './encrypting-store.js';
+import { bankTextForm, isConfigText, openMetadata, sealMetadata } from './encrypting-store.js';
 
 /**
  * Rows per transaction: small enough that writers of the bank wait only briefly for the lock,
@@ -25,6 +25,55 @@ const BATCH = 50;
 const MAX_ROUNDS = 20;
 
 const contentHash = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 32);
+
+const parseVector = (text: string) => Float32Array.from(JSON.parse(text) as number[]);
+const vectorText = (v: Float32Array) => `[${Array.from(v).join(',')}]`;
+
+/** The memory's vector in the wanted form: sealed (the plain column emptied) or plain. */
+function convertVector(
+  codec: BankCodec,
+  r: StoredMemoryFields,
+  toEncrypted: boolean,
+): Pick<ConvertedMemory, 'embedding' | 'embedding_sealed'> {
+  if (toEncrypted) {
+    return {
+      embedding: null,
+      embedding_sealed:
+        r.embedding_sealed ?? (r.embedding ? codec.sealVector(r.id, parseVector(r.embedding)) : null),
+    };
+  }
+  return {
+    embedding:
+      r.embedding ?? (r.embedding_sealed ? vectorText(codec.openVector(r.id, r.embedding_sealed)) : null),
+    embedding_sealed: null,
+  };
+}
+
+/**
+ * One memory to the wanted form: text, terms and hashes when the row is in the other form,
+ * and its vector. A row whose text is in the wanted form already (an encrypted bank from before
+ * vectors were sealed) has only its vector converted.
+ */
+export function convertMemory(
+  codec: BankCodec,
+  r: StoredMemoryFields,
+  toEncrypted: boolean,
+): ConvertedMemory {
+  if (r.encrypted === toEncrypted) {
+    return {
+      id: r.id,
+      text: r.text,
+      context: r.context,
+      metadata: r.metadata,
+      content_hash: r.content_hash,
+      terms: r.terms,
+      encrypted: r.encrypted,
+      ...convertVector(codec, r, toEncrypted),
+    };
+  }
+  const m = toEncrypted ? encryptMemory(codec, r) : decryptMemory(codec, r);
+  return { ...m, ...convertVector(codec, r, toEncrypted) };
+}
 
 /**
  * One memory (a row in plain form: its terms and content hash are plaintext) to its encrypted
@@ -44,6 +93,7 @@ export function encryptMemory(codec: BankCodec, r: StoredMemoryFields): Converte
     ),
     content_hash: codec.contentHash(r.content_hash),
     terms: r.terms.map((t) => ({ term: codec.term(t.term), tf: t.tf })),
+    ...convertVector(codec, r, true),
     encrypted: true,
   };
 }
@@ -75,6 +125,7 @@ export function decryptMemory(codec: BankCodec, r: StoredMemoryFields): Converte
     metadata: storePlainMetadata(opened.m),
     content_hash: contentHash(text),
     terms,
+    ...convertVector(codec, r, false),
     encrypted: false,
   };
 }
@@ -125,7 +176,7 @@ function convertPayload(codec: BankCodec, payload: unknown, toEncrypted: boolean
 }
 
 /**
- * The `reencrypt` operation: moves a bank's memories (with their keyword terms), entities,
+ * The `reencrypt` operation: moves a bank's memories (with their keyword terms and vectors), entities,
  * queued payloads and directives to the form its config wants, a batch per transaction under the bank lock.
  * Every row is in exactly one form at any time (a per-row flag says which) and readers open
  * both, so nothing is lost or exposed mid-way; writers meanwhile write the new form. It ends
@@ -165,7 +216,7 @@ export const runReencryptOperation: OperationRunner = async (s, op) => {
     if (
       !(await step(() =>
         s.store.convertMemories(projectId, bankId, toEncrypted, BATCH, (rows) =>
-          rows.map((r) => (toEncrypted ? encryptMemory(codec, r) : decryptMemory(codec, r))),
+          rows.map((r) => convertMemory(codec, r, toEncrypted)),
         ),
       ))
     )
@@ -192,6 +243,24 @@ export const runReencryptOperation: OperationRunner = async (s, op) => {
       return toEncrypted
         ? { name: codec.seal(name, 'directive'), text: codec.seal(text, 'directive') }
         : { name: storePlain(name), text: storePlain(text) };
+    });
+    await step(() =>
+      s.store.convertDocuments(projectId, bankId, toEncrypted, BATCH, (h) => {
+        const plain = codec.open(h, 'document');
+        return toEncrypted ? codec.seal(plain, 'document') : plain;
+      }),
+    );
+    await s.store.convertBankText(projectId, bankId, toEncrypted, (b) => {
+      const opened = {
+        name: b.name === null ? null : codec.open(b.name, 'bank'),
+        mission: b.mission === null ? null : codec.open(b.mission, 'bank'),
+        config: Object.fromEntries(
+          Object.entries(b.config).flatMap(([k, v]) =>
+            isConfigText(k, v) ? [[k, codec.open(v, 'bank')]] : [],
+          ),
+        ),
+      };
+      return bankTextForm(toEncrypted ? codec : null, opened) as typeof opened;
     });
     if (await s.store.finishConversion(projectId, bankId)) return {};
   }

@@ -3,6 +3,7 @@ import { enqueueOperation } from '../operations.js';
 import type { Services } from '../services.js';
 import { encryptingStore } from './encrypting-store.js';
 import type { Keyring } from './keyring.js';
+import { DEFAULT_VECTOR_CACHE_MB, VectorCache } from './vector-cache.js';
 
 /**
  * Start-up check: when encrypted banks exist, the master key must be set and must open every
@@ -36,11 +37,21 @@ export async function verifyMasterKey(store: Store, keyring: Keyring | null): Pr
  * Puts managed encryption between core and the store: `s.store` becomes the encrypting store,
  * and switching a bank's setting queues its `reencrypt` operation.
  */
-export function installEncryption(s: Services, keyring: Keyring | null): void {
+export function installEncryption(
+  s: Services,
+  keyring: Keyring | null,
+  opts: { vectorCacheMb?: number } = {},
+): void {
   s.keyring = keyring;
-  s.store = encryptingStore(s.store, keyring, {
-    async onSwitch(projectId, bankId) {
-      await enqueueOperation(s, projectId, bankId, 'reencrypt', {});
+  const vectors = new VectorCache((opts.vectorCacheMb ?? DEFAULT_VECTOR_CACHE_MB) * 2 ** 20);
+  s.store = encryptingStore(
+    s.store,
+    keyring,
+    {
+      async onSwitch(projectId, bankId) {
+        await enqueueOperation(s, projectId, bankId, 'reencrypt', {});
+      },
     },
-  });
+    { vectors },
+  );
 }

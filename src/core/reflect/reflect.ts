@@ -1,6 +1,7 @@
 import { countTokens } from '../../text/tokens.js';
 import { effectiveConfig } from '../bank-config.js';
 import { requireBank } from '../banks.js';
+import { meteredModel } from '../budgets.js';
 import { applicableDirectives } from '../directives.js';
 import { AppError } from '../errors.js';
 import type { Budget } from '../recall/budget.js';
@@ -135,17 +136,19 @@ export async function reflect(
     maxTokens: ANSWER_TOKENS,
     temperature: 0.2,
   };
+  // Each model call is charged against the project's budgets first (429 before the call).
+  const llm = meteredModel(s, projectId, 'request')!;
   let text: string;
   let usage: { inputTokens: number; outputTokens: number };
   let structured: unknown;
   try {
     if (validate && req.response_schema) {
-      const answer = await completeStructured(s.llm, request, req.response_schema, validate);
+      const answer = await completeStructured(llm, request, req.response_schema, validate);
       structured = answer.value;
       text = JSON.stringify(answer.value);
       usage = answer.usage;
     } else {
-      const answer = await s.llm.complete(request);
+      const answer = await llm.complete(request);
       text = answer.text.trim();
       usage = answer.usage;
       if (!text) throw new AppError('llm_error', 'the language model returned an empty answer');

@@ -13,11 +13,57 @@ interface Known {
 const tokens = (key: string) => key.split(' ');
 
 /**
+ * The known entities of one resolution, indexed by what it matches on: name key, alias key,
+ * and the first and last word of longer names. Every lookup is a map access, so resolving K
+ * names against N candidates costs O(K + N), never O(K × N).
+ */
+class KnownIndex {
+  readonly #byKey = new Map<string, Known>();
+  readonly #byAlias = new Map<string, Known[]>();
+  /** Longer (multi-word) names by their first and by their last word. */
+  readonly #byWord = new Map<string, Known[]>();
+
+  add(k: Known): void {
+    if (!this.#byKey.has(k.key)) this.#byKey.set(k.key, k);
+    for (const a of k.aliases) push(this.#byAlias, a, k);
+    const t = tokens(k.key);
+    if (t.length > 1) for (const w of new Set([t[0]!, t.at(-1)!])) push(this.#byWord, w, k);
+  }
+
+  addAlias(k: Known, alias: string): void {
+    k.aliases.push(alias);
+    push(this.#byAlias, alias, k);
+  }
+
+  named(key: string): Known | undefined {
+    return this.#byKey.get(key);
+  }
+
+  /** The first entity (by mention count) with this alias. */
+  aliased(key: string): Known | undefined {
+    return this.#byAlias.get(key)?.[0];
+  }
+
+  /** Longer names whose first or last word is `word`. */
+  longer(word: string): Known[] {
+    return this.#byWord.get(word) ?? [];
+  }
+}
+
+function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key);
+  if (!list) map.set(key, [value]);
+  else if (!list.includes(value)) list.push(value);
+}
+
+/**
  * Maps entity names to the bank's existing entities: same name or a known alias (any case);
  * "Bob" to the one known "Bob Smith" (first or last name of exactly one longer name); "Bob Smith"
  * to a known "Bob" that no other full name has claimed. Ambiguous or unrelated names stay
  * separate: "Bob" with both "Bob Smith" and "Bob Jones" known, or "Ann" vs "Anna".
  * Returns the canonical name for each input key, with the alias to record when it differs.
+ * Candidates come from one indexed store lookup per call (names, aliases, first and last
+ * words), and matching is by maps: linear in the number of names.
  */
 export async function resolveEntityNames(
   s: Services,
@@ -25,27 +71,32 @@ export async function resolveEntityNames(
   bankId: string,
   names: string[],
 ): Promise<Map<string, { name: string; alias?: string }>> {
-  const keys = [...new Set(names.map(entityKey).filter(Boolean))];
+  const originals = new Map<string, string>();
+  for (const n of names) {
+    const key = entityKey(n);
+    if (key && !originals.has(key)) originals.set(key, n.trim().replace(/\s+/g, ' '));
+  }
+  const keys = [...originals.keys()];
   const out = new Map<string, { name: string; alias?: string }>();
   if (keys.length === 0) return out;
-  const known: Known[] = (
-    await s.store.findEntities(projectId, bankId, keys, [...new Set(keys.flatMap(tokens))])
-  ).map((e) => ({ name: e.name, key: entityKey(e.name), aliases: e.aliases.map(entityKey) }));
+  // A one-word name needs the longer names it may be part of; a longer name, the one-word
+  // entity named by its first word.
+  const words = [...new Set(keys.map((k) => (tokens(k).length === 1 ? k : tokens(k)[0]!)))];
+  const index = new KnownIndex();
+  for (const e of await s.store.findEntities(projectId, bankId, keys, words))
+    index.add({ name: e.name, key: entityKey(e.name), aliases: e.aliases.map(entityKey) });
   // Full names first, so that "Bob" in the same request can join "Bob Smith".
   const ordered = [...keys].sort((a, b) => tokens(b).length - tokens(a).length);
   for (const key of ordered) {
     const parts = tokens(key);
-    const longer = known.filter((k) => {
-      const t = tokens(k.key);
-      return parts.length === 1 && t.length > 1 && (t[0] === key || t.at(-1) === key);
-    });
-    const named = known.find((k) => k.key === key);
+    const longer = parts.length === 1 ? index.longer(key) : [];
+    const named = index.named(key);
     if (named) {
       out.set(key, { name: named.name });
       continue;
     }
     // A learnt alias counts while it is unambiguous: "Bob" stops meaning "Bob Smith" once "Bob Jones" is known.
-    const aliased = known.find((k) => k.aliases.includes(key));
+    const aliased = index.aliased(key);
     if (aliased && longer.every((k) => k === aliased)) {
       out.set(key, { name: aliased.name, alias: key });
       continue;
@@ -56,17 +107,19 @@ export async function resolveEntityNames(
         continue;
       }
     } else {
-      const short = known.find((k) => k.key === parts[0]);
-      const claimed = short?.aliases.some((a) => tokens(a).length > 1 && tokens(a)[0] === parts[0] && a !== key);
+      const short = index.named(parts[0]!);
+      const claimed = short?.aliases.some(
+        (a) => tokens(a).length > 1 && tokens(a)[0] === parts[0] && a !== key,
+      );
       if (short && !claimed) {
         out.set(key, { name: short.name, alias: key });
-        short.aliases.push(key);
+        index.addAlias(short, key);
         continue;
       }
     }
     // New entity: later names of this request may resolve to it.
-    const original = names.find((n) => entityKey(n) === key)!.trim().replace(/\s+/g, ' ');
-    known.push({ name: original, key, aliases: [] });
+    const original = originals.get(key)!;
+    index.add({ name: original, key, aliases: [] });
     out.set(key, { name: original });
   }
   return out;

@@ -187,7 +187,8 @@ export async function llmFacts(
       usage.output += res.usage.outputTokens;
       parsed = LlmFacts.parse(res.json);
     } catch (err) {
-      if (signal?.aborted) throw err;
+      // Aborted, or refused by a budget before the call (429): not the model's failure.
+      if (signal?.aborted || err instanceof AppError) throw err;
       throw new AppError('llm_error', `fact extraction failed: ${(err as Error).message}`);
     }
     const supplied = item.entities ?? [];

@@ -1,4 +1,5 @@
 import { bankForWrite } from '../banks.js';
+import { awaitBudget } from '../budgets.js';
 import { enqueueOperation, type OperationRunner } from '../operations.js';
 import { chargeRetain } from '../quotas.js';
 import type { Services } from '../services.js';
@@ -39,7 +40,7 @@ export async function retainAsync(
 ): Promise<AsyncRetainResult> {
   checkRetainRequest(req);
   // Quotas are charged when the items are queued, before anything is written (the run is not charged again).
-  const refund = await chargeRetain(s, projectId, req.items.length);
+  const refund = await chargeRetain(s, projectId, req.items);
   return queueRetain(s, projectId, bankId, req, opts).catch(async (err: unknown) => {
     await refund();
     throw err;
@@ -108,6 +109,8 @@ export function sliceEnd(items: RetainPayload['items'], start: number): number {
  */
 export const runRetainOperation: OperationRunner = async (s, op) => {
   const p = op.payload as RetainPayload;
+  // A project whose model or entity budget is spent: the Retain waits for the window to reset.
+  await awaitBudget(s, op.projectId);
   const req = {
     document_id: p.document_id,
     items: p.items.map((it) => ({ ...it, timestamp: it.timestamp ? new Date(it.timestamp) : undefined })),

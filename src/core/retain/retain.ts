@@ -3,6 +3,7 @@ import type { FactType } from '../../text/fact-type.js';
 import { termFrequencies } from '../../text/terms.js';
 import { effectiveConfig } from '../bank-config.js';
 import { bankForWrite } from '../banks.js';
+import { chargeCost, withMeteredModel } from '../budgets.js';
 import { scheduleConsolidation } from '../consolidate/schedule.js';
 import { EXACT_SEARCH_LIMIT, scheduleBankIndex } from '../recall/bank-index.js';
 import { scheduleReembed, staleVectors } from '../reembed.js';
@@ -95,7 +96,7 @@ export async function retain(
   checkRetainRequest(req);
   // Quotas (items per day, stored memories) are charged before anything is written; an
   // operation's run (idSeed) was charged when it was queued.
-  const refund = opts.idSeed ? null : await chargeRetain(s, projectId, req.items.length);
+  const refund = opts.idSeed ? null : await chargeRetain(s, projectId, req.items);
   return retainCharged(s, projectId, bankId, req, opts).catch(async (err: unknown) => {
     await refund?.();
     throw err;
@@ -139,6 +140,9 @@ async function retainCharged(
   });
   const inSlice = (i: number) => !slice || (i >= slice.start && i < slice.end);
 
+  // A queued Retain (idSeed) was admitted by awaitBudget: what it incurs is counted regardless.
+  const mode = opts.idSeed ? 'job' : 'request';
+  const metered = withMeteredModel(s, projectId, mode);
   const memories: NewMemory[] = [];
   /** Memories whose item asked for entity resolution (the default). */
   const resolvable: NewMemory[] = [];
@@ -151,7 +155,7 @@ async function retainCharged(
     const doc = docOf(item);
     if (doc !== null && unchanged.has(doc)) continue;
     const mentioned = item.timestamp ?? now;
-    const out = await extractItem(s, { ...item, mentioned }, cfg, opts.signal);
+    const out = await extractItem(metered, { ...item, mentioned }, cfg, opts.signal);
     extraction = out.extraction;
     usage.input += out.usage.input;
     usage.output += out.usage.output;
@@ -178,6 +182,12 @@ async function retainCharged(
       if (item.resolve_entities !== false) resolvable.push(memory);
     }
   }
+  // Extracted entities are known now: charged before they are resolved and stored, beyond those
+  // the items gave (charged with the request, see chargeRetain).
+  let entities = 0;
+  for (const m of memories) entities += m.entities.length;
+  for (const [i, item] of req.items.entries()) if (inSlice(i)) entities -= item.entities?.length ?? 0;
+  if (entities > 0) await chargeCost(s, projectId, { entities }, mode === 'job' ? 'force' : 'check');
   await addNeighbourContext(s, projectId, bankId, memories);
 
   const resolved = await resolveEntityNames(
@@ -197,7 +207,7 @@ async function retainCharged(
     m.embedding = vectors[i]!;
   });
   if (bank.embedder === null && memories.length)
-    await s.store.updateBank(projectId, bankId, { embedder: s.embedder.id });
+    await s.store.updateBank(projectId, bankId, { embedderIfUnset: s.embedder.id });
   const changed = [...replacing.keys()].filter((d) => !unchanged.has(d) && inSlice(first.get(d)!));
   /** Changed documents this slice adds to, and of those the ones it completes. */
   const touched = [...replacing.keys()].filter(

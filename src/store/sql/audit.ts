@@ -17,7 +17,13 @@ export function recordQueries(db: Db): RecordStore {
     },
     async listAudit(projectId, filter, page) {
       const params: unknown[] = [projectId];
-      const conds = ['project_id = $1'];
+      // Nothing older than the project: a request of a deleted tenant that was still in flight
+      // may append its entry after the deletion, and a project created again under the same id
+      // must not see it. (`-`, the entries no project could be named for, has no row.)
+      const conds = [
+        'project_id = $1',
+        `at >= coalesce((SELECT created_at FROM projects WHERE id = $1), '-infinity'::timestamptz)`,
+      ];
       const add = (sql: string, v: unknown) => {
         params.push(v);
         conds.push(sql.replace('?', `$${params.length}`));

@@ -1,4 +1,5 @@
 import type { Bank, Space } from '../../core/types.js';
+import { notFound } from '../../core/errors.js';
 import type { Db } from '../db.js';
 import type { Store } from '../store.js';
 
@@ -11,8 +12,10 @@ type BankStore = Pick<
   | 'getBank'
   | 'ensureBank'
   | 'listBanks'
-  | 'setBankSpace'
+  | 'attachBankToSpace'
+  | 'detachBankFromSpace'
   | 'updateBank'
+  | 'updateBankConfig'
   | 'bankCounts'
   | 'deleteBank'
 >;
@@ -70,13 +73,23 @@ export function bankQueries(db: Db): BankStore {
       return rows[0] ?? null;
     },
     async ensureBank(projectId, id, init) {
+      // A new bank joins its space only while the space exists, holding the space row until the
+      // statement commits: a concurrent deleteSpace waits and then unassigns it with the others.
       const rows = await db.query<Bank>(
-        `INSERT INTO banks (project_id, id, space_id, is_org_bank) VALUES ($1, $2, $3, $4)
+        `INSERT INTO banks (project_id, id, space_id, is_org_bank)
+         SELECT $1, $2, $3::text, $4
+         WHERE $3::text IS NULL OR EXISTS (SELECT 1 FROM spaces WHERE project_id = $1 AND id = $3::text FOR SHARE)
          ON CONFLICT (project_id, id) DO UPDATE SET id = banks.id
          RETURNING ${BANK_COLUMNS}`,
         [projectId, id, init.spaceId ?? null, init.isOrgBank ?? false],
       );
-      return rows[0]!;
+      if (rows[0]) return rows[0];
+      const existing = await db.query<Bank>(
+        `SELECT ${BANK_COLUMNS} FROM banks WHERE project_id = $1 AND id = $2`,
+        [projectId, id],
+      );
+      if (existing[0]) return existing[0];
+      throw notFound(`space '${init.spaceId}'`);
     },
     listBanks(projectId, filter, page) {
       const params: unknown[] = [projectId];
@@ -94,29 +107,86 @@ export function bankQueries(db: Db): BankStore {
       params.push(page.limit);
       return db.query<Bank>(`${select} ${where} ORDER BY id LIMIT $${params.length}`, params);
     },
-    async setBankSpace(projectId, bankId, spaceId) {
-      await db.query(
-        'UPDATE banks SET space_id = $3, updated_at = now(), generation = generation + 1 WHERE project_id = $1 AND id = $2',
+    async attachBankToSpace(projectId, bankId, spaceId) {
+      return db.transaction(async (tx) => {
+        // The space row is held (shared) until commit: deleteSpace deletes it first, so it either
+        // runs before (no space here) or waits and then unassigns this bank with the others.
+        const space = await tx.query('SELECT 1 FROM spaces WHERE project_id = $1 AND id = $2 FOR SHARE', [
+          projectId,
+          spaceId,
+        ]);
+        if (space.length === 0) return { status: 'no_space' as const };
+        // Compare-and-set: only a bank in no space moves, whatever an earlier read said.
+        const moved = await tx.query(
+          `UPDATE banks SET space_id = $3, updated_at = now(), generation = generation + 1
+           WHERE project_id = $1 AND id = $2 AND space_id IS NULL RETURNING 1`,
+          [projectId, bankId, spaceId],
+        );
+        if (moved.length) return { status: 'attached' as const };
+        const bank = await tx.query<{ space_id: string | null }>(
+          'SELECT space_id FROM banks WHERE project_id = $1 AND id = $2',
+          [projectId, bankId],
+        );
+        if (!bank[0]) return { status: 'no_bank' as const };
+        return bank[0].space_id === spaceId
+          ? { status: 'attached' as const }
+          : { status: 'elsewhere' as const, spaceId: bank[0].space_id! };
+      });
+    },
+    async detachBankFromSpace(projectId, bankId, spaceId) {
+      const rows = await db.query(
+        `UPDATE banks SET space_id = NULL, updated_at = now(), generation = generation + 1
+         WHERE project_id = $1 AND id = $2 AND space_id = $3 RETURNING 1`,
         [projectId, bankId, spaceId],
       );
+      return rows.length > 0;
     },
     async updateBank(projectId, bankId, patch) {
       const sets: string[] = [];
       const params: unknown[] = [projectId, bankId];
-      const set = (col: string, v: unknown, cast = '') => {
+      const set = (col: string, v: unknown) => {
         params.push(v);
-        sets.push(`${col} = $${params.length}${cast}`);
+        sets.push(`${col} = $${params.length}`);
       };
-      if (patch.config !== undefined) set('config', JSON.stringify(patch.config), '::jsonb');
       if (patch.name !== undefined) set('name', patch.name);
       if (patch.mission !== undefined) set('mission', patch.mission);
       if (patch.embedder !== undefined) set('embedder', patch.embedder);
+      // Compare-and-set in the statement itself: a value another writer stored meanwhile stays.
+      if (patch.embedderIfUnset !== undefined) {
+        params.push(patch.embedderIfUnset);
+        sets.push(`embedder = coalesce(embedder, $${params.length})`);
+      }
       const rows = await db.query<Bank>(
         `UPDATE banks SET ${[...sets, 'updated_at = now()', 'generation = generation + 1'].join(', ')}
          WHERE project_id = $1 AND id = $2 RETURNING ${BANK_COLUMNS}`,
         params,
       );
       return rows[0] ?? null;
+    },
+    async updateBankConfig(projectId, bankId, changes) {
+      // No prototype: a key is only ever an own property, whatever its name.
+      const set: Record<string, unknown> = Object.create(null);
+      const unset: string[] = [];
+      for (const [k, v] of Object.entries(changes)) {
+        if (v === null) unset.push(k);
+        else set[k] = v;
+      }
+      return db.transaction(async (tx) => {
+        // The row lock orders concurrent config writers; `before` is the config as this writer
+        // changes it, never a stale read.
+        const locked = await tx.query<{ config: Record<string, unknown> }>(
+          'SELECT config FROM banks WHERE project_id = $1 AND id = $2 FOR UPDATE',
+          [projectId, bankId],
+        );
+        if (!locked[0]) return null;
+        const rows = await tx.query<Bank>(
+          `UPDATE banks SET config = (config - $3::text[]) || $4::jsonb, updated_at = now(),
+             generation = generation + 1
+           WHERE project_id = $1 AND id = $2 RETURNING ${BANK_COLUMNS}`,
+          [projectId, bankId, unset, JSON.stringify(set)],
+        );
+        return { before: locked[0].config, bank: rows[0]! };
+      });
     },
     async bankCounts(projectId, bankId) {
       const rows = await db.query<{ memory_count: number; entity_count: number; document_count: number }>(
@@ -149,6 +219,8 @@ export function bankQueries(db: Db): BankStore {
           bankId,
         ]);
         await tx.query('DELETE FROM banks WHERE project_id = $1 AND id = $2', [projectId, bankId]);
+        // Kept Idempotency-Key answers about the bank go with it (they may hold its text).
+        await tx.query('DELETE FROM idempotency WHERE project_id = $1 AND bank_id = $2', [projectId, bankId]);
         return n[0]!.n;
       });
     },

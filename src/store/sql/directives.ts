@@ -28,13 +28,22 @@ export function directiveQueries(db: Db): DirectiveStore {
       return rows[0] ?? null;
     },
 
-    async insertDirective(projectId, bankId, d) {
-      const rows = await db.query<Directive>(
-        `INSERT INTO directives (project_id, bank_id, id, name, text, priority, tags, active)
-         VALUES ($1, $2, $3, $4, $5, $6, $7::text[], $8) RETURNING ${COLUMNS}`,
-        [projectId, bankId, d.id, d.name, d.text, d.priority, d.tags, d.active],
-      );
-      return rows[0]!;
+    async insertDirective(projectId, bankId, d, max) {
+      return db.transaction(async (tx) => {
+        // The bank row orders concurrent inserts: the count is the one this insert adds to.
+        await tx.query('SELECT 1 FROM banks WHERE project_id = $1 AND id = $2 FOR UPDATE', [
+          projectId,
+          bankId,
+        ]);
+        const rows = await tx.query<Directive>(
+          `INSERT INTO directives (project_id, bank_id, id, name, text, priority, tags, active)
+           SELECT $1, $2, $3, $4, $5, $6, $7::text[], $8
+           WHERE (SELECT count(*) FROM directives WHERE project_id = $1 AND bank_id = $2) < $9
+           RETURNING ${COLUMNS}`,
+          [projectId, bankId, d.id, d.name, d.text, d.priority, d.tags, d.active, max],
+        );
+        return rows[0] ?? null;
+      });
     },
 
     async updateDirective(projectId, bankId, id, patch) {

@@ -17,7 +17,15 @@ type EncryptionStore = Pick<
   | 'convertPayloads'
   | 'convertDirectives'
   | 'finishConversion'
+  | 'convertBankText'
+  | 'convertDocuments'
 >;
+
+/**
+ * A memory not in the form `$3` (wants encryption) asks for: its text and hashes, or its vector
+ * (an encrypted bank keeps only the sealed one, a plain bank only the plain one).
+ */
+const WRONG_FORM = `encrypted <> $3 OR (CASE WHEN $3 THEN embedding IS NOT NULL ELSE embedding_sealed IS NOT NULL END)`;
 
 const KEY_COLUMNS = 'wrapped_key AS wrapped, master_fingerprint AS fingerprint, converting';
 
@@ -148,9 +156,13 @@ export function encryptionQueries(db: Db): EncryptionStore {
           metadata: Record<string, unknown>;
           content_hash: string;
           term_count: number;
+          embedding: string | null;
+          embedding_sealed: string | null;
+          encrypted: boolean;
         }>(
-          `SELECT id::text AS id, text, context, metadata, content_hash, term_count FROM memories
-           WHERE project_id = $1 AND bank_id = $2 AND encrypted <> $3 ORDER BY seq LIMIT $4 FOR UPDATE`,
+          `SELECT id::text AS id, text, context, metadata, content_hash, term_count,
+             embedding::text AS embedding, embedding_sealed, encrypted FROM memories
+           WHERE project_id = $1 AND bank_id = $2 AND (${WRONG_FORM}) ORDER BY seq LIMIT $4 FOR UPDATE`,
           [projectId, bankId, toEncrypted, limit],
         );
         if (rows.length === 0) return 0;
@@ -172,9 +184,10 @@ export function encryptionQueries(db: Db): EncryptionStore {
         }));
         await tx.query(
           `UPDATE memories m SET text = r.text, context = r.context, metadata = r.metadata,
-             content_hash = r.content_hash, term_count = r.term_count, encrypted = r.encrypted
+             content_hash = r.content_hash, term_count = r.term_count, encrypted = r.encrypted,
+             embedding = r.embedding::vector, embedding_sealed = r.embedding_sealed
            FROM jsonb_to_recordset($3::jsonb) AS r(id uuid, text text, context text, metadata jsonb,
-             content_hash text, term_count int, encrypted boolean)
+             content_hash text, term_count int, encrypted boolean, embedding text, embedding_sealed text)
            WHERE m.project_id = $1 AND m.bank_id = $2 AND m.id = r.id`,
           [projectId, bankId, JSON.stringify(counts.map(({ terms: _t, ...c }) => c))],
         );
@@ -315,15 +328,55 @@ export function encryptionQueries(db: Db): EncryptionStore {
       });
     },
 
+    async convertBankText(projectId, bankId, toEncrypted, convert) {
+      await db.transaction(async (tx) => {
+        if ((await lockTarget(tx, projectId, bankId)) !== toEncrypted) return;
+        const rows = await tx.query<{
+          name: string | null;
+          mission: string | null;
+          config: Record<string, unknown>;
+        }>('SELECT name, mission, config FROM banks WHERE project_id = $1 AND id = $2', [projectId, bankId]);
+        if (!rows[0]) return;
+        const out = convert(rows[0]);
+        // Only the converted values are merged: other settings are left as they are.
+        await tx.query(
+          `UPDATE banks SET name = $3, mission = $4, config = config || $5::jsonb
+           WHERE project_id = $1 AND id = $2`,
+          [projectId, bankId, out.name, out.mission, JSON.stringify(out.config)],
+        );
+      });
+    },
+
+    async convertDocuments(projectId, bankId, toEncrypted, limit, convert) {
+      return db.transaction(async (tx) => {
+        if ((await lockTarget(tx, projectId, bankId)) !== toEncrypted) return 0;
+        const rows = await tx.query<{ id: string; content_hash: string }>(
+          `SELECT id, content_hash FROM documents WHERE project_id = $1 AND bank_id = $2
+             AND content_hash <> '' AND starts_with(content_hash, $3) <> $4
+           ORDER BY id LIMIT $5 FOR UPDATE`,
+          [projectId, bankId, SEALED, toEncrypted, limit],
+        );
+        if (rows.length === 0) return 0;
+        await tx.query(
+          `UPDATE documents d SET content_hash = r.h FROM jsonb_to_recordset($3::jsonb) AS r(id text, h text)
+           WHERE d.project_id = $1 AND d.bank_id = $2 AND d.id = r.id`,
+          [projectId, bankId, JSON.stringify(rows.map((r) => ({ id: r.id, h: convert(r.content_hash) })))],
+        );
+        return rows.length;
+      });
+    },
+
     async finishConversion(projectId, bankId) {
       return db.transaction(async (tx) => {
         const target = await lockTarget(tx, projectId, bankId);
         if (target === null) return true;
         const rows = await tx.query<{ n: number }>(
-          `SELECT (SELECT count(*) FROM memories WHERE project_id = $1 AND bank_id = $2 AND encrypted <> $3)
+          `SELECT (SELECT count(*) FROM memories WHERE project_id = $1 AND bank_id = $2 AND (${WRONG_FORM}))
                 + (SELECT count(*) FROM entities WHERE project_id = $1 AND bank_id = $2 AND encrypted <> $3)
                 + (SELECT count(*) FROM directives WHERE project_id = $1 AND bank_id = $2
-                     AND starts_with(text, $4) <> $3) AS n`,
+                     AND starts_with(text, $4) <> $3)
+                + (SELECT count(*) FROM documents WHERE project_id = $1 AND bank_id = $2
+                     AND content_hash <> '' AND starts_with(content_hash, $4) <> $3) AS n`,
           [projectId, bankId, target, SEALED],
         );
         if (Number(rows[0]!.n) > 0) return false;

@@ -4,18 +4,44 @@ import type { Store } from '../store.js';
 
 type IntakeStore = Pick<Store, 'findEntities' | 'documentHashes' | 'addLlmUsage'>;
 
+/**
+ * Longer names looked up per word: two tell "Bob" is ambiguous (both "Bob Smith" and "Bob
+ * Jones" known), and a hub word (a common first name) cannot make the lookup read thousands.
+ */
+const WORD_MATCHES = 2;
+
 /** What Retain reads before it writes: entities to resolve against, document hashes; and usage counters. */
 export function intakeQueries(db: Db): IntakeStore {
   return {
     findEntities(projectId, bankId, keys, words) {
+      if (keys.length === 0 && words.length === 0) return Promise.resolve([]);
+      // One statement, index lookups only (entity_keys, migration 16): exact names, aliases,
+      // and per word at most WORD_MATCHES longer names starting or ending with it. Never a
+      // scan of the bank's entities, never one query per name.
       return db.query<Entity>(
-        `SELECT id::text AS id, name, type, aliases, mention_count, first_seen, last_seen FROM entities
-         WHERE project_id = $1 AND bank_id = $2
-           AND (name_key = ANY($3::text[]) OR lower(aliases::text)::text[] && $3::text[]
-             OR split_part(name_key, ' ', 1) = ANY($4::text[])
-             OR regexp_replace(name_key, '^.* ', '') = ANY($4::text[]))
-         ORDER BY mention_count DESC LIMIT 500`,
-        [projectId, bankId, keys, words],
+        `WITH found AS (
+           SELECT e.id FROM entities e
+           WHERE e.project_id = $1 AND e.bank_id = $2 AND e.name_key = ANY($3::text[])
+           UNION
+           SELECT k.entity_id FROM entity_keys k
+           WHERE k.project_id = $1 AND k.bank_id = $2 AND k.key = ANY($4::text[])
+           UNION
+           SELECT x.id FROM unnest($5::text[]) AS w(key)
+           CROSS JOIN LATERAL (
+             SELECT e.id FROM entity_keys k
+             JOIN entities e ON e.project_id = k.project_id AND e.bank_id = k.bank_id AND e.id = k.entity_id
+             WHERE k.project_id = $1 AND k.bank_id = $2 AND k.key = w.key AND strpos(e.name_key, ' ') > 0
+             LIMIT ${WORD_MATCHES}) x)
+         SELECT e.id::text AS id, e.name, e.type, e.aliases, e.mention_count, e.first_seen, e.last_seen
+         FROM found f JOIN entities e ON e.project_id = $1 AND e.bank_id = $2 AND e.id = f.id
+         ORDER BY e.mention_count DESC, e.name_key`,
+        [
+          projectId,
+          bankId,
+          [...new Set([...keys, ...words])],
+          keys.map((k) => `a:${k}`),
+          [...new Set(words)].map((w) => `w:${w}`),
+        ],
       );
     },
     async documentHashes(projectId, bankId, ids) {

@@ -1,10 +1,21 @@
 import type { Db } from '../db.js';
-import type { ItemsCharge, RateCount, Store } from '../store.js';
+import type { BudgetName } from '../../core/types.js';
+import type { CostCount, ItemsCharge, RateCount, Store } from '../store.js';
 
 type LimitStore = Pick<
   Store,
-  'countRequest' | 'chargeItems' | 'refundItems' | 'projectUsage' | 'pruneRateCounters'
+  | 'countRequest'
+  | 'chargeItems'
+  | 'refundItems'
+  | 'projectUsage'
+  | 'pruneRateCounters'
+  | 'chargeCost'
+  | 'costCounts'
+  | 'deferOperation'
 >;
+
+/** "No default" in the int8[] of defaults (an array of numbers travels the same on both engines). */
+const NONE = -1;
 
 /**
  * The effective value of one limit: the project's own setting when the key is present in
@@ -126,6 +137,124 @@ export function limitQueries(db: Db): LimitStore {
         retained_items_today: Number(r.items ?? 0),
         stored_memories: Number(r.stored),
       };
+    },
+
+    async chargeCost(projectId, charges, force) {
+      if (charges.length === 0) return { accepted: true, counts: [] };
+      // One statement reads the project's limits and charges every counter that has one. A
+      // counter's conditional DO UPDATE re-checks its count under the row lock, so concurrent
+      // charges (from any process) can never take it past its limit; rows are upserted in the
+      // caller's order, which is always the catalogue's, so two charges cannot deadlock. As for
+      // request counts, the statement's own transaction commits asynchronously.
+      const rows = await db.query<{
+        name: BudgetName;
+        kind: string;
+        subject: string;
+        win: Date;
+        amount: number;
+        lim: number | null;
+        after: number | null;
+        before: number | null;
+      }>(
+        `WITH p AS (
+           SELECT limits, set_config('synchronous_commit', 'off', true) AS async_commit
+           FROM projects WHERE id = $1),
+         w AS (
+           SELECT c.ord, c.name, c.kind, c.subject, c.win, c.amount,
+                  CASE WHEN p.limits ? c.name THEN (p.limits->>c.name)::int8 ELSE nullif(c.dflt, ${NONE}) END AS lim
+           FROM p CROSS JOIN unnest($2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::int8[], $7::int8[])
+             WITH ORDINALITY AS c(name, kind, subject, win, amount, dflt, ord)),
+         up AS (
+           INSERT INTO rate_counters (project_id, kind, subject, window_start, count, lim)
+           SELECT $1, w.kind, w.subject, w.win, w.amount, w.lim FROM w
+           WHERE w.lim IS NOT NULL AND ($8::bool OR (w.amount <= w.lim AND w.lim > 0))
+           ORDER BY w.ord
+           ON CONFLICT (project_id, kind, subject, window_start) DO UPDATE
+             SET count = rate_counters.count + excluded.count, lim = excluded.lim
+             WHERE $8::bool OR (rate_counters.count + excluded.count <= excluded.lim
+               AND (excluded.count > 0 OR rate_counters.count < excluded.lim))
+           RETURNING kind, subject, window_start, count)
+         SELECT w.name, w.kind, w.subject, w.win, w.amount, w.lim::int8 AS lim, up.count::int8 AS after,
+                (SELECT r.count FROM rate_counters r WHERE r.project_id = $1 AND r.kind = w.kind
+                   AND r.subject = w.subject AND r.window_start = w.win)::int8 AS before
+         FROM w LEFT JOIN up ON up.kind = w.kind AND up.subject = w.subject AND up.window_start = w.win
+         ORDER BY w.ord`,
+        [
+          projectId,
+          charges.map((c) => c.name),
+          charges.map((c) => c.kind),
+          charges.map((c) => c.subject),
+          charges.map((c) => c.windowStart),
+          charges.map((c) => Math.max(0, Math.round(c.amount))),
+          charges.map((c) => c.defaultLimit ?? NONE),
+          force,
+        ],
+      );
+      const limited = rows.filter((r) => r.lim !== null);
+      const refused = limited.find((r) => r.after === null);
+      if (!refused) {
+        return {
+          accepted: true,
+          counts: limited.map(
+            (r): CostCount => ({ name: r.name, limit: Number(r.lim), used: Number(r.after) }),
+          ),
+        };
+      }
+      const charged = limited.filter((r) => r.after !== null && Number(r.amount) > 0);
+      if (charged.length) {
+        // Locks the rows in the catalogue's order first, as a charge does: an UPDATE ... FROM
+        // locks in whatever order its join yields, which can deadlock with a concurrent charge.
+        await db.query(
+          `WITH u AS (
+             SELECT * FROM unnest($2::text[], $3::text[], $4::timestamptz[], $5::int8[])
+               WITH ORDINALITY AS u(kind, subject, win, amount, ord)),
+           l AS MATERIALIZED (
+             SELECT r.kind, r.subject, r.window_start, u.amount FROM rate_counters r
+             JOIN u ON r.project_id = $1 AND r.kind = u.kind AND r.subject = u.subject AND r.window_start = u.win
+             ORDER BY u.ord FOR UPDATE OF r)
+           UPDATE rate_counters r SET count = greatest(r.count - l.amount, 0) FROM l
+           WHERE r.project_id = $1 AND r.kind = l.kind AND r.subject = l.subject AND r.window_start = l.window_start`,
+          [
+            projectId,
+            charged.map((r) => r.kind),
+            charged.map((r) => r.subject),
+            charged.map((r) => r.win),
+            charged.map((r) => r.amount),
+          ],
+        );
+      }
+      return {
+        accepted: false,
+        exceeded: { name: refused.name, limit: Number(refused.lim), used: Number(refused.before ?? 0) },
+        amount: Number(refused.amount),
+      };
+    },
+
+    async costCounts(projectId, counters) {
+      const rows = await db.query<{ name: BudgetName; count: number | null }>(
+        `SELECT c.name, r.count::int8 AS count
+         FROM unnest($2::text[], $3::text[], $4::text[], $5::timestamptz[]) AS c(name, kind, subject, win)
+         LEFT JOIN rate_counters r ON r.project_id = $1 AND r.kind = c.kind AND r.subject = c.subject
+           AND r.window_start = c.win`,
+        [
+          projectId,
+          counters.map((c) => c.name),
+          counters.map((c) => c.kind),
+          counters.map((c) => c.subject),
+          counters.map((c) => c.windowStart),
+        ],
+      );
+      return new Map(rows.map((r) => [r.name, Number(r.count ?? 0)]));
+    },
+
+    async deferOperation(projectId, bankId, id, workerId, delayMs, reason) {
+      await db.query(
+        `UPDATE operations SET status = 'pending', error = $6, locked_by = NULL, locked_until = NULL,
+           attempts = greatest(attempts - 1, 0), run_after = now() + ($5::int * interval '1 millisecond'),
+           updated_at = now()
+         WHERE project_id = $1 AND bank_id = $2 AND id = $3 AND locked_by = $4`,
+        [projectId, bankId, id, workerId, Math.round(delayMs), reason],
+      );
     },
 
     async pruneRateCounters(before) {

@@ -102,19 +102,22 @@ export async function insertMemoriesIn(
     chunk_id: m.chunk_id,
     content_hash: m.content_hash,
     term_count: Math.round([...m.terms.values()].reduce((a, b) => a + b, 0)),
-    embedding: vectorLiteral(m.embedding),
+    // A sealed vector replaces the plain one: an encrypted bank's row holds no invertible vector.
+    embedding: m.embedding_sealed || m.embedding.length === 0 ? null : vectorLiteral(m.embedding),
+    embedding_sealed: m.embedding_sealed ?? null,
     encrypted: m.encrypted ?? false,
   }));
   await tx.query(
     `INSERT INTO memories (project_id, bank_id, id, type, text, context, occurred_start, occurred_end,
-       mentioned_at, tags, metadata, document_id, chunk_id, content_hash, term_count, embedding, encrypted)
+       mentioned_at, tags, metadata, document_id, chunk_id, content_hash, term_count, embedding,
+       embedding_sealed, encrypted)
      SELECT $1, $2, r.id, r.type, r.text, r.context, r.occurred_start, r.occurred_end, r.mentioned_at,
        r.tags, coalesce(r.metadata, '{}'), r.document_id, r.chunk_id, r.content_hash, r.term_count,
-       r.embedding::vector, r.encrypted
+       r.embedding::vector, r.embedding_sealed, r.encrypted
      FROM jsonb_to_recordset($3::jsonb) AS r(id uuid, type text, text text, context text,
        occurred_start timestamptz, occurred_end timestamptz, mentioned_at timestamptz, tags text[],
        metadata jsonb, document_id text, chunk_id text, content_hash text, term_count int, embedding text,
-       encrypted boolean)`,
+       embedding_sealed text, encrypted boolean)`,
     [projectId, bankId, JSON.stringify(rows)],
   );
   const length = new Map(rows.map((r) => [r.id, r.term_count]));
@@ -205,14 +208,28 @@ export function memoryQueries(db: Db): MemoryStore {
       return { items: items.map(toMemory), next_cursor: more ? encodeCursor(items.at(-1)!.seq) : null };
     },
 
-    async setEmbeddings(projectId, bankId, rows) {
+    async setEmbeddings(projectId, bankId, rows, opts = {}) {
       if (rows.length === 0) return;
       await db.transaction(async (tx) => {
-        await lockBank(tx, projectId, bankId);
+        // Vectors prepared sealed (or plain) for a bank whose setting changed since are refused.
+        if (opts.encrypted === undefined) await lockBank(tx, projectId, bankId);
+        else await lockBankForWrite(tx, projectId, bankId, [{ encrypted: opts.encrypted }]);
         await tx.query(
-          `UPDATE memories m SET embedding = r.e::vector FROM unnest($3::uuid[], $4::text[]) AS r(id, e)
+          `UPDATE memories m SET embedding = r.e::vector, embedding_sealed = r.s
+           FROM unnest($3::uuid[], $4::text[], $5::text[]) AS r(id, e, s)
            WHERE m.project_id = $1 AND m.bank_id = $2 AND m.id = r.id`,
-          [projectId, bankId, rows.map((r) => r.id), rows.map((r) => vectorLiteral(r.embedding))],
+          [
+            projectId,
+            bankId,
+            rows.map((r) => r.id),
+            rows.map((r) => (r.embedding_sealed || !r.embedding ? null : vectorLiteral(r.embedding))),
+            rows.map((r) => r.embedding_sealed ?? null),
+          ],
+        );
+        // Vectors of existing memories changed: in-memory copies of the bank's vectors are stale.
+        await tx.query(
+          'UPDATE banks SET vectors_version = vectors_version + 1 WHERE project_id = $1 AND id = $2',
+          [projectId, bankId],
         );
       });
     },

@@ -669,6 +669,119 @@ $fn$;
 `,
   },
   {
+    version: 14,
+    name: 'idempotency keys per caller; replies of encrypted banks sealed; secrets withheld',
+    sql: `
+-- Keys were per project: any caller of the project could replay another's answer (a minted key,
+-- a Retain made with a scope the replayer lacks). Now a key belongs to one caller of one
+-- project. Old rows are 24-hour caches and are dropped.
+DROP TABLE IF EXISTS idempotency;
+CREATE TABLE idempotency (
+  project_id text NOT NULL,
+  caller text NOT NULL,
+  key text NOT NULL,
+  request_hash text NOT NULL,
+  status integer NOT NULL DEFAULT 0,
+  -- The answer; for an encrypted bank a JSON string sealed with its data key; for an answer that
+  -- carried a secret (withheld) only its id.
+  response jsonb,
+  withheld boolean NOT NULL DEFAULT false,
+  encrypted boolean NOT NULL DEFAULT false,
+  bank_id text,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (project_id, caller, key)
+);
+CREATE INDEX idempotency_age ON idempotency (created_at);
+CREATE INDEX idempotency_bank ON idempotency (project_id, bank_id) WHERE bank_id IS NOT NULL;
+`,
+  },
+  {
+    version: 15,
+    name: 'encrypted banks: sealed vectors',
+    sql: `
+-- An encrypted bank's embeddings are sealed like its text (AES-256-GCM under the bank's data
+-- key): the plain vector column stays NULL, since the nearest words of a plain vector in the
+-- public word-vector table give the memory's words back. Such banks are searched in memory.
+ALTER TABLE memories ADD COLUMN embedding_sealed text;
+-- Moved when vectors of existing memories change (a re-embed): in-memory copies reload.
+ALTER TABLE banks ADD COLUMN vectors_version bigint NOT NULL DEFAULT 0;
+-- Encrypted banks written before this hold plain vectors: their conversion seals them.
+UPDATE bank_keys k SET converting = true FROM banks b
+  WHERE b.project_id = k.project_id AND b.id = k.bank_id AND b.config->>'encryption' = 'managed'
+    AND EXISTS (SELECT 1 FROM memories m WHERE m.project_id = k.project_id AND m.bank_id = k.bank_id
+                AND m.embedding IS NOT NULL);
+INSERT INTO operations (project_id, bank_id, id, kind, payload)
+  SELECT k.project_id, k.bank_id, gen_random_uuid(), 'reencrypt', '{}'::jsonb FROM bank_keys k
+  WHERE k.converting AND NOT EXISTS (SELECT 1 FROM operations o WHERE o.project_id = k.project_id
+    AND o.bank_id = k.bank_id AND o.kind = 'reencrypt' AND o.status IN ('pending', 'processing'));
+`,
+  },
+  {
+    version: 16,
+    name: 'entity resolution keys: indexed alias and first/last word lookup',
+    sql: `
+-- Entity resolution looked candidates up with a scan of the bank's entities comparing each row
+-- with every new name (alias arrays, first and last words): quadratic in a large Retain. These
+-- keys index what it matches on: 'a:' + a lower-cased alias, 'w:' + the first and the last
+-- word of the name key. Statement-level triggers keep them in step with every writer of
+-- entities (Retain's upserts, alias learning, re-encryption), one set-based insert each.
+CREATE TABLE entity_keys (
+  project_id text NOT NULL,
+  bank_id text NOT NULL,
+  key text NOT NULL,
+  entity_id uuid NOT NULL,
+  PRIMARY KEY (project_id, bank_id, key, entity_id),
+  FOREIGN KEY (project_id, bank_id, entity_id) REFERENCES entities(project_id, bank_id, id) ON DELETE CASCADE
+);
+CREATE INDEX entity_keys_entity ON entity_keys (project_id, bank_id, entity_id);
+
+CREATE FUNCTION mnemo_entity_key_set(p_name_key text, p_aliases text[]) RETURNS SETOF text
+LANGUAGE sql IMMUTABLE AS $fn$
+  SELECT 'w:' || split_part(p_name_key, ' ', 1)
+  UNION SELECT 'w:' || regexp_replace(p_name_key, '^.* ', '')
+  UNION SELECT 'a:' || lower(a) FROM unnest(p_aliases) AS a
+$fn$;
+
+CREATE FUNCTION mnemo_entity_keys_inserted() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+  INSERT INTO entity_keys (project_id, bank_id, key, entity_id)
+  SELECT n.project_id, n.bank_id, k.key, n.id FROM mnemo_new_entities n
+  CROSS JOIN LATERAL mnemo_entity_key_set(n.name_key, n.aliases) AS k(key)
+  ON CONFLICT DO NOTHING;
+  RETURN NULL;
+END
+$fn$;
+
+CREATE FUNCTION mnemo_entity_keys_updated() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+  DELETE FROM entity_keys k USING mnemo_old_entities o JOIN mnemo_new_entities n
+    ON n.project_id = o.project_id AND n.bank_id = o.bank_id AND n.id = o.id
+  WHERE (o.name_key, o.aliases) IS DISTINCT FROM (n.name_key, n.aliases)
+    AND k.project_id = o.project_id AND k.bank_id = o.bank_id AND k.entity_id = o.id;
+  INSERT INTO entity_keys (project_id, bank_id, key, entity_id)
+  SELECT n.project_id, n.bank_id, k.key, n.id FROM mnemo_old_entities o JOIN mnemo_new_entities n
+    ON n.project_id = o.project_id AND n.bank_id = o.bank_id AND n.id = o.id
+  CROSS JOIN LATERAL mnemo_entity_key_set(n.name_key, n.aliases) AS k(key)
+  WHERE (o.name_key, o.aliases) IS DISTINCT FROM (n.name_key, n.aliases)
+  ON CONFLICT DO NOTHING;
+  RETURN NULL;
+END
+$fn$;
+
+CREATE TRIGGER entities_keys_inserted AFTER INSERT ON entities
+  REFERENCING NEW TABLE AS mnemo_new_entities
+  FOR EACH STATEMENT EXECUTE FUNCTION mnemo_entity_keys_inserted();
+CREATE TRIGGER entities_keys_updated AFTER UPDATE ON entities
+  REFERENCING OLD TABLE AS mnemo_old_entities NEW TABLE AS mnemo_new_entities
+  FOR EACH STATEMENT EXECUTE FUNCTION mnemo_entity_keys_updated();
+
+INSERT INTO entity_keys (project_id, bank_id, key, entity_id)
+SELECT e.project_id, e.bank_id, k.key, e.id FROM entities e
+CROSS JOIN LATERAL mnemo_entity_key_set(e.name_key, e.aliases) AS k(key)
+ON CONFLICT DO NOTHING;
+`,
+  },
+  {
     version: 18,
     name: 'fair operation claims',
     sql: `

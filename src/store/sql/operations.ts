@@ -19,6 +19,7 @@ type OperationStore = Pick<
   | 'claimIdempotencyKey'
   | 'saveIdempotentResponse'
   | 'releaseIdempotencyKey'
+  | 'deleteIdempotentResponses'
 >;
 
 const OP_COLUMNS = `id::text AS id, project_id, bank_id, kind, status, items_count, memories_created, error, attempts,
@@ -108,10 +109,37 @@ async function claimIn(
   return { operation: view(op), projectId: r.project_id, payload, progress };
 }
 
+/** How often a process sweeps idempotency keys older than a day. */
+const IDEMPOTENCY_SWEEP_MS = 60_000;
+
 /** Durable operations (claimed with FOR UPDATE SKIP LOCKED) and idempotency keys. */
 export function operationQueries(db: Db): OperationStore {
+  let lastSweep = 0;
   return {
     async insertOperation(o) {
+      if (o.onceAmong) {
+        const among = o.onceAmong;
+        return db.transaction(async (tx) => {
+          // The bank row serialises the check and the insert: a count read outside it would let
+          // concurrent callers each queue one.
+          await tx.query('SELECT 1 FROM banks WHERE project_id = $1 AND id = $2 FOR UPDATE', [
+            o.projectId,
+            o.bankId,
+          ]);
+          const found = await tx.query<OpRow>(
+            `SELECT ${OP_COLUMNS} FROM operations WHERE project_id = $1 AND bank_id = $2 AND kind = $3
+               AND status = ANY($4::text[]) ORDER BY created_at LIMIT 1`,
+            [o.projectId, o.bankId, o.kind, among],
+          );
+          if (found[0]) return { operation: view(found[0]), created: false };
+          const rows = await tx.query<OpRow>(
+            `INSERT INTO operations (project_id, bank_id, id, kind, payload, items_count)
+             VALUES ($1, $2, $3, $4, $5::jsonb, $6) RETURNING ${OP_COLUMNS}`,
+            [o.projectId, o.bankId, o.id, o.kind, JSON.stringify(o.payload), o.itemsCount],
+          );
+          return { operation: view(rows[0]!), created: true };
+        });
+      }
       const rows = await db.query<OpRow>(
         `INSERT INTO operations (project_id, bank_id, id, kind, payload, items_count)
          VALUES ($1, $2, $3, $4, $5::jsonb, $6)
@@ -231,45 +259,80 @@ export function operationQueries(db: Db): OperationStore {
       );
       return rows[0]!.n;
     },
-    async claimIdempotencyKey(projectId, key, requestHash, staleMs) {
-      // Keys live a day; old ones are swept opportunistically by whoever claims a new one.
-      await db.query(`DELETE FROM idempotency WHERE created_at < now() - interval '24 hours'`);
+    async claimIdempotencyKey({ projectId, caller, key }, requestHash, staleMs) {
+      // Keys live a day: an older row is taken over by the claim; the rest are swept at most once
+      // a minute per process (one statement less on each write).
+      if (Date.now() - lastSweep > IDEMPOTENCY_SWEEP_MS) {
+        lastSweep = Date.now();
+        await db.query(`DELETE FROM idempotency WHERE created_at < now() - interval '24 hours'`);
+      }
       const inserted = await db.query(
-        `INSERT INTO idempotency (project_id, key, request_hash) VALUES ($1, $2, $3)
-         ON CONFLICT (project_id, key) DO NOTHING RETURNING key`,
-        [projectId, key, requestHash],
+        `INSERT INTO idempotency (project_id, caller, key, request_hash) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (project_id, caller, key) DO UPDATE SET request_hash = excluded.request_hash,
+           status = 0, response = NULL, withheld = false, encrypted = false, bank_id = NULL, created_at = now()
+         WHERE idempotency.created_at < now() - interval '24 hours'
+         RETURNING key`,
+        [projectId, caller, key, requestHash],
       );
       if (inserted.length) return { state: 'new' };
       // A claim left in progress longer than any request runs belongs to a process that died
       // mid-request (nothing of it was acknowledged): the retry takes it over.
       const taken = await db.query(
         `UPDATE idempotency SET created_at = now()
-         WHERE project_id = $1 AND key = $2 AND request_hash = $3 AND status = 0
-           AND created_at < now() - ($4::int * interval '1 millisecond') RETURNING key`,
-        [projectId, key, requestHash, staleMs],
+         WHERE project_id = $1 AND caller = $2 AND key = $3 AND request_hash = $4 AND status = 0
+           AND created_at < now() - ($5::int * interval '1 millisecond') RETURNING key`,
+        [projectId, caller, key, requestHash, staleMs],
       );
       if (taken.length) return { state: 'new' };
-      const rows = await db.query<{ request_hash: string; status: number; response: unknown }>(
-        'SELECT request_hash, status, response FROM idempotency WHERE project_id = $1 AND key = $2',
-        [projectId, key],
+      const rows = await db.query<{
+        request_hash: string;
+        status: number;
+        response: unknown;
+        withheld: boolean;
+        bank_id: string | null;
+        encrypted: boolean;
+      }>(
+        `SELECT request_hash, status, response, withheld, bank_id, encrypted FROM idempotency
+         WHERE project_id = $1 AND caller = $2 AND key = $3`,
+        [projectId, caller, key],
       );
       const r = rows[0];
       if (!r) return { state: 'new' };
       if (r.request_hash !== requestHash) return { state: 'mismatch' };
       if (r.status === 0) return { state: 'in_progress' };
-      return { state: 'done', status: r.status, response: r.response };
+      return {
+        state: 'done',
+        status: r.status,
+        response: r.response,
+        withheld: r.withheld,
+        bankId: r.bank_id,
+        encrypted: r.encrypted,
+      };
     },
-    async saveIdempotentResponse(projectId, key, status, response) {
+    async saveIdempotentResponse({ projectId, caller, key }, reply) {
       await db.query(
-        'UPDATE idempotency SET status = $3, response = $4::jsonb WHERE project_id = $1 AND key = $2',
-        [projectId, key, status, JSON.stringify(response)],
+        `UPDATE idempotency SET status = $4, response = $5::jsonb, withheld = $6, bank_id = $7, encrypted = $8
+         WHERE project_id = $1 AND caller = $2 AND key = $3 AND status = 0`,
+        [
+          projectId,
+          caller,
+          key,
+          reply.status,
+          JSON.stringify(reply.response),
+          reply.withheld,
+          reply.bankId,
+          reply.encrypted ?? false,
+        ],
       );
     },
-    async releaseIdempotencyKey(projectId, key) {
-      await db.query('DELETE FROM idempotency WHERE project_id = $1 AND key = $2 AND status = 0', [
-        projectId,
-        key,
-      ]);
+    async releaseIdempotencyKey({ projectId, caller, key }) {
+      await db.query(
+        'DELETE FROM idempotency WHERE project_id = $1 AND caller = $2 AND key = $3 AND status = 0',
+        [projectId, caller, key],
+      );
+    },
+    async deleteIdempotentResponses(projectId, bankId) {
+      await db.query('DELETE FROM idempotency WHERE project_id = $1 AND bank_id = $2', [projectId, bankId]);
     },
   };
 }

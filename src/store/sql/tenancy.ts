@@ -52,6 +52,17 @@ export function tenancyQueries(db: Db): TenancyStore {
       return db.transaction(async (tx) => {
         // Bank data hangs off banks; removing banks first keeps each cascade small and ordered.
         await tx.query('DELETE FROM banks WHERE project_id = $1', [id]);
+        // Then every other row of the tenant — audit, Idempotency-Key answers, rate-limit counters,
+        // and whatever table a later migration keys by project — so that a project created again
+        // under the same id sees nothing of the old one.
+        const tables = await tx.query<{ name: string }>(
+          `SELECT quote_ident(c.table_name) AS name FROM information_schema.columns c
+           JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name
+           WHERE c.table_schema = current_schema() AND c.column_name = 'project_id'
+             AND t.table_type = 'BASE TABLE' AND c.table_name NOT IN ('projects', 'banks')
+           ORDER BY c.table_name`,
+        );
+        for (const t of tables) await tx.query(`DELETE FROM ${t.name} WHERE project_id = $1`, [id]);
         const rows = await tx.query('DELETE FROM projects WHERE id = $1 RETURNING id', [id]);
         return rows.length > 0;
       });

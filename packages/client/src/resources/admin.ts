@@ -8,6 +8,7 @@ import type {
   CreateKeyParams,
   CreateProjectParams,
   Project,
+  ProjectWithUsage,
   UpdateProjectParams,
 } from '../types.js';
 import { seg } from './paths.js';
@@ -36,7 +37,11 @@ export class AuditResource {
 export class KeysResource {
   constructor(private readonly t: Transport) {}
 
-  /** Mints a key; `key` holds the secret, shown only in this answer. */
+  /**
+   * Mints a key; `key` holds the secret, shown only in this answer. When that answer is lost and
+   * the call is retried, the server never sends the secret again: it answers 409 `already_done`
+   * (a `ConflictError`, the key's id in `body.error.id`); revoke that key and mint another.
+   */
   create(project: string, params: CreateKeyParams, options?: RequestOptions): Promise<CreatedApiKey> {
     return this.t.request('POST', `/v1/default/projects/${seg(project)}/keys`, { body: params, options });
   }
@@ -77,7 +82,8 @@ export class ProjectsResource {
     return this.t.request('POST', '/v1/default/projects', { body: params, options });
   }
 
-  get(project: string, options?: RequestOptions): Promise<Project> {
+  /** The project with its effective limits (server defaults applied) and current usage, cost budgets included. */
+  get(project: string, options?: RequestOptions): Promise<ProjectWithUsage> {
     return this.t.request('GET', `/v1/default/projects/${seg(project)}`, { options });
   }
 

@@ -1,0 +1,185 @@
+import type { LanguageModel } from '../llm/model.js';
+import type { CostCharge } from '../store/store.js';
+import { DAY_MS, fixedWindow, MINUTE_MS, rateLimited } from './windows.js';
+import type { Services } from './services.js';
+import type { BudgetName } from './types.js';
+
+/** What a request or job costs, in the units budgets count. */
+export type CostUnit = 'retained_items' | 'characters' | 'entities' | 'model_calls' | 'model_tokens';
+export type Cost = Partial<Record<CostUnit, number>>;
+
+interface BudgetSpec {
+  name: BudgetName;
+  unit: CostUnit;
+  window: 'minute' | 'day';
+}
+
+/**
+ * Every cost budget, in the one order counters are charged in (so that two charges never
+ * lock the same rows in opposite orders). Each is a fixed-window counter per project.
+ */
+export const BUDGETS: readonly BudgetSpec[] = [
+  { name: 'retained_items_per_minute', unit: 'retained_items', window: 'minute' },
+  { name: 'characters_per_minute', unit: 'characters', window: 'minute' },
+  { name: 'characters_per_day', unit: 'characters', window: 'day' },
+  { name: 'entities_per_minute', unit: 'entities', window: 'minute' },
+  { name: 'entities_per_day', unit: 'entities', window: 'day' },
+  { name: 'model_calls_per_minute', unit: 'model_calls', window: 'minute' },
+  { name: 'model_calls_per_day', unit: 'model_calls', window: 'day' },
+  { name: 'model_tokens_per_minute', unit: 'model_tokens', window: 'minute' },
+  { name: 'model_tokens_per_day', unit: 'model_tokens', window: 'day' },
+];
+
+export const BUDGET_NAMES = BUDGETS.map((b) => b.name);
+
+/** Units a background job incurs as it runs: a job of a project with none of them left waits. */
+const JOB_UNITS: readonly CostUnit[] = ['entities', 'model_calls', 'model_tokens'];
+
+const windowMs = (b: BudgetSpec) => (b.window === 'minute' ? MINUTE_MS : DAY_MS);
+
+function charges(s: Services, cost: Cost): CostCharge[] {
+  const now = s.now();
+  const defaults = s.limitDefaults?.budgets ?? {};
+  return BUDGETS.filter((b) => cost[b.unit] !== undefined).map((b) => ({
+    name: b.name,
+    kind: b.unit,
+    subject: b.window,
+    windowStart: fixedWindow(now, windowMs(b)).start,
+    amount: cost[b.unit]!,
+    defaultLimit: defaults[b.name] ?? null,
+  }));
+}
+
+/** A job's project is over one of its budgets: the job waits `delayMs` (the window's reset). */
+export class BudgetWait extends Error {
+  constructor(
+    readonly budget: BudgetName,
+    readonly delayMs: number,
+  ) {
+    super(`waiting for the project's ${budget} budget (resets in ${Math.ceil(delayMs / 1000)} s)`);
+    this.name = 'BudgetWait';
+  }
+}
+
+interface Refusal {
+  spec: BudgetSpec;
+  limit: number;
+  used: number;
+  amount: number;
+  resetSeconds: number;
+}
+
+/** Charges `cost` (all or nothing); says which budget refused it, if one did. */
+async function charge(s: Services, projectId: string, cost: Cost, force: boolean): Promise<Refusal | null> {
+  const r = await s.store.chargeCost(projectId, charges(s, cost), force);
+  if (r.accepted) return null;
+  const spec = BUDGETS.find((b) => b.name === r.exceeded.name)!;
+  return {
+    spec,
+    limit: r.exceeded.limit,
+    used: r.exceeded.used,
+    amount: r.amount,
+    resetSeconds: fixedWindow(s.now(), windowMs(spec)).resetSeconds,
+  };
+}
+
+/**
+ * Charges `cost` against the project's budgets, all or nothing. `check`: a cost that would take
+ * any budget past its limit is a 429 (`Retry-After`, `RateLimit-*`) and nothing is charged; a
+ * zero amount asks only that some of the budget is left. `force`: the cost was incurred already
+ * (a running job), so it is counted whatever the budget says.
+ */
+export async function chargeCost(
+  s: Services,
+  projectId: string,
+  cost: Cost,
+  mode: 'check' | 'force',
+): Promise<void> {
+  const r = await charge(s, projectId, cost, mode === 'force');
+  if (!r) return;
+  const unit = r.spec.unit.replace('_', ' ');
+  const detail =
+    r.amount > r.limit
+      ? `this request alone costs ${r.amount} ${unit}, more than the budget`
+      : `${r.used} used${r.amount ? `, ${r.amount} more asked` : ''}`;
+  throw rateLimited(
+    r.spec.name,
+    `project budget of ${r.limit} ${unit} per ${r.spec.window} reached (${detail}); retry in ${r.resetSeconds} s`,
+    r.limit,
+    r.used,
+    r.resetSeconds,
+  );
+}
+
+/** Like `chargeCost(check)` for a job that can stop and resume: a refusal is a `BudgetWait`. */
+async function chargeOrWait(s: Services, projectId: string, cost: Cost): Promise<void> {
+  const r = await charge(s, projectId, cost, false);
+  if (r) throw new BudgetWait(r.spec.name, r.resetSeconds * 1000);
+}
+
+/**
+ * Before a job runs work that costs: throws `BudgetWait` when any budget of the units a job
+ * incurs (entities, model calls, model tokens) is spent in its current window.
+ */
+export async function awaitBudget(s: Services, projectId: string): Promise<void> {
+  await chargeOrWait(s, projectId, Object.fromEntries(JOB_UNITS.map((u) => [u, 0])));
+}
+
+/**
+ * How a metered model charges each call, before it is made:
+ * - `request`: a spent budget is a 429 and no call is made;
+ * - `job`: counted regardless (a job that cannot resume midway, admitted by `awaitBudget`);
+ * - `resumable`: a spent budget stops the job with `BudgetWait` (its progress is kept).
+ */
+export type MeterMode = 'request' | 'job' | 'resumable';
+
+/**
+ * The language model as seen by one project: each call is charged as a model call before it is
+ * made (see `MeterMode`) and its tokens when it answers.
+ */
+export function meteredModel(s: Services, projectId: string, mode: MeterMode): LanguageModel | null {
+  const llm = s.llm;
+  if (!llm) return null;
+  const before: Cost = { model_calls: 1, model_tokens: 0 };
+  return {
+    provider: llm.provider,
+    model: llm.model,
+    async complete(request) {
+      if (mode === 'resumable') await chargeOrWait(s, projectId, before);
+      else await chargeCost(s, projectId, before, mode === 'request' ? 'check' : 'force');
+      const res = await llm.complete(request);
+      const tokens = res.usage.inputTokens + res.usage.outputTokens;
+      if (tokens > 0) await chargeCost(s, projectId, { model_tokens: tokens }, 'force');
+      return res;
+    },
+  };
+}
+
+/** The services with the language model metered for the project. */
+export function withMeteredModel(s: Services, projectId: string, mode: MeterMode): Services {
+  return s.llm ? { ...s, llm: meteredModel(s, projectId, mode) } : s;
+}
+
+/**
+ * The cost of a Retain known from its validated request: items, characters (content and
+ * context) and the entities the items give (those extracted are charged once known).
+ */
+export function retainCost(items: readonly { content: string; context?: string; entities?: unknown[] }[]): Cost {
+  let characters = 0;
+  let entities = 0;
+  for (const it of items) {
+    characters += it.content.length + (it.context?.length ?? 0);
+    entities += it.entities?.length ?? 0;
+  }
+  // No entity amount at all when none are given: a zero would ask for room in the entity budget.
+  return { retained_items: items.length, characters, ...(entities > 0 && { entities }) };
+}
+
+/** Current window counts of every budget (0 where nothing was counted). */
+export async function budgetUsage(s: Services, projectId: string): Promise<Record<BudgetName, number>> {
+  const counts = await s.store.costCounts(
+    projectId,
+    charges(s, Object.fromEntries(BUDGETS.map((b) => [b.unit, 0]))),
+  );
+  return Object.fromEntries(BUDGET_NAMES.map((n) => [n, counts.get(n) ?? 0])) as Record<BudgetName, number>;
+}
