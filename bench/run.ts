@@ -2,9 +2,10 @@
  * `npm run bench` runs every benchmark and prints a table each; `npm run bench -- locomo
  * recall-latency` runs only the named ones. Flags after the names go to the benchmarks that
  * take them (`--per-turn`, `--engine`, `--config` for locomo; `--sizes`, `--engines`, `--fresh`
- * for recall-latency).
+ * for recall-latency; `--items`, `--entities`, `--seconds` for isolation).
  */
 import { benchEmbed } from './embed.js';
+import { benchIsolation, isolationArgs } from './isolation.js';
 import { benchLoad } from './load.js';
 import { benchLocomo, locomoArgs } from './locomo.js';
 import { benchRecallLatency, latencyArgs } from './recall-latency.js';
@@ -21,6 +22,7 @@ const BENCHMARKS: Record<string, (argv: string[]) => Promise<Rows>> = {
   locomo: (argv) => benchLocomo(locomoArgs(argv)),
   load: () =>
     benchLoad({ log: (m) => process.stderr.write(`  ${m}\n`) }).then((rows) => rows.map((r) => ({ ...r }))),
+  isolation: (argv) => benchIsolation(isolationArgs(argv)).then((rows) => rows.map((r) => ({ ...r }))),
   'sealed-vectors': (argv) =>
     benchSealedVectors({ ...sealedVectorArgs(argv), log: (m) => process.stderr.write(`  ${m}\n`) }),
   'recall-latency': (argv) =>

@@ -53,6 +53,7 @@ export const runConsolidateOperation: OperationRunner = async (s, op) => {
       .next;
     if (prune !== null) return { more: { prune } };
   }
+  await s.store.maintainStatistics();
   const result = await consolidateBank(metered, op.projectId, op.bankId, {
     signal: op.signal,
     deadline: sliceDeadline(),

@@ -9,6 +9,7 @@ import { EXACT_SEARCH_LIMIT, scheduleBankIndex } from '../recall/bank-index.js';
 import { scheduleReembed, staleVectors } from '../reembed.js';
 import { AppError } from '../errors.js';
 import { checkId } from '../ids.js';
+import { pacer } from '../pace.js';
 import { chargeRetain } from '../quotas.js';
 import { addNeighbourContext } from '../recall/context-terms.js';
 import type { Services } from '../services.js';
@@ -147,8 +148,10 @@ async function retainCharged(
   const resolvable: NewMemory[] = [];
   const usage = { input: 0, output: 0 };
   let extraction: RetainResult['extraction'] = 'chunks';
+  const pace = pacer();
   for (const [i, item] of req.items.entries()) {
     if (!inSlice(i)) continue;
+    await pace();
     const doc = docOf(item);
     if (doc !== null && unchanged.has(doc)) continue;
     const mentioned = item.timestamp ?? now;

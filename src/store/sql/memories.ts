@@ -284,31 +284,72 @@ async function linkEntities(
     });
   });
   if (links.length === 0) return;
-  const json = JSON.stringify(links);
-  await tx.query(
-    `INSERT INTO entities (project_id, bank_id, id, name, name_key, type, mention_count, first_seen, last_seen, encrypted)
-     SELECT $1, $2, gen_random_uuid(), min(r.name), r.key, min(r.type), count(*), min(r.at), max(r.at), bool_or(r.enc)
-     FROM jsonb_to_recordset($3::jsonb) AS r(m uuid, name text, key text, type text, at timestamptz, enc boolean)
-     GROUP BY r.key ORDER BY r.key
-     ON CONFLICT (project_id, bank_id, name_key) DO UPDATE SET
-       mention_count = entities.mention_count + excluded.mention_count,
-       first_seen = least(entities.first_seen, excluded.first_seen),
-       last_seen = greatest(entities.last_seen, excluded.last_seen)`,
-    [projectId, bankId, json],
-  );
-  await tx.query(
-    `UPDATE entities e SET aliases = array_append(e.aliases, x.alias)
-     FROM (SELECT DISTINCT r.key, r.alias FROM jsonb_to_recordset($3::jsonb) AS r(key text, alias text)
-           WHERE r.alias IS NOT NULL) x
-     WHERE e.project_id = $1 AND e.bank_id = $2 AND e.name_key = x.key
-       AND lower(x.alias) <> e.name_key AND NOT (x.alias = ANY(e.aliases))`,
-    [projectId, bankId, json],
-  );
-  await tx.query(
-    `INSERT INTO memory_entities (project_id, bank_id, memory_id, entity_id)
-     SELECT $1, $2, r.m, e.id FROM jsonb_to_recordset($3::jsonb) AS r(m uuid, key text)
-     JOIN entities e ON e.project_id = $1 AND e.bank_id = $2 AND e.name_key = r.key
-     ON CONFLICT DO NOTHING`,
-    [projectId, bankId, json],
-  );
+  // Each statement takes a bounded number of rows (the embedded engine runs one statement at a
+  // time for everyone, in this thread), and the memory-entity links use the ids the upsert
+  // returns: joining the new rows to `entities` by key let the planner, with statistics from
+  // before this transaction, scan the whole table per row (200 items x 100 entities: 170 s).
+  const byKey = new Map<string, typeof links>();
+  for (const l of links) byKey.set(l.key, [...(byKey.get(l.key) ?? []), l]);
+  const keys = [...byKey.keys()].sort();
+  const idOf = new Map<string, string>();
+  for (let i = 0; i < keys.length; i += ROWS_PER_STATEMENT) {
+    const part = keys.slice(i, i + ROWS_PER_STATEMENT).flatMap((k) => byKey.get(k)!);
+    const rows = await tx.query<{ id: string; name_key: string }>(
+      `INSERT INTO entities (project_id, bank_id, id, name, name_key, type, mention_count, first_seen, last_seen, encrypted)
+       SELECT $1, $2, gen_random_uuid(), min(r.name), r.key, min(r.type), count(*), min(r.at), max(r.at), bool_or(r.enc)
+       FROM jsonb_to_recordset($3::jsonb) AS r(m uuid, name text, key text, type text, at timestamptz, enc boolean)
+       GROUP BY r.key ORDER BY r.key
+       ON CONFLICT (project_id, bank_id, name_key) DO UPDATE SET
+         mention_count = entities.mention_count + excluded.mention_count,
+         first_seen = least(entities.first_seen, excluded.first_seen),
+         last_seen = greatest(entities.last_seen, excluded.last_seen)
+       RETURNING id::text AS id, name_key`,
+      [projectId, bankId, JSON.stringify(part)],
+    );
+    for (const r of rows) idOf.set(r.name_key, r.id);
+    await breathe();
+  }
+  // Thousands of new entities in one go: planners' statistics (and the plans of the foreign-key
+  // checks below, cached per connection) still describe the table as it was, and may scan it
+  // once per link: 1.3 ms a link at 4,000 entities on the embedded engine, 0.2 ms once analyzed.
+  if (keys.length >= ANALYZE_AFTER) await tx.query('ANALYZE entities');
+  // One alias per entity and statement, as an UPDATE ... FROM applies one matching row.
+  const aliases = new Map<string, string>();
+  for (const l of links) if (l.alias !== null && !aliases.has(l.key)) aliases.set(l.key, l.alias);
+  const aliasRows = [...aliases].map(([key, alias]) => ({ id: idOf.get(key)!, alias }));
+  for (let i = 0; i < aliasRows.length; i += ROWS_PER_STATEMENT) {
+    const part = aliasRows.slice(i, i + ROWS_PER_STATEMENT);
+    await tx.query(
+      `UPDATE entities e SET aliases = array_append(e.aliases, x.alias)
+       FROM unnest($3::uuid[], $4::text[]) AS x(id, alias)
+       WHERE e.project_id = $1 AND e.bank_id = $2 AND e.id = x.id
+         AND lower(x.alias) <> e.name_key AND NOT (x.alias = ANY(e.aliases))`,
+      [projectId, bankId, part.map((r) => r.id), part.map((r) => r.alias)],
+    );
+  }
+  for (let i = 0; i < links.length; i += ROWS_PER_STATEMENT) {
+    const part = links.slice(i, i + ROWS_PER_STATEMENT);
+    await tx.query(
+      `INSERT INTO memory_entities (project_id, bank_id, memory_id, entity_id)
+       SELECT $1, $2, x.m, x.e FROM unnest($3::uuid[], $4::uuid[]) AS x(m, e)
+       ON CONFLICT DO NOTHING`,
+      [projectId, bankId, part.map((l) => l.m), part.map((l) => idOf.get(l.key)!)],
+    );
+    await breathe();
+  }
 }
+
+/**
+ * Rows one write statement of a Retain takes: on the embedded engine a statement holds the
+ * only thread, and a few hundred index insertions take a few tens of milliseconds.
+ */
+const ROWS_PER_STATEMENT = 250;
+
+/** New entities in one Retain past which their table's statistics are refreshed before linking. */
+const ANALYZE_AFTER = 1000;
+
+/**
+ * Between two statements of a long transaction on the embedded engine, lets the event loop take
+ * a turn (sockets, timers, /health): its statements otherwise settle back to back without one.
+ */
+const breathe = () => new Promise<void>((resolve) => setImmediate(resolve));

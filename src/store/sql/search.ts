@@ -70,18 +70,34 @@ export function searchQueries(db: Db): SearchStore {
       // in bulk).
       if (Date.now() - checkedAt < STATISTICS_CHECK_MS) return;
       checkedAt = Date.now();
-      const rows = await db.query<{ analyzed: number; now: number; pages: number; visible: number }>(
+      const rows = await db.query<{
+        analyzed: number;
+        now: number;
+        pages: number;
+        visible: number;
+        links_grown: boolean;
+      }>(
         `SELECT (SELECT reltuples FROM pg_class WHERE oid = 'memories'::regclass)::float8 AS analyzed,
                 (SELECT coalesce(sum(memory_count), 0) FROM banks)::float8 AS now,
-                c.relpages::float8 AS pages, c.relallvisible::float8 AS visible
+                c.relpages::float8 AS pages, c.relallvisible::float8 AS visible,
+                -- Entities and their links grow ~100 rows per memory in a Retain that names many:
+                -- stale statistics there made every foreign-key check and entity lookup a scan.
+                EXISTS (SELECT 1 FROM pg_class l WHERE l.oid IN ('entities'::regclass, 'memory_entities'::regclass)
+                  AND pg_relation_size(l.oid) / current_setting('block_size')::int > 1.25 * l.relpages + 10) AS links_grown
          FROM pg_class c WHERE c.oid = 'memory_terms'::regclass`,
       );
-      const { analyzed = 0, now = 0, pages = 0, visible = 0 } = rows[0] ?? {};
-      const grown = now > 0 && (analyzed < 0 || now > 1.25 * analyzed + 100);
+      const { analyzed = 0, now = 0, pages = 0, visible = 0, links_grown = false } = rows[0] ?? {};
+      const grown = (now > 0 && (analyzed < 0 || now > 1.25 * analyzed + 100)) || links_grown;
       const invisible = !visibilityChecked && pages > 100 && visible < pages / 2;
       if (db.engine === 'pglite' && (grown || invisible)) {
         visibilityChecked ||= invisible;
-        await db.exec('VACUUM (ANALYZE)');
+        // A table per statement: the embedded engine runs one statement at a time, in the
+        // event loop's thread, and the whole database in one went on for seconds on a big one.
+        const tables = await db.query<{ name: string }>(
+          `SELECT quote_ident(relname) AS name FROM pg_class
+           WHERE relkind = 'r' AND relnamespace = 'public'::regnamespace ORDER BY relname`,
+        );
+        for (const t of tables) await db.exec(`VACUUM (ANALYZE) ${t.name}`);
       } else if (grown) await db.exec('ANALYZE');
     },
 
