@@ -14,7 +14,8 @@ export async function requireBank(s: Services, projectId: string, bankId: string
 
 /**
  * The bank for a write, created on first use. `space` attaches a new bank to that space;
- * `__org__:{space}` is the space's org bank and needs the space to exist.
+ * `__org__:{space}` is the space's org bank and needs the space to exist. Callers validate
+ * the whole request before: a request refused after this leaves its new bank behind.
  */
 export async function bankForWrite(
   s: Services,
@@ -81,12 +82,11 @@ export const configView = (bank: Bank): BankConfigView => ({
 });
 
 /** Applies validated config updates; `null` removes an override. */
-export async function updateConfig(
-  s: Services,
-  bank: Bank,
-  updates: Record<string, unknown>,
-  opts: { masterKeySet: boolean },
-): Promise<BankConfigView> {
+/**
+ * The validated form of config updates, or a 400 (`master_key_missing` for encryption without a
+ * master key). Pure: a write that creates its bank checks this first.
+ */
+export function checkConfigUpdates(updates: Record<string, unknown>, opts: { masterKeySet: boolean }) {
   const clean = validateConfigUpdates(updates);
   if (clean.encryption === 'managed' && !opts.masterKeySet) {
     throw new AppError(
@@ -97,6 +97,16 @@ export async function updateConfig(
       },
     );
   }
+  return clean;
+}
+
+export async function updateConfig(
+  s: Services,
+  bank: Bank,
+  updates: Record<string, unknown>,
+  opts: { masterKeySet: boolean },
+): Promise<BankConfigView> {
+  const clean = checkConfigUpdates(updates, opts);
   const next = { ...bank.config };
   for (const [k, v] of Object.entries(clean)) {
     if (v === null) delete next[k];

@@ -4,6 +4,7 @@ import { checkId } from '../../core/ids.js';
 import { keyIdOf } from '../../core/projects.js';
 import { handleMcpRequest } from '../../mcp/http.js';
 import { authDefault, authMe, authOf, guard } from '../auth.js';
+import { unstorableText } from '../body-text.js';
 import type { AppEnv } from '../env.js';
 import { hostPolicy, mcpHostOptions } from '../hosts.js';
 import { rateLimits } from '../limits.js';
@@ -56,8 +57,12 @@ export const mcpRoutes = new Hono<AppEnv>()
     const bank = c.req.query('bank');
     if (bank !== undefined) checkId('bank id', bank, 'bank');
     const hosts = mcpHostOptions(hostPolicy(c.get('config')), c.req.raw);
+    // The same refusal as every /v1 body: text no column can hold never reaches a tool.
+    const text = await c.req.text();
+    const unstorable = unstorableText(text);
+    if (unstorable) throw new AppError('validation_error', unstorable);
     return handleMcpRequest(
-      c.req.raw,
+      new Request(c.req.raw, { body: text }),
       {
         services: c.get('services'),
         projectId: auth.projectId,

@@ -6,8 +6,9 @@ import { bankForWrite } from '../banks.js';
 import { scheduleConsolidation } from '../consolidate/schedule.js';
 import { EXACT_SEARCH_LIMIT, scheduleBankIndex } from '../recall/bank-index.js';
 import { scheduleReembed, staleVectors } from '../reembed.js';
-import { AppError } from '../errors.js';
+import { AppError, invalid } from '../errors.js';
 import { checkId } from '../ids.js';
+import { checkStorable } from '../storable.js';
 import { chargeRetain } from '../quotas.js';
 import { addNeighbourContext } from '../recall/context-terms.js';
 import type { Services } from '../services.js';
@@ -64,7 +65,12 @@ export function checkRetainRequest(req: RetainRequest): void {
   if (req.document_id !== undefined) checkId('document id', req.document_id, 'document_id');
   req.items.forEach((it, i) => {
     if (it.document_id !== undefined) checkId('document id', it.document_id, `items.${i}.document_id`);
+    // Nothing to remember: refused here rather than stored as an empty memory.
+    if (it.content.trim() === '')
+      throw invalid(`items.${i}.content`, 'content must contain text, not only white space');
   });
+  // Before the bank is created: a request refused later would leave an empty bank behind.
+  checkStorable(req.items, 'items');
 }
 
 /**
