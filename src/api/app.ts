@@ -18,6 +18,7 @@ import { openStore } from '../store/open.js';
 import { authDefault, authMe } from './auth.js';
 import { docsRoutes } from './docs.js';
 import { hostCheck, hostPolicy } from './hosts.js';
+import { nfcRequest } from './nfc.js';
 import type { AppEnv } from './env.js';
 import { renderError } from './errors.js';
 import { idempotency } from './idempotency.js';
@@ -232,5 +233,8 @@ export function createApp(services: Services, config: Config, log: Logger): Open
     },
   });
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });
+  // Before routing: path parameters (bank ids) and query values arrive in NFC (api/nfc.ts).
+  const dispatch = app.fetch;
+  app.fetch = (req, ...rest) => dispatch(nfcRequest(req), ...rest);
   return app;
 }

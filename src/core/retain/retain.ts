@@ -62,9 +62,12 @@ export function checkRetainRequest(req: RetainRequest): void {
       details: [{ path: 'items', message: 'at least one item is required' }],
     });
   }
-  if (req.document_id !== undefined) checkId('document id', req.document_id, 'document_id');
+  // Document ids are compared in NFC, like bank ids (api/nfc.ts).
+  if (req.document_id !== undefined)
+    req.document_id = checkId('document id', req.document_id, 'document_id').normalize('NFC');
   req.items.forEach((it, i) => {
-    if (it.document_id !== undefined) checkId('document id', it.document_id, `items.${i}.document_id`);
+    if (it.document_id !== undefined)
+      it.document_id = checkId('document id', it.document_id, `items.${i}.document_id`).normalize('NFC');
     // Nothing to remember: refused here rather than stored as an empty memory.
     if (it.content.trim() === '')
       throw invalid(`items.${i}.content`, 'content must contain text, not only white space');
