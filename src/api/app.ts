@@ -15,6 +15,7 @@ import { createEmbedder } from '../embed/index.js';
 import { createLanguageModel } from '../llm/index.js';
 import { consoleRoutes } from '../console/routes.js';
 import { openStore } from '../store/open.js';
+import { appendAuditEntry } from './audit.js';
 import { authDefault, authMe } from './auth.js';
 import { docsRoutes } from './docs.js';
 import { hostCheck, hostPolicy } from './hosts.js';
@@ -105,7 +106,7 @@ async function recordAudit(c: import('hono').Context<AppEnv>): Promise<void> {
   // A refused request's path or query may carry what no text column can hold (NUL).
   const text = (v: string | undefined) => v?.replaceAll('\u0000', '\uFFFD') ?? null;
   const bank = c.req.param('bank');
-  await s.store.appendAudit({
+  await appendAuditEntry(s.store, {
     projectId,
     actorType: auth?.actor.type ?? 'unknown',
     keyId,

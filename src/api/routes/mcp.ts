@@ -3,6 +3,7 @@ import { AppError } from '../../core/errors.js';
 import { checkId } from '../../core/ids.js';
 import { keyIdOf } from '../../core/projects.js';
 import { handleMcpRequest } from '../../mcp/http.js';
+import { appendAuditEntry } from '../audit.js';
 import { authDefault, authMe, authOf, guard } from '../auth.js';
 import { unstorableText } from '../body-text.js';
 import type { AppEnv } from '../env.js';
@@ -31,18 +32,16 @@ const auditRefusals: MiddlewareHandler<AppEnv> = async (c, next) => {
   const auth = c.get('auth');
   const keyId = auth?.actor.keyId ?? keyIdOf(c.req.header('authorization')?.replace(/^Bearer\s+/i, '') ?? '');
   const projectId = auth?.projectId ?? (keyId && (await s.store.getApiKey(keyId))?.project_id) ?? 'default';
-  await s.store
-    .appendAudit({
-      projectId,
-      actorType: auth?.actor.type ?? 'unknown',
-      keyId,
-      action: 'mcp',
-      bankId: c.req.query('bank') ?? null,
-      spaceId: null,
-      status,
-      requestId: c.get('requestId'),
-    })
-    .catch((err) => c.get('log').error({ err }, 'audit write failed'));
+  await appendAuditEntry(s.store, {
+    projectId,
+    actorType: auth?.actor.type ?? 'unknown',
+    keyId,
+    action: 'mcp',
+    bankId: c.req.query('bank') ?? null,
+    spaceId: null,
+    status,
+    requestId: c.get('requestId'),
+  }).catch((err) => c.get('log').error({ err }, 'audit write failed'));
 };
 
 /**

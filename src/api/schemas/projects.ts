@@ -24,15 +24,22 @@ export const ProjectRecord = z
   .object({ id: z.string(), name: z.string(), limits: Limits, created_at: DateOut })
   .openapi('Project');
 export const ProjectWithUsage = ProjectRecord.extend({
-  effective_limits: Limits.openapi({ description: 'limits with the server defaults applied; null = unlimited' }),
+  effective_limits: Limits.openapi({
+    description: 'limits with the server defaults applied; null = unlimited',
+  }),
   usage: ProjectUsage,
 }).openapi('ProjectWithUsage');
 export const ProjectList = z.object({ items: z.array(ProjectRecord) });
 export const CreateProjectBody = z
   .object({ id: z.string().min(1).max(64), name: z.string().min(1).max(256), limits: Limits.optional() })
   .openapi('CreateProject');
-export const PatchProjectBody = z.object({ name: z.string().min(1).max(256).optional(), limits: Limits.optional() });
-export const ProjectParam = z.object({ project: z.string().openapi({ param: { name: 'project', in: 'path' } }) });
+export const PatchProjectBody = z.object({
+  name: z.string().min(1).max(256).optional(),
+  limits: Limits.optional(),
+});
+export const ProjectParam = z.object({
+  project: z.string().openapi({ param: { name: 'project', in: 'path' } }),
+});
 export const KeyParams = z.object({
   project: z.string().openapi({ param: { name: 'project', in: 'path' } }),
   key_id: z.string().openapi({ param: { name: 'key_id', in: 'path' } }),
@@ -78,6 +85,10 @@ export const AuditRecord = z
     space_id: z.string().nullable(),
     status: z.number().int(),
     request_id: z.string(),
+    count: z.number().int().openapi({
+      description:
+        "requests this entry stands for: 1, or (action 'auth.refusals') a minute's unauthenticated refusals beyond the first ones",
+    }),
   })
   .openapi('AuditEntry');
 export const AuditPage = z.object({ items: z.array(AuditRecord), next_cursor: z.string().nullable() });
