@@ -15,9 +15,11 @@ import { createEmbedder } from '../embed/index.js';
 import { createLanguageModel } from '../llm/index.js';
 import { consoleRoutes } from '../console/routes.js';
 import { openStore } from '../store/open.js';
+import { appendAuditEntry } from './audit.js';
 import { authDefault, authMe } from './auth.js';
 import { docsRoutes } from './docs.js';
 import { hostCheck, hostPolicy } from './hosts.js';
+import { nfcRequest } from './nfc.js';
 import type { AppEnv } from './env.js';
 import { renderError } from './errors.js';
 import { limitDefaults, rateLimits } from './limits.js';
@@ -105,7 +107,7 @@ async function recordAudit(c: import('hono').Context<AppEnv>): Promise<void> {
   // A refused request's path or query may carry what no text column can hold (NUL).
   const text = (v: string | undefined) => v?.replaceAll('\u0000', '\uFFFD') ?? null;
   const bank = c.req.param('bank');
-  await s.store.appendAudit({
+  await appendAuditEntry(s.store, {
     projectId,
     actorType: auth?.actor.type ?? 'unknown',
     keyId,
@@ -233,5 +235,8 @@ export function createApp(services: Services, config: Config, log: Logger): Open
     },
   });
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });
+  // Before routing: path parameters (bank ids) and query values arrive in NFC (api/nfc.ts).
+  const dispatch = app.fetch;
+  app.fetch = (req, ...rest) => dispatch(nfcRequest(req), ...rest);
   return app;
 }

@@ -14,7 +14,8 @@ export async function requireBank(s: Services, projectId: string, bankId: string
 
 /**
  * The bank for a write, created on first use. `space` attaches a new bank to that space;
- * `__org__:{space}` is the space's org bank and needs the space to exist.
+ * `__org__:{space}` is the space's org bank and needs the space to exist. Callers validate
+ * the whole request before: a request refused after this leaves its new bank behind.
  */
 export async function bankForWrite(
   s: Services,
@@ -80,13 +81,11 @@ export const configView = (bank: Bank): BankConfigView => ({
   overrides: bank.config,
 });
 
-/** Applies validated config updates; `null` removes an override. */
-export async function updateConfig(
-  s: Services,
-  bank: Bank,
-  updates: Record<string, unknown>,
-  opts: { masterKeySet: boolean },
-): Promise<BankConfigView> {
+/**
+ * The validated form of config updates, or a 400 (`master_key_missing` for encryption without a
+ * master key). Pure: a write that creates its bank checks this first.
+ */
+export function checkConfigUpdates(updates: Record<string, unknown>, opts: { masterKeySet: boolean }) {
   const clean = validateConfigUpdates(updates);
   if (clean.encryption === 'managed' && !opts.masterKeySet) {
     throw new AppError(
@@ -97,6 +96,16 @@ export async function updateConfig(
       },
     );
   }
+  return clean;
+}
+
+export async function updateConfig(
+  s: Services,
+  bank: Bank,
+  updates: Record<string, unknown>,
+  opts: { masterKeySet: boolean },
+): Promise<BankConfigView> {
+  const clean = checkConfigUpdates(updates, opts);
   // Merged in the database under the row lock, never read here and written back whole: two
   // concurrent PATCHes of different keys both survive.
   const updated = await s.store.updateBankConfig(bank.project_id, bank.id, clean);

@@ -166,6 +166,8 @@ export interface AuditEntry {
   space_id: string | null;
   status: number;
   request_id: string;
+  /** Requests this entry stands for: 1, or a minute's refusals beyond those kept in full. */
+  count: number;
 }
 
 export interface Page<T> {

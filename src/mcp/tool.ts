@@ -1,3 +1,4 @@
+import { nfc } from '../api/nfc.js';
 import { randomUUID } from 'node:crypto';
 import { z } from '@hono/zod-openapi';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -118,7 +119,9 @@ export async function callTool(
   const requestId = ctx.requestId ?? randomUUID();
   const started = performance.now();
   const { bank: named, ...rest } = args;
-  const bank = spec.bank ? ((named as string | undefined) ?? ctx.defaultBank) : undefined;
+  // Ids are compared in NFC (api/nfc.ts): the same bank however the client composed its name.
+  const chosen = spec.bank ? ((named as string | undefined) ?? ctx.defaultBank) : undefined;
+  const bank = typeof chosen === 'string' ? nfc(chosen) : chosen;
   let status = 200;
   try {
     if (!hasScope(ctx.scopes, spec.scope)) {

@@ -530,6 +530,12 @@ export interface Store {
 
   // audit
   appendAudit(entry: AuditInput): Promise<void>;
+  /**
+   * An unauthenticated refusal: the first `inFull` of a project's minute are ordinary entries,
+   * the rest add to that minute's one aggregate entry (`count`). One statement, shared by
+   * every process on the database.
+   */
+  appendRefusal(entry: AuditInput, inFull: number): Promise<void>;
   listAudit(
     projectId: string,
     filter: { bankId?: string; action?: string; since?: Date; until?: Date },

@@ -1,6 +1,14 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { effectiveConfig } from '../../core/bank-config.js';
-import { type BankProfile, bankForWrite, bankProfile, requireBank, updateConfig, updateIdentity } from '../../core/banks.js';
+import {
+  type BankProfile,
+  bankForWrite,
+  checkConfigUpdates,
+  bankProfile,
+  requireBank,
+  updateConfig,
+  updateIdentity,
+} from '../../core/banks.js';
 import { listMemories } from '../../core/memories.js';
 import type { Services } from '../../core/services.js';
 import type { Bank } from '../../core/types.js';
@@ -65,11 +73,21 @@ const CONFIG_KEYS = [
 /** The profile with Hindsight's names beside mnemo's. */
 function hindsightProfile(bank: Bank, profile: BankProfile) {
   const mission = profile.mission ?? effectiveConfig(bank.config).reflect_mission ?? '';
-  return { ...profile, bank_id: profile.id, name: profile.name ?? profile.id, mission, background: mission || null };
+  return {
+    ...profile,
+    bank_id: profile.id,
+    name: profile.name ?? profile.id,
+    mission,
+    background: mission || null,
+  };
 }
 
-async function upsertBank(s: Services, projectId: string, bankId: string, body: z.infer<typeof UpsertBankBody>) {
-  let bank = await bankForWrite(s, projectId, bankId);
+async function upsertBank(
+  s: Services,
+  projectId: string,
+  bankId: string,
+  body: z.infer<typeof UpsertBankBody>,
+) {
   const updates: Record<string, unknown> = {};
   for (const key of CONFIG_KEYS) if (body[key] !== undefined && body[key] !== null) updates[key] = body[key];
   if (body.disposition) {
@@ -77,6 +95,9 @@ async function upsertBank(s: Services, projectId: string, bankId: string, body: 
     updates.disposition_literalism ??= body.disposition.literalism;
     updates.disposition_empathy ??= body.disposition.empathy;
   }
+  // Refused before the bank is created, not after.
+  checkConfigUpdates(updates, { masterKeySet: false });
+  let bank = await bankForWrite(s, projectId, bankId);
   if (Object.keys(updates).length) await updateConfig(s, bank, updates, { masterKeySet: false });
   const mission = body.reflect_mission ?? body.mission ?? body.background;
   if (body.name !== undefined || mission !== undefined) {
@@ -137,7 +158,12 @@ export const hindsightRoutes = router()
         }),
       },
       responses: ok(
-        z.object({ items: z.array(MemoryRecord), total: z.number().int(), limit: z.number().int(), offset: z.number().int() }),
+        z.object({
+          items: z.array(MemoryRecord),
+          total: z.number().int(),
+          limit: z.number().int(),
+          offset: z.number().int(),
+        }),
       ),
     }),
     async (c) => {

@@ -4,7 +4,9 @@ import { protoMemberText } from '../body-text.js';
 import { checkId } from '../../core/ids.js';
 import { keyIdOf } from '../../core/projects.js';
 import { handleMcpRequest } from '../../mcp/http.js';
+import { appendAuditEntry } from '../audit.js';
 import { authDefault, authMe, authOf, guard } from '../auth.js';
+import { unstorableText } from '../body-text.js';
 import type { AppEnv } from '../env.js';
 import { hostPolicy, mcpHostOptions } from '../hosts.js';
 import { rateLimits } from '../limits.js';
@@ -31,18 +33,16 @@ const auditRefusals: MiddlewareHandler<AppEnv> = async (c, next) => {
   const auth = c.get('auth');
   const keyId = auth?.actor.keyId ?? keyIdOf(c.req.header('authorization')?.replace(/^Bearer\s+/i, '') ?? '');
   const projectId = auth?.projectId ?? (keyId && (await s.store.getApiKey(keyId))?.project_id) ?? 'default';
-  await s.store
-    .appendAudit({
-      projectId,
-      actorType: auth?.actor.type ?? 'unknown',
-      keyId,
-      action: 'mcp',
-      bankId: c.req.query('bank') ?? null,
-      spaceId: null,
-      status,
-      requestId: c.get('requestId'),
-    })
-    .catch((err) => c.get('log').error({ err }, 'audit write failed'));
+  await appendAuditEntry(s.store, {
+    projectId,
+    actorType: auth?.actor.type ?? 'unknown',
+    keyId,
+    action: 'mcp',
+    bankId: c.req.query('bank') ?? null,
+    spaceId: null,
+    status,
+    requestId: c.get('requestId'),
+  }).catch((err) => c.get('log').error({ err }, 'audit write failed'));
 };
 
 /**
@@ -60,8 +60,12 @@ export const mcpRoutes = new Hono<AppEnv>()
     const refused = protoMemberText(await c.req.raw.clone().text());
     if (refused) throw new AppError('validation_error', refused);
     const hosts = mcpHostOptions(hostPolicy(c.get('config')), c.req.raw);
+    // The same refusal as every /v1 body: text no column can hold never reaches a tool.
+    const text = await c.req.text();
+    const unstorable = unstorableText(text);
+    if (unstorable) throw new AppError('validation_error', unstorable);
     return handleMcpRequest(
-      c.req.raw,
+      new Request(c.req.raw, { body: text }),
       {
         services: c.get('services'),
         projectId: auth.projectId,

@@ -114,6 +114,10 @@ export const AuditRecord = z
     space_id: z.string().nullable(),
     status: z.number().int(),
     request_id: z.string(),
+    count: z.number().int().openapi({
+      description:
+        "requests this entry stands for: 1, or (action 'auth.refusals') a minute's unauthenticated refusals beyond the first ones",
+    }),
   })
   .openapi('AuditEntry');
 export const AuditPage = z.object({ items: z.array(AuditRecord), next_cursor: z.string().nullable() });

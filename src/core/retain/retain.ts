@@ -7,9 +7,10 @@ import { chargeCost, withMeteredModel } from '../budgets.js';
 import { scheduleConsolidation } from '../consolidate/schedule.js';
 import { EXACT_SEARCH_LIMIT, scheduleBankIndex } from '../recall/bank-index.js';
 import { scheduleReembed, staleVectors } from '../reembed.js';
-import { AppError } from '../errors.js';
+import { AppError, invalid } from '../errors.js';
 import { checkId } from '../ids.js';
 import { pacer } from '../pace.js';
+import { checkStorable } from '../storable.js';
 import { chargeRetain } from '../quotas.js';
 import { addNeighbourContext } from '../recall/context-terms.js';
 import type { Services } from '../services.js';
@@ -75,10 +76,18 @@ export function checkRetainRequest(req: RetainRequest): void {
       details: [{ path: 'items', message: 'at least one item is required' }],
     });
   }
-  if (req.document_id !== undefined) checkId('document id', req.document_id, 'document_id');
+  // Document ids are compared in NFC, like bank ids (api/nfc.ts).
+  if (req.document_id !== undefined)
+    req.document_id = checkId('document id', req.document_id, 'document_id').normalize('NFC');
   req.items.forEach((it, i) => {
-    if (it.document_id !== undefined) checkId('document id', it.document_id, `items.${i}.document_id`);
+    if (it.document_id !== undefined)
+      it.document_id = checkId('document id', it.document_id, `items.${i}.document_id`).normalize('NFC');
+    // Nothing to remember: refused here rather than stored as an empty memory.
+    if (it.content.trim() === '')
+      throw invalid(`items.${i}.content`, 'content must contain text, not only white space');
   });
+  // Before the bank is created: a request refused later would leave an empty bank behind.
+  checkStorable(req.items, 'items');
 }
 
 /**

@@ -3,7 +3,10 @@ import type { Db } from '../db.js';
 import type { Store } from '../store.js';
 import { decodeCursor, encodeCursor } from './filters.js';
 
-type RecordStore = Pick<Store, 'appendAudit' | 'listAudit' | 'listEntities'>;
+type RecordStore = Pick<Store, 'appendAudit' | 'appendRefusal' | 'listAudit' | 'listEntities'>;
+
+/** The action of the aggregate entry of a minute's refusals beyond those kept in full. */
+export const REFUSALS_ACTION = 'auth.refusals';
 
 /** Append-only audit trail and the entity listing: both paged by an opaque cursor. */
 export function recordQueries(db: Db): RecordStore {
@@ -13,6 +16,28 @@ export function recordQueries(db: Db): RecordStore {
         `INSERT INTO audit (project_id, actor_type, key_id, action, bank_id, space_id, status, request_id)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
         [e.projectId, e.actorType, e.keyId, e.action, e.bankId, e.spaceId, e.status, e.requestId],
+      );
+    },
+    async appendRefusal(e, inFull) {
+      // Counts older than an hour are never read again: the first refusal of a minute sweeps them.
+      await db.query(
+        `WITH c AS (
+           INSERT INTO audit_refusals (project_id, minute, refused) VALUES ($1, date_trunc('minute', now()), 1)
+           ON CONFLICT (project_id, minute) DO UPDATE SET refused = audit_refusals.refused + 1
+           RETURNING refused, minute),
+         swept AS (
+           DELETE FROM audit_refusals o USING c
+           WHERE c.refused = 1 AND o.project_id = $1 AND o.minute < c.minute - interval '1 hour'),
+         one AS (
+           INSERT INTO audit (project_id, actor_type, key_id, action, bank_id, space_id, status, request_id)
+           SELECT $1, $2, $3, $4, $5, $6, $7, $8 FROM c WHERE c.refused <= $9)
+         INSERT INTO audit (project_id, at, actor_type, key_id, action, bank_id, space_id, status, request_id, count)
+         SELECT $1, c.minute, 'unknown', NULL, '${REFUSALS_ACTION}', NULL, NULL, $7,
+                'refusals:' || to_char(c.minute AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI"Z"'), 1
+         FROM c WHERE c.refused > $9
+         ON CONFLICT (project_id, request_id) WHERE count IS NOT NULL
+         DO UPDATE SET count = audit.count + 1`,
+        [e.projectId, e.actorType, e.keyId, e.action, e.bankId, e.spaceId, e.status, e.requestId, inFull],
       );
     },
     async listAudit(projectId, filter, page) {
@@ -45,8 +70,9 @@ export function recordQueries(db: Db): RecordStore {
         space_id: string | null;
         status: number;
         request_id: string;
+        count: number | null;
       }>(
-        `SELECT id::int8 AS id, at, actor_type, key_id, action, bank_id, space_id, status, request_id FROM audit
+        `SELECT id::int8 AS id, at, actor_type, key_id, action, bank_id, space_id, status, request_id, count FROM audit
          WHERE ${conds.join(' AND ')} ORDER BY id DESC LIMIT $${params.length}`,
         params,
       );
@@ -60,6 +86,7 @@ export function recordQueries(db: Db): RecordStore {
         space_id: r.space_id,
         status: r.status,
         request_id: r.request_id,
+        count: r.count ?? 1,
       }));
       return { items, next_cursor: more ? encodeCursor(Number(rows[page.limit - 1]!.id)) : null };
     },
@@ -73,7 +100,10 @@ export function recordQueries(db: Db): RecordStore {
         [projectId, bankId, page.limit + 1, offset],
       );
       const more = rows.length > page.limit;
-      return { items: rows.slice(0, page.limit), next_cursor: more ? encodeCursor(offset + page.limit) : null };
+      return {
+        items: rows.slice(0, page.limit),
+        next_cursor: more ? encodeCursor(offset + page.limit) : null,
+      };
     },
   };
 }
