@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { setImmediate } from 'node:timers/promises';
 import type { FactType } from '../../text/fact-type.js';
 import { termFrequencies } from '../../text/terms.js';
 import { effectiveConfig } from '../bank-config.js';
@@ -45,6 +46,9 @@ export interface RetainResult {
   memory_ids: string[];
   extraction: 'chunks' | 'local' | 'llm';
 }
+
+/** Longest run of item extraction between two turns of the event loop. */
+const EXTRACT_SLICE_MS = 20;
 
 const hash = (s: string) => createHash('sha256').update(s).digest('hex').slice(0, 32);
 
@@ -120,9 +124,15 @@ async function retainCharged(
   const resolvable: NewMemory[] = [];
   const usage = { input: 0, output: 0 };
   let extraction: RetainResult['extraction'] = 'chunks';
+  let slice = performance.now();
   for (const [i, item] of req.items.entries()) {
     const doc = docOf(item);
     if (doc !== null && unchanged.has(doc)) continue;
+    // Local extraction is synchronous: let other requests in between items, not after 1,000.
+    if (performance.now() - slice > EXTRACT_SLICE_MS) {
+      await setImmediate();
+      slice = performance.now();
+    }
     const mentioned = item.timestamp ?? now;
     const out = await extractItem(s, { ...item, mentioned }, cfg, opts.signal);
     extraction = out.extraction;
