@@ -2,10 +2,12 @@
  * `npm run bench` runs every benchmark and prints a table each; `npm run bench -- locomo
  * recall-latency` runs only the named ones. Flags after the names go to the benchmarks that
  * take them (`--per-turn`, `--engine`, `--config` for locomo; `--sizes`, `--engines`, `--fresh`
- * for recall-latency; `--items`, `--entities`, `--seconds` for isolation).
+ * for recall-latency; `--items`, `--entities`, `--seconds` for isolation;
+ * `--quick`, `--engine=pglite` for linear).
  */
 import { benchEmbed } from './embed.js';
 import { benchIsolation, isolationArgs } from './isolation.js';
+import { benchLinear } from './linear.js';
 import { benchLoad } from './load.js';
 import { benchLocomo, locomoArgs } from './locomo.js';
 import { benchRecallLatency, latencyArgs } from './recall-latency.js';
@@ -19,6 +21,7 @@ const BENCHMARKS: Record<string, (argv: string[]) => Promise<Rows>> = {
   embed: () => benchEmbed(),
   text: () => benchText(),
   retain: () => benchRetain(),
+  linear: (argv) => benchLinear(argv),
   locomo: (argv) => benchLocomo(locomoArgs(argv)),
   load: () =>
     benchLoad({ log: (m) => process.stderr.write(`  ${m}\n`) }).then((rows) => rows.map((r) => ({ ...r }))),

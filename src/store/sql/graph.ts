@@ -27,12 +27,15 @@ export function graphQueries(db: Db): GraphStore {
       // Seeds first, alone: most queries name no known entity, and then the expansion below is
       // never planned. Entity weight: IDF over memories, ln(1 + N / mentions), so a rare name
       // counts more than the bank owner's.
+      // By index: names, and aliases through entity_keys (migration 16), never a scan of the bank.
       const seeds = await db.query<{ id: string; w: number }>(
         `SELECT e.id::text AS id, ln(1 + greatest(b.memory_count, 1)::float8 / greatest(e.mention_count, 1)) AS w
          FROM entities e JOIN banks b ON b.project_id = e.project_id AND b.id = e.bank_id
-         WHERE e.project_id = $1 AND e.bank_id = $2
-           AND (e.name_key = ANY($3::text[]) OR lower(e.aliases::text)::text[] && $3::text[])`,
-        [projectId, bankId, keys],
+         WHERE e.project_id = $1 AND e.bank_id = $2 AND e.id IN (
+           SELECT n.id FROM entities n WHERE n.project_id = $1 AND n.bank_id = $2 AND n.name_key = ANY($3::text[])
+           UNION
+           SELECT k.entity_id FROM entity_keys k WHERE k.project_id = $1 AND k.bank_id = $2 AND k.key = ANY($4::text[]))`,
+        [projectId, bankId, keys, keys.map((k) => `a:${k}`)],
       );
       if (seeds.length === 0) return [];
       const params: unknown[] = [projectId, bankId, seeds.map((x) => x.id), seeds.map((x) => x.w), limit];
