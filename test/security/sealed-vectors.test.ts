@@ -168,6 +168,32 @@ for (const engine of ENGINES) {
       assert.ok(!(await semantic(b, 'vault', 'brass instrument')).some((h) => h.text.includes('harp')));
     });
 
+    test('concurrent searches of a cold bank, inside and outside read snapshots, all finish', async () => {
+      // A fresh process: its cache is cold, so every search below wants to load the bank at once.
+      const c = encryptedApp(store, key, { worker: false });
+      try {
+        const vector = await embed('music lessons');
+        const runs = Array.from({ length: 6 }, (_, i) =>
+          i % 2
+            ? c
+                .call('POST', '/v1/default/banks/vault/memories/recall', { query: 'music lessons' })
+                .then((r) => {
+                  assert.equal(r.status, 200, JSON.stringify(r.body));
+                  return r.body.results.length as number;
+                })
+            : c.services.store.semanticSearch('default', 'vault', vector, {}, 5).then((h) => h.length),
+        );
+        const done = await Promise.race([
+          Promise.all(runs),
+          new Promise<null>((r) => setTimeout(() => r(null), 60_000).unref()),
+        ]);
+        assert.ok(done, 'searches did not finish: deadlock');
+        assert.ok(done.every((n) => n > 0));
+      } finally {
+        await c.close();
+      }
+    });
+
     test('consolidation finds neighbours by sealed vectors; observations are sealed too', async () => {
       await makeBank('habits', true);
       await retain(a, 'habits', [
