@@ -10,6 +10,7 @@ import { consolidateBank } from '../../src/core/consolidate/consolidate.js';
 import type { MemoryFilter } from '../../src/core/types.js';
 import type { Db } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
+import { MIGRATIONS } from '../../src/store/sql/migrations.js';
 import { storeOver } from '../../src/store/open.js';
 import { openPglite } from '../../src/store/pglite.js';
 import { openPostgres } from '../../src/store/postgres.js';
@@ -168,6 +169,32 @@ for (const engine of ENGINES) {
       assert.ok(!(await semantic(b, 'vault', 'brass instrument')).some((h) => h.text.includes('harp')));
     });
 
+    test('concurrent searches of a cold bank, inside and outside read snapshots, all finish', async () => {
+      // A fresh process: its cache is cold, so every search below wants to load the bank at once.
+      const c = encryptedApp(store, key, { worker: false });
+      try {
+        const vector = await embed('music lessons');
+        const runs = Array.from({ length: 6 }, (_, i) =>
+          i % 2
+            ? c
+                .call('POST', '/v1/default/banks/vault/memories/recall', { query: 'music lessons' })
+                .then((r) => {
+                  assert.equal(r.status, 200, JSON.stringify(r.body));
+                  return r.body.results.length as number;
+                })
+            : c.services.store.semanticSearch('default', 'vault', vector, {}, 5).then((h) => h.length),
+        );
+        const done = await Promise.race([
+          Promise.all(runs),
+          new Promise<null>((r) => setTimeout(() => r(null), 60_000).unref()),
+        ]);
+        assert.ok(done, 'searches did not finish: deadlock');
+        assert.ok(done.every((n) => n > 0));
+      } finally {
+        await c.close();
+      }
+    });
+
     test('consolidation finds neighbours by sealed vectors; observations are sealed too', async () => {
       await makeBank('habits', true);
       await retain(a, 'habits', [
@@ -180,6 +207,47 @@ for (const engine of ENGINES) {
       const consolidated = obs.body.items.filter((m: any) => m.metadata.proof_count !== undefined);
       assert.equal(consolidated[0]?.metadata.proof_count, 2, JSON.stringify(obs.body));
       assert.deepEqual(await vectorColumns('habits'), { plain: 0, sealed: 3 });
+    });
+
+    test('a bank encrypted before vectors were sealed: the migration queues their conversion', async () => {
+      await makeBank('legacy', true);
+      const texts = ITEMS.slice(0, 4).map((it) => it.content);
+      await retain(
+        a,
+        'legacy',
+        texts.map((content) => ({ content })),
+      );
+      // As such a bank was: sealed text and hashed terms, plain vectors.
+      const rows = await db.query<{ id: string; text: string }>(
+        "SELECT id::text AS id, text FROM memories WHERE bank_id = 'legacy'",
+      );
+      const mems = await a.services.store.getMemories(
+        'default',
+        'legacy',
+        rows.map((r) => r.id),
+      );
+      for (const m of mems) {
+        await db.query(
+          "UPDATE memories SET embedding = $2::vector, embedding_sealed = NULL WHERE bank_id = 'legacy' AND id = $1",
+          [m.id, `[${Array.from(await embed(m.text)).join(',')}]`],
+        );
+      }
+      assert.deepEqual(await vectorColumns('legacy'), { plain: 4, sealed: 0 });
+      // The data part of the migration (its ALTERs ran already).
+      const migration = MIGRATIONS.find((m) => m.name === 'encrypted banks: sealed vectors')!;
+      await db.exec(migration.sql.replace(/^ALTER TABLE .*$/gm, ''));
+      await until(
+        () => a.services.store.bankEncryption('default', 'legacy'),
+        (st) => st?.key?.converting === false,
+        60_000,
+      );
+      assert.deepEqual(await vectorColumns('legacy'), { plain: 0, sealed: 4 });
+      // Text, keyword terms and hashes were left as they were (not sealed or hashed twice).
+      const listed = await a.call('GET', '/v1/default/banks/legacy/memories');
+      assert.deepEqual(listed.body.items.map((m: any) => m.text).sort(), [...texts].sort());
+      const rec = await a.call('POST', '/v1/default/banks/legacy/memories/recall', { query: 'motorcycles' });
+      const hit = rec.body.results.find((m: any) => m.text.includes('motorcycles'));
+      assert.ok(hit && hit.scores.keyword > 0 && hit.scores.semantic > 0.3, JSON.stringify(rec.body.results));
     });
 
     test('switching encryption off and on converts the vectors; search works in each form', async () => {

@@ -154,8 +154,6 @@ function nearest(
  */
 export class VectorCache {
   readonly #banks = new Map<string, BankVectors>();
-  /** One refresh of a bank at a time. */
-  readonly #busy = new Map<string, Promise<unknown>>();
   #bytes = 0;
 
   constructor(readonly maxBytes: number) {}
@@ -170,6 +168,12 @@ export class VectorCache {
     this.#bytes = 0;
   }
 
+  /**
+   * The bank's vectors as of the caller's view of the database. Never waits for another caller's
+   * queries (on the embedded engine a caller inside a transaction holds the only connection, so
+   * waiting for another's refresh could deadlock): each caller reads what it needs, and applies
+   * it without an await in between, only when it is newer than what the cache holds.
+   */
   async #current(
     store: Store,
     projectId: string,
@@ -178,51 +182,39 @@ export class VectorCache {
     keyId: string,
   ): Promise<BankVectors> {
     const key = `${projectId}\u0000${bankId}`;
-    for (;;) {
-      const busy = this.#busy.get(key);
-      if (!busy) break;
-      await busy.catch(() => {});
-    }
-    const run = this.#refresh(store, key, projectId, bankId, codec, keyId);
-    this.#busy.set(key, run);
-    try {
-      return await run;
-    } finally {
-      this.#busy.delete(key);
-    }
-  }
-
-  async #refresh(
-    store: Store,
-    key: string,
-    projectId: string,
-    bankId: string,
-    codec: BankCodec | null,
-    keyId: string,
-  ): Promise<BankVectors> {
     const state = await store.vectorState(projectId, bankId);
     if (!state) return new BankVectors(keyId, 0, 0);
-    let bank = this.#banks.get(key);
-    if (bank && (bank.keyId !== keyId || bank.version !== state.version)) {
-      // A re-embed: a reader of an older snapshot must not roll the copy back, so it reloads for
-      // itself without keeping the result.
-      if (bank.keyId === keyId && state.version < bank.version)
-        return this.#load(store, projectId, bankId, codec, keyId, state);
-      this.#drop(key);
-      bank = undefined;
-    }
-    if (!bank) {
-      bank = await this.#load(store, projectId, bankId, codec, keyId, state);
-      this.#keep(key, bank);
-      return bank;
+    const bank = this.#banks.get(key);
+    const same = bank && bank.keyId === keyId && bank.version === state.version;
+    if (!bank || !same) {
+      const fresh = await this.#load(store, projectId, bankId, codec, keyId, state);
+      // Kept unless a newer copy arrived meanwhile (or this reader's snapshot is the older one).
+      const now = this.#banks.get(key);
+      const older =
+        now &&
+        now.keyId === keyId &&
+        (now.version > fresh.version ||
+          (now.version === fresh.version && now.generation >= fresh.generation));
+      if (!older) {
+        this.#drop(key);
+        this.#keep(key, fresh);
+      }
+      return fresh;
     }
     this.#touch(key, bank);
     // Equal: nothing changed. Older: a reader of an older snapshot uses the newer copy as it is.
     if (state.generation <= bank.generation) return bank;
+    const fromSeq = bank.maxSeq;
+    const rows = await store.memoryVectors(projectId, bankId, { afterSeq: fromSeq });
+    const added = rows.map((r) => toEntry(codec, r));
+    const known = new Set(bank.entries.keys());
+    for (const e of added) known.add(e.id);
+    // Some were deleted (the count is exact: inserts and deletes move it in their transaction).
+    const ids = known.size !== state.count ? new Set(await store.memoryIds(projectId, bankId)) : null;
+    if (this.#banks.get(key) !== bank || state.generation <= bank.generation) return bank;
     const before = bank.bytes;
-    for (const r of await store.memoryVectors(projectId, bankId, { afterSeq: bank.maxSeq }))
-      bank.add(toEntry(codec, r));
-    if (bank.entries.size !== state.count) bank.keepOnly(new Set(await store.memoryIds(projectId, bankId)));
+    for (const e of added) bank.add(e);
+    if (ids) bank.keepOnly(ids);
     bank.generation = state.generation;
     this.#bytes += bank.bytes - before;
     this.#evict(key);
