@@ -307,6 +307,9 @@ async function linkEntities(
       [projectId, bankId, JSON.stringify(part)],
     );
     for (const r of rows) idOf.set(r.name_key, r.id);
+    // After the first part too: the foreign-key checks of rows that triggers add for each new
+    // entity (entity_keys) plan against these statistics as well.
+    if (i === 0 && keys.length >= ANALYZE_AFTER) await tx.query('ANALYZE entities');
     await breathe();
   }
   // Thousands of new entities in one go: planners' statistics (and the plans of the foreign-key
@@ -343,7 +346,7 @@ async function linkEntities(
  * Rows one write statement of a Retain takes: on the embedded engine a statement holds the
  * only thread, and a few hundred index insertions take a few tens of milliseconds.
  */
-const ROWS_PER_STATEMENT = 250;
+const ROWS_PER_STATEMENT = 100;
 
 /** New entities in one Retain past which their table's statistics are refreshed before linking. */
 const ANALYZE_AFTER = 1000;
