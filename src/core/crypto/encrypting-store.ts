@@ -605,8 +605,17 @@ export function encryptingStore(
           'encryption "managed" needs the server master key (MNEMO_MASTER_KEY)',
         );
       }
-      const updated = await inner.updateBankConfig(projectId, bankId, changes);
+      // Text settings go in the form the bank has now; a switch in this same update converts them
+      // with the rest of the bank, and `recheck` catches a switch made meanwhile by someone else.
+      const text = Object.entries(changes).some(([k, v]) => isConfigText(k, v));
+      const codec = text ? await writeCodec(projectId, bankId) : null;
+      const updated = await inner.updateBankConfig(
+        projectId,
+        bankId,
+        bankTextForm(codec, { config: changes }).config!,
+      );
       if (!updated) return updated;
+      if (text) await recheck(projectId, bankId, codec);
       // The transition is the one this writer made under the row lock (`before` is the config it
       // changed), not a read from before the write that a concurrent writer may have outdated.
       const was = updated.before.encryption === 'managed';
