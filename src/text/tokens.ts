@@ -1,11 +1,29 @@
-import { countTokens as bpeCount, decode, encode, setMergeCacheSize } from 'gpt-tokenizer/encoding/o200k_base';
+import {
+  countTokens as bpeCount,
+  clearMergeCache,
+  decode,
+  encode,
+  setMergeCacheSize,
+} from 'gpt-tokenizer/encoding/o200k_base';
 
-// gpt-tokenizer's cache of merged words is an LRU over a Map that evicts its oldest key: once
-// full (100,000 distinct words, soon reached by a service), each eviction walks the Map's
-// deleted slots, and counting became superlinear (40,000 new words: 11 s instead of 3 s) and 4×
-// slower on ordinary chat lines. Whole-token words never reach it; the rest are short (see
-// MAX_RUN), so the cache saves little: it is off.
-setMergeCacheSize(0);
+// gpt-tokenizer caches merged words in an LRU over a Map that evicts its oldest key: once full,
+// each eviction walks the Map's deleted slots, and counting became superlinear (40,000 new
+// words: 11 s instead of 3 s) and 4× slower on ordinary chat lines. Without a cache, chunking
+// re-counts the same long runs several times (4× slower on 10 KB without a space). So the
+// cache is emptied whole after every CACHE_WINDOW characters counted: it holds at most one
+// entry per character of the window plus one text (at most 100,000 characters), so it never
+// fills up and never evicts.
+const CACHE_WINDOW = 200_000;
+setMergeCacheSize(CACHE_WINDOW + 120_000);
+let counted = 0;
+
+function charge(chars: number): void {
+  if (counted + chars > CACHE_WINDOW) {
+    clearMergeCache();
+    counted = 0;
+  }
+  counted += chars;
+}
 
 // gpt-tokenizer throws on special-token text such as "<|endoftext|>" by default; memory
 // content is data, so such text is counted as the ordinary characters it is.
@@ -19,7 +37,7 @@ const AS_TEXT = { disallowedSpecial: new Set<string>() };
  * per cut otherwise (a token per cut for letters; more for runs of one symbol, which BPE
  * covers with tokens longer than a piece).
  */
-export const MAX_RUN = 100;
+export const MAX_RUN = 64;
 
 const isSpace = (c: number) =>
   c === 32 ||
@@ -65,6 +83,7 @@ export function boundedPieces(text: string): string[] {
 /** Token count with OpenAI's o200k_base BPE, used for recall budgets and chunking; linear in the text. */
 export function countTokens(text: string): number {
   if (text.length === 0) return 0;
+  charge(text.length);
   let n = 0;
   for (const piece of boundedPieces(text)) n += bpeCount(piece, AS_TEXT);
   return n;
@@ -75,6 +94,7 @@ export function countTokens(text: string): number {
  * A last resort for text with no better place to cut (a long URL, a run without spaces).
  */
 export function splitByTokens(text: string, maxTokens: number): string[] {
+  charge(text.length);
   const tokens = boundedPieces(text).flatMap((p) => encode(p, AS_TEXT));
   const pieces: string[] = [];
   for (let i = 0; i < tokens.length; i += maxTokens) pieces.push(decode(tokens.slice(i, i + maxTokens)));
