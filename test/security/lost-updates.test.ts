@@ -86,7 +86,11 @@ for (const engine of ENGINES) {
       assert.equal((await e.call('PUT', '/v1/default/banks/race', {})).status, 200);
       await patchAll([e], 'race');
       const s = await stored(store, 'race');
-      assert.deepEqual(s.overrides, EXPECTED);
+      // Every key is there; text settings written once the key existed are sealed at rest, so
+      // their values are compared through the API below.
+      assert.deepEqual(Object.keys(s.overrides).sort(), Object.keys(EXPECTED).sort());
+      for (const [k, v] of Object.entries(EXPECTED))
+        if (typeof v !== 'string') assert.deepEqual(s.overrides[k], v, k);
       assert.ok(s.key, 'the switch to managed encryption created the bank key');
       assert.ok(s.reencrypts >= 1, 'the switch queued a re-encryption');
       const view = await e.call('GET', '/v1/default/banks/race/config');
@@ -312,7 +316,9 @@ describe(`no lost config update across two app instances on one PostgreSQL`, {
       assert.equal((await apps[0]!.call('PUT', `/v1/default/banks/${bank}`, {})).status, 200);
       await patchAll(apps, bank);
       const s = await stored(stores[1]!, bank);
-      assert.deepEqual(s.overrides, EXPECTED, `round ${round}`);
+      assert.deepEqual(Object.keys(s.overrides).sort(), Object.keys(EXPECTED).sort(), `round ${round}`);
+      const view = await apps[1]!.call('GET', `/v1/default/banks/${bank}/config`);
+      assert.deepEqual(view.body.overrides, EXPECTED, `round ${round}`);
       assert.ok(s.key, `round ${round}: the bank key exists`);
       assert.ok(s.reencrypts >= 1, `round ${round}: a re-encryption is queued`);
     }
