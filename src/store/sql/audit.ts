@@ -31,8 +31,10 @@ export function recordQueries(db: Db): RecordStore {
          one AS (
            INSERT INTO audit (project_id, actor_type, key_id, action, bank_id, space_id, status, request_id)
            SELECT $1, $2, $3, $4, $5, $6, $7, $8 FROM c WHERE c.refused <= $9)
+         -- The entry's time is the first aggregated refusal, not the minute's start: a listing hides entries
+         -- older than their project, and the project may be younger than the minute.
          INSERT INTO audit (project_id, at, actor_type, key_id, action, bank_id, space_id, status, request_id, count)
-         SELECT $1, c.minute, 'unknown', NULL, '${REFUSALS_ACTION}', NULL, NULL, $7,
+         SELECT $1, now(), 'unknown', NULL, '${REFUSALS_ACTION}', NULL, NULL, $7,
                 'refusals:' || to_char(c.minute AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI"Z"'), 1
          FROM c WHERE c.refused > $9
          ON CONFLICT (project_id, request_id) WHERE count IS NOT NULL
