@@ -1,6 +1,12 @@
-/** Runs the mnemo CLI as a child process, the way a user does: `node --import tsx src/cli/main.ts ...`. */
+/**
+ * Runs the mnemo CLI for tests: in-process through `run(argv, io)` from src/cli/main.ts (fast,
+ * the default), or as a child process the way a user does (`node --import tsx src/cli/main.ts`)
+ * where a test needs a real process (a signal, an exit code seen by a shell).
+ */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import { run } from '../../src/cli/main.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -17,7 +23,32 @@ function envFor(vars: Record<string, string>): NodeJS.ProcessEnv {
   return { ...env, ...vars };
 }
 
-/** Starts the CLI; the caller owns the process. */
+/** A stream that keeps what is written to it. */
+function collector(): { stream: Writable; text: () => string } {
+  const chunks: Buffer[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer | string, _enc, done) {
+      chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+      done();
+    },
+  });
+  return { stream, text: () => Buffer.concat(chunks).toString('utf8') };
+}
+
+/** Runs the CLI in this process to the end; stdin is `input` (or empty, not a terminal). */
+export async function runCli(
+  args: string[],
+  vars: Record<string, string>,
+  input?: string,
+): Promise<CliResult> {
+  const stdout = collector();
+  const stderr = collector();
+  const stdin = Readable.from(input === undefined ? [] : [Buffer.from(input)]);
+  const code = await run(args, { stdout: stdout.stream, stderr: stderr.stream, stdin, env: envFor(vars) });
+  return { code, stdout: stdout.text(), stderr: stderr.text() };
+}
+
+/** Starts the CLI as a child process; the caller owns the process. */
 export function spawnCli(args: string[], vars: Record<string, string>): ChildProcess {
   return spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
     cwd: ROOT,
@@ -43,7 +74,11 @@ export function finished(child: ChildProcess, input?: string): Promise<CliResult
   });
 }
 
-/** Runs the CLI to the end. */
-export function runCli(args: string[], vars: Record<string, string>, input?: string): Promise<CliResult> {
+/** Runs the CLI as a child process to the end. */
+export function runCliProcess(
+  args: string[],
+  vars: Record<string, string>,
+  input?: string,
+): Promise<CliResult> {
   return finished(spawnCli(args, vars), input);
 }

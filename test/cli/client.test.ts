@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { Mnemo } from '../../packages/client/src/index.js';
 import { ADMIN_TOKEN, type LiveServer, startLiveServer } from '../../packages/client/test/live-server.js';
 import { ENGINES } from '../helpers/engines.js';
-import { runCli } from './cli.js';
+import { runCli, runCliProcess } from './cli.js';
 
 for (const engine of ENGINES) {
   describe(`mnemo client commands (${engine})`, () => {
@@ -42,7 +42,8 @@ for (const engine of ENGINES) {
       );
       assert.equal(r.code, 0, r.stderr);
       assert.match(r.stdout, /^stored 1 memory in alice@example\.com: [0-9a-f-]{36}\n$/);
-      const piped = await runCli(
+      // A real process once: stdin from a pipe, output and exit code as a shell sees them.
+      const piped = await runCliProcess(
         ['retain', 'alice@example.com', '--json'],
         env,
         'Alice works as a nurse in Lisbon.\n',
@@ -167,7 +168,7 @@ for (const engine of ENGINES) {
       );
       assert.equal(invalid.code, 1);
       assert.match(invalid.stderr, /validation_error \(400\): budget/);
-      const down = await runCli(['banks', 'show', 'carol'], { MNEMO_URL: 'http://127.0.0.1:9' });
+      const down = await runCliProcess(['banks', 'show', 'carol'], { MNEMO_URL: 'http://127.0.0.1:9' });
       assert.equal(down.code, 2);
       assert.match(down.stderr, /cannot reach http:\/\/127\.0\.0\.1:9/);
     });

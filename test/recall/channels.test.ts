@@ -61,6 +61,34 @@ for (const engine of ENGINES) {
       for (const r of results.slice(1)) assert.equal(r.scores.keyword, 0);
     });
 
+    test('keyword alone brings in a memory the semantic pool leaves out', async () => {
+      // More memories closer in meaning to the query than the semantic channel returns
+      // (BUDGETS.low.pool = 40): the password can only come in through the keyword channel,
+      // so this fails if keyword hits stop reaching fusion (in a bank smaller than the pool
+      // every memory is a semantic candidate anyway).
+      const bank = 'ch-keyword-pool';
+      const weather = Array.from({ length: 60 }, (_, i) => ({
+        content: `The weather on day ${i} was grey, windy and cold with rain.`,
+      }));
+      const target = 'The router password is zxqvbnmw, written under the desk.';
+      await retain(bank, [...weather, { content: target }]);
+      const results = await recall(bank, { query: 'weather zxqvbnmw', budget: 'low' });
+      const hit = results.find((r) => r.text === target);
+      assert.ok(hit, `the keyword-only memory is missing: ${results.length} results`);
+      assert.ok(hit.scores.keyword > 0.5, `keyword ${hit.scores.keyword}`);
+      const others = results.filter((r) => r.text !== target);
+      assert.ok(others.length >= 10);
+      // It is further in meaning than every weather memory returned: not a semantic candidate.
+      for (const r of others)
+        assert.ok(hit.scores.semantic < r.scores.semantic, `${r.text}: ${r.scores.semantic}`);
+      const only = await recall(bank, {
+        query: 'weather zxqvbnmw',
+        budget: 'low',
+        min_scores: { keyword: 0.5 },
+      });
+      assert.equal(only[0]?.text, target);
+    });
+
     test('semantic alone: no shared word, close meaning', async () => {
       const bank = 'ch-semantic';
       await retain(bank, [...distractors, { content: 'My automobile broke down on the motorway again.' }]);

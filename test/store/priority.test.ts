@@ -25,14 +25,26 @@ describe('priority gate', () => {
   });
 
   test('under constant request load a background statement still runs', async () => {
+    // 500 request statements of at least 1 ms each, back to back: the load lasts at least
+    // 0.5 s, five times the longest a background statement waits (MAX_WAIT_MS). A gate that
+    // waited for a quiet moment would run it only after the last one.
     const gate = priorityGate();
-    let stop = false;
+    const TOTAL = 500;
+    let served = 0;
     const load = (async () => {
-      while (!stop) await gate(() => new Promise((r) => setTimeout(r, 1)));
+      for (let i = 0; i < TOTAL; i++) {
+        await gate(() => new Promise((r) => setTimeout(r, 1)));
+        served++;
+      }
     })();
-    await inBackground(() => gate(async () => 'ran'));
-    stop = true;
+    while (served === 0) await new Promise((r) => setTimeout(r, 1));
+    const servedWhenItRan = await inBackground(() => gate(async () => served));
     await load;
+    assert.equal(served, TOTAL);
+    assert.ok(
+      servedWhenItRan < TOTAL,
+      `the background statement waited for all ${TOTAL} request statements to finish`,
+    );
   });
 });
 

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { APIConnectionError, Mnemo, MnemoError } from '../../../packages/client/src/index.js';
+import { CliExit, cliIo, err } from '../io.js';
 
 /** Options every client command takes. */
 export interface ConnectionOptions {
@@ -23,7 +24,7 @@ export function withConnection(cmd: Command): Command {
  * operator token when both come from the same place. With neither, `/v1/default` without a
  * token (a loopback server without MNEMO_ADMIN_TOKEN).
  */
-export function connect(opts: ConnectionOptions, env: NodeJS.ProcessEnv = process.env): Mnemo {
+export function connect(opts: ConnectionOptions, env: NodeJS.ProcessEnv = cliIo().env): Mnemo {
   const baseUrl = opts.url ?? env.MNEMO_URL ?? undefined;
   if (opts.apiKey) return new Mnemo({ baseUrl, apiKey: opts.apiKey });
   if (opts.adminToken) return new Mnemo({ baseUrl, adminToken: opts.adminToken });
@@ -53,9 +54,10 @@ export function action<A extends unknown[]>(
   return async (...args: A) => {
     try {
       await fn(...args);
-    } catch (err) {
-      console.error(`mnemo: ${describeError(err)}`);
-      process.exit(err instanceof APIConnectionError ? 2 : 1);
+    } catch (e) {
+      if (e instanceof CliExit) throw e;
+      err(`mnemo: ${describeError(e)}`);
+      throw new CliExit(e instanceof APIConnectionError ? 2 : 1);
     }
   };
 }

@@ -4,6 +4,7 @@ import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Writable } from 'node:stream';
+import { cliIo } from '../io.js';
 import {
   type Directive,
   type Entity,
@@ -87,7 +88,7 @@ export async function exportBank(
     const progress = new Progress(
       'export',
       Math.max(profile.memory_count, state.memories),
-      process.stderr,
+      cliIo().stderr,
       state.memories,
     );
     while (!state.done) {
@@ -109,7 +110,7 @@ export async function exportBank(
       progress.update(state.memories);
     }
 
-    const out: Writable = opts.output ? createWriteStream(`${opts.output}.tmp`) : process.stdout;
+    const out: Writable = opts.output ? createWriteStream(`${opts.output}.tmp`) : cliIo().stdout;
     const emit = (line: BankFileLine) => put(out, `${JSON.stringify(line)}\n`);
     await emit({
       kind: 'header',

@@ -1,4 +1,5 @@
 /** Output for humans (aligned tables) and scripts (`--json`). */
+import { cliIo, out } from '../io.js';
 
 export interface Column<T> {
   header: string;
@@ -21,7 +22,7 @@ const cell = (v: unknown): string => {
 export function table<T>(
   rows: T[],
   columns: Column<T>[],
-  width = process.stdout.isTTY ? process.stdout.columns : 0,
+  width = cliIo().stdout.isTTY ? (cliIo().stdout.columns ?? 0) : 0,
 ): string {
   const cells = rows.map((r) => columns.map((c) => cell(c.value(r))));
   const widths = columns.map((c, i) => Math.max(c.header.length, ...cells.map((row) => row[i]!.length)));
@@ -42,7 +43,7 @@ export function table<T>(
 
 /** Prints the JSON for `--json`, else the human form. */
 export function emit(json: boolean | undefined, data: unknown, human: () => string): void {
-  console.log(json ? JSON.stringify(data, null, 2) : human());
+  out(json ? JSON.stringify(data, null, 2) : human());
 }
 
 /** `key: value` lines for one record. */

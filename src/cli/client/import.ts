@@ -5,6 +5,7 @@ import type { BankLine, DirectiveLine, EndLine, HeaderLine } from './bank-file.j
 import { retainItemOf } from './bank-file.js';
 import { newestMemoryId, prepareBank, restoreIntakeConfig, retainedSince } from './bank-setup.js';
 import { jsonLines, readJsonIfExists, sha256File, writeJsonAtomic } from './files.js';
+import { cliIo } from '../io.js';
 import { Progress } from './progress.js';
 
 /** A batch stays well under the server's 10 MB body limit whatever the batch size. */
@@ -187,7 +188,7 @@ export async function importFile(client: Mnemo, opts: ImportOptions): Promise<Im
   };
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
-  const progress = new Progress('import', items, process.stderr, state.items_done);
+  const progress = new Progress('import', items, cliIo().stderr, state.items_done);
   let sent = 0;
   try {
     // The bank gets the export's setup before any memory arrives. When it cannot be created here

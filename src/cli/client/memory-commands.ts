@@ -7,6 +7,7 @@ import type {
   TagsMatch,
 } from '../../../packages/client/src/index.js';
 import { action, type ConnectionOptions, connect, withConnection } from './connect.js';
+import { cliIo } from '../io.js';
 import { emit, list, shortDate, table } from './format.js';
 
 const int = (v: string) => {
@@ -36,7 +37,7 @@ function parseEntity(v: string) {
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
-  for await (const c of process.stdin) chunks.push(c as Buffer);
+  for await (const c of cliIo().stdin) chunks.push(typeof c === 'string' ? Buffer.from(c) : c);
   return Buffer.concat(chunks).toString('utf8').trim();
 }
 
@@ -81,7 +82,7 @@ export function registerMemoryCommands(program: Command): void {
       .option('--wait', 'with --async, wait for the operation to finish'),
   ).action(
     action(async (bank: string, words: string[], opts: RetainOpts) => {
-      const content = words.length ? words.join(' ') : process.stdin.isTTY ? '' : await readStdin();
+      const content = words.length ? words.join(' ') : cliIo().stdin.isTTY ? '' : await readStdin();
       if (!content) throw new Error('nothing to retain: give the text as arguments or on stdin');
       const item: RetainItem = {
         content,

@@ -13,7 +13,7 @@ export class Progress {
   constructor(
     private readonly label: string,
     private readonly total: number,
-    private readonly stream: NodeJS.WriteStream = process.stderr,
+    private readonly stream: NodeJS.WritableStream & { isTTY?: boolean } = process.stderr,
     start = 0,
   ) {
     this.tty = !!stream.isTTY;

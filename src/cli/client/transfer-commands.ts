@@ -2,6 +2,7 @@ import { type Command, InvalidArgumentError } from 'commander';
 import { action, type ConnectionOptions, connect, withConnection } from './connect.js';
 import { exportBank } from './export.js';
 import { importFile } from './import.js';
+import { err, out, setExitCode } from '../io.js';
 
 const batchSize = (v: string) => {
   const n = Number(v);
@@ -9,7 +10,9 @@ const batchSize = (v: string) => {
     throw new InvalidArgumentError('must be an integer from 1 to 1000');
   return n;
 };
-const toStderr = (message: string) => process.stderr.write(`${message}\n`);
+const toStderr = (message: string) => {
+  err(message);
+};
 
 /** `mnemo export` and `mnemo import`: a whole bank as JSONL. */
 export function registerTransferCommands(program: Command): void {
@@ -23,7 +26,7 @@ export function registerTransferCommands(program: Command): void {
     action(async (opts: ConnectionOptions & { bank: string; output?: string }) => {
       const counts = await exportBank(connect(opts), opts.bank, { output: opts.output, log: toStderr });
       if (opts.json && opts.output)
-        console.log(JSON.stringify({ bank: opts.bank, output: opts.output, ...counts }, null, 2));
+        out(JSON.stringify({ bank: opts.bank, output: opts.output, ...counts }, null, 2));
     }),
   );
 
@@ -61,8 +64,8 @@ export function registerTransferCommands(program: Command): void {
           config: opts.config,
           log: toStderr,
         });
-        if (opts.json) console.log(JSON.stringify(res, null, 2));
-        if (res.status === 'interrupted') process.exitCode = 130;
+        if (opts.json) out(JSON.stringify(res, null, 2));
+        if (res.status === 'interrupted') setExitCode(130);
       },
     ),
   );
