@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/load.js';
 import { Keyring } from '../core/crypto/keyring.js';
 import { installEncryption, verifyMasterKey } from '../core/crypto/setup.js';
+import { actionSpec } from '../contract/actions.js';
 import { AppError } from '../core/errors.js';
 import { keyIdOf } from '../core/projects.js';
 import { RecallCache } from '../core/recall/cache.js';
@@ -84,14 +85,12 @@ export function recallCache(config: Config): Services['recallCache'] {
   return new RecallCache(config.recallCacheSize, config.recallCacheTtlSeconds * 1000);
 }
 
-const READ_ONLY_ACTIONS = new Set(['memories.recall', 'reflect']);
-
 /** Records every mutating request and every 401/403; never fails the request it records. */
 async function recordAudit(c: import('hono').Context<AppEnv>): Promise<void> {
   const status = c.res.status;
   const method = c.req.method;
   const action = c.get('action');
-  const mutating = method !== 'GET' && method !== 'HEAD' && !(action && READ_ONLY_ACTIONS.has(action));
+  const mutating = method !== 'GET' && method !== 'HEAD' && !actionSpec(action)?.read;
   if (!mutating && status !== 401 && status !== 403) return;
   const s = c.get('services');
   const auth = c.get('auth');

@@ -2,7 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { Context, MiddlewareHandler } from 'hono';
 import { AppError } from '../core/errors.js';
 import { verifyKey } from '../core/projects.js';
-import type { Scope } from '../core/types.js';
+import { ACTIONS, type Action } from '../contract/actions.js';
 import type { AppEnv, Auth } from './env.js';
 import { idempotency } from './idempotency.js';
 
@@ -63,10 +63,12 @@ export function authOf(c: Context<AppEnv>): Auth {
 }
 
 /**
- * Route guard: names the audit action and demands a scope (403 naming it). Only then does the
- * request's `Idempotency-Key` count: a replay is answered to a caller allowed to make the request.
+ * Route guard: names the audit action and demands its scope from the catalogue (403 naming it).
+ * Only then does the request's `Idempotency-Key` count: a replay is answered to a caller allowed
+ * to make the request.
  */
-export function guard(scope: Scope | 'operator', action: string): MiddlewareHandler<AppEnv> {
+export function guard(action: Action): MiddlewareHandler<AppEnv> {
+  const { scope } = ACTIONS[action];
   return async (c, next) => {
     c.set('action', action);
     const auth = authOf(c);

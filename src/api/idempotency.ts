@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Context, Next } from 'hono';
+import { actionSpec } from '../contract/actions.js';
 import { AppError } from '../core/errors.js';
 import { KEY_IN_TEXT } from '../core/projects.js';
 import type { IdempotencyScope } from '../core/types.js';
@@ -7,15 +8,10 @@ import type { AppEnv, Auth } from './env.js';
 
 const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
-/** Read-only answers (Recall, Reflect) are never kept: repeating them changes nothing. */
-const READ_ONLY = new Set(['memories.recall', 'reflect']);
-
-/**
- * Answers that carry a secret shown once (a minted API key): only their id is kept, and a retry
- * is answered 409 `already_done` with that id. Any other answer holding a whole API key is
- * treated the same (`KEY_IN_TEXT`), so a new route cannot put one in the replay store by mistake.
- */
-const SECRET_ACTIONS = new Set(['keys.create']);
+// Answers of read actions (Recall, Reflect: `read` in the catalogue) are never kept: repeating
+// them changes nothing. Answers of `secret` actions (a minted API key) keep only their id, and a
+// retry is answered 409 `already_done` with that id. Any other answer holding a whole API key is
+// treated the same (`KEY_IN_TEXT`), so a new route cannot put one in the replay store by mistake.
 
 /**
  * A request still in progress after this long was cut off (its process was killed): its key is
@@ -100,8 +96,8 @@ export async function idempotency(c: Context<AppEnv>, next: Next): Promise<Respo
     await store.releaseIdempotencyKey(scope);
     throw err;
   }
-  const action = c.get('action');
-  if (c.res.status >= 300 || (action && READ_ONLY.has(action))) {
+  const spec = actionSpec(c.get('action'));
+  if (c.res.status >= 300 || spec?.read) {
     await store.releaseIdempotencyKey(scope);
     return;
   }
@@ -110,7 +106,7 @@ export async function idempotency(c: Context<AppEnv>, next: Next): Promise<Respo
   try {
     response = JSON.parse(text);
   } catch {}
-  const withheld = (action !== undefined && SECRET_ACTIONS.has(action)) || KEY_IN_TEXT.test(text);
+  const withheld = spec?.secret === true || KEY_IN_TEXT.test(text);
   const id = (response as { id?: unknown } | null)?.id;
   await store
     .saveIdempotentResponse(scope, {

@@ -1,26 +1,7 @@
-/** The stable error codes of the API and their HTTP status. */
-export const ERROR_STATUS = {
-  validation_error: 400,
-  query_too_long: 400,
-  master_key_missing: 400,
-  unauthenticated: 401,
-  forbidden: 403,
-  host_not_allowed: 403,
-  origin_not_allowed: 403,
-  not_found: 404,
-  conflict: 409,
-  idempotency_mismatch: 409,
-  already_done: 409,
-  payload_too_large: 413,
-  unsupported_media_type: 415,
-  llm_required: 422,
-  rate_limited: 429,
-  internal: 500,
-  llm_error: 502,
-  unavailable: 503,
-} as const;
+import { ERROR_STATUS, type ErrorCode } from '../contract/vocabulary.js';
 
-export type ErrorCode = keyof typeof ERROR_STATUS;
+// The codes are part of the wire contract; core throws them.
+export { ERROR_STATUS, type ErrorCode };
 
 export interface ErrorDetail {
   path: string;

@@ -1,3 +1,4 @@
+import { SCOPES, type Scope } from '../contract/vocabulary.js';
 import type { FactType } from '../text/fact-type.js';
 
 export type { FactType };
@@ -8,8 +9,7 @@ export interface Actor {
   keyId?: string;
 }
 
-export const SCOPES = ['retain', 'recall', 'graph:read', 'mcp', 'admin'] as const;
-export type Scope = (typeof SCOPES)[number];
+export { SCOPES, type Scope };
 
 export interface Project {
   id: string;

@@ -1,4 +1,4 @@
-import { BankListQuery, BankPage, BankProfile, EntityPage, EntityQuery } from '../api/schemas/banks.js';
+import { BankListQuery, BankPage, BankProfile, EntityPage, EntityQuery } from '../contract/banks.js';
 import { bankProfile, requireBank } from '../core/banks.js';
 import { notFound } from '../core/errors.js';
 import { bankLine } from './render.js';
@@ -15,10 +15,8 @@ export const listBanksTool = defineTool({
   description:
     "The project's banks (one per subject) with their memory counts, ordered by id; `space` keeps one space's " +
     'banks. Pass `next_cursor` back as `cursor` for the next page.',
-  scope: 'recall',
   action: 'banks.list',
-  mutating: false,
-  annotations: { readOnlyHint: true, openWorldHint: false },
+  annotations: { openWorldHint: false },
   bank: false,
   input: BankListQuery.shape,
   output: BankPage,
@@ -52,10 +50,8 @@ export const getBankTool = defineTool({
   name: 'get_bank',
   title: 'Get bank profile',
   description: "A bank's profile: space, memory, entity and document counts, and its disposition (1-5 each).",
-  scope: 'recall',
   action: 'banks.get',
-  mutating: false,
-  annotations: { readOnlyHint: true, openWorldHint: false },
+  annotations: { openWorldHint: false },
   bank: true,
   input: {},
   output: BankProfile,
@@ -72,10 +68,8 @@ export const listEntitiesTool = defineTool({
   description:
     'People, places, organisations and things a bank knows of, most mentioned first. Pass `next_cursor` back as ' +
     '`cursor` for the next page.',
-  scope: 'graph:read',
   action: 'entities.list',
-  mutating: false,
-  annotations: { readOnlyHint: true, openWorldHint: false },
+  annotations: { openWorldHint: false },
   bank: true,
   input: EntityQuery.shape,
   output: EntityPage,

@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { Tags, toDate } from '../api/schemas/common.js';
+import { Tags, toDate } from '../contract/common.js';
 import {
   DeletedMemory,
   ListMemoriesQuery,
@@ -9,8 +9,8 @@ import {
   RetainBody,
   RetainQuery,
   RetainResponse,
-} from '../api/schemas/memories.js';
-import { ReflectBody, ReflectResponse } from '../api/schemas/reflect.js';
+} from '../contract/memories.js';
+import { ReflectBody, ReflectResponse } from '../contract/reflect.js';
 import { deleteMemory, listMemories } from '../core/memories.js';
 import { recall } from '../core/recall/recall.js';
 import { reflect } from '../core/reflect/reflect.js';
@@ -27,10 +27,8 @@ export const retainTool = defineTool({
     'sentences that make sense on their own ("Alice adopted a beagle named Pepper"). `timestamp` (ISO 8601) is ' +
     'when it happened or was said and anchors relative dates; `tags` scope visibility; a repeated `document_id` ' +
     'replaces that document (or appends with `update_mode: append`). The bank is created on first use.',
-  scope: 'retain',
   action: 'memories.retain',
-  mutating: true,
-  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  annotations: { destructiveHint: false, idempotentHint: false, openWorldHint: false },
   bank: true,
   input: {
     items: RetainBody.shape.items.describe(
@@ -58,10 +56,8 @@ export const recallTool = defineTool({
     'Find what a bank remembers that is relevant to a query: semantic, keyword, graph and temporal search, ' +
     'fused and cut to `max_tokens` (default 2048). Ask in natural language ("What is the name of Alice\'s dog?"). ' +
     'Returns the memories themselves, best first; use reflect for a written answer.',
-  scope: 'recall',
   action: 'memories.recall',
-  mutating: false,
-  annotations: { readOnlyHint: true, openWorldHint: false },
+  annotations: { openWorldHint: false },
   bank: true,
   input: RecallBody.shape,
   output: RecallResponse,
@@ -89,10 +85,8 @@ export const reflectTool = defineTool({
     "Ask a question and get a written answer from everything a bank knows, shaped by the bank's disposition and " +
     'directives, with the memories it is based on. Without a language model on the server the answer is ' +
     'extractive (the most relevant memories, dated).',
-  scope: 'recall',
   action: 'reflect',
-  mutating: false,
-  annotations: { readOnlyHint: true, openWorldHint: false },
+  annotations: { openWorldHint: false },
   bank: true,
   input: ReflectBody.shape,
   output: ReflectResponse,
@@ -109,10 +103,8 @@ export const listMemoriesTool = defineTool({
   description:
     'Page through the memories of a bank, newest first (default 50, at most 500 per page); filter by type, tags, ' +
     'document or a text query `q`. Pass `next_cursor` back as `cursor` for the next page.',
-  scope: 'recall',
   action: 'memories.list',
-  mutating: false,
-  annotations: { readOnlyHint: true, openWorldHint: false },
+  annotations: { openWorldHint: false },
   bank: true,
   input: { ...ListMemoriesQuery.shape, tags: Tags.optional() },
   output: MemoryPage,
@@ -143,10 +135,8 @@ export const deleteMemoryTool = defineTool({
   title: 'Delete a memory',
   description:
     'Delete one memory by id (ids come with recall and list_memories results). This cannot be undone.',
-  scope: 'retain',
   action: 'memories.delete',
-  mutating: true,
-  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+  annotations: { destructiveHint: true, idempotentHint: true, openWorldHint: false },
   bank: true,
   input: { id: z.string().min(1).max(64).describe('The memory id') },
   output: DeletedMemory,

@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { Attachment, CreateSpaceBody, SpaceList, SpaceRecord } from '../api/schemas/spaces.js';
+import { Attachment, CreateSpaceBody, SpaceList, SpaceRecord } from '../contract/spaces.js';
 import { attachBank, createSpace, removeBank } from '../core/spaces.js';
 import { defineTool } from './tool.js';
 
@@ -9,10 +9,8 @@ export const listSpacesTool = defineTool({
   name: 'list_spaces',
   title: 'List spaces',
   description: 'Spaces (organisations) of the project with their bank counts.',
-  scope: 'admin',
   action: 'spaces.list',
-  mutating: false,
-  annotations: { readOnlyHint: true, openWorldHint: false },
+  annotations: { openWorldHint: false },
   bank: false,
   input: {},
   output: SpaceList,
@@ -29,10 +27,8 @@ export const createSpaceTool = defineTool({
   description:
     'Create a space (an organisation grouping banks). Its org bank `__org__:{id}` holds what is shared by all its ' +
     'banks and can be blended into recall with `include_org`.',
-  scope: 'admin',
   action: 'spaces.create',
-  mutating: true,
-  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  annotations: { destructiveHint: false, idempotentHint: false, openWorldHint: false },
   bank: false,
   input: CreateSpaceBody.shape,
   output: SpaceRecord,
@@ -44,10 +40,8 @@ export const attachBankTool = defineTool({
   name: 'attach_bank',
   title: 'Attach a bank to a space',
   description: 'Attach a bank (created if new) to a space. A bank belongs to at most one space.',
-  scope: 'admin',
   action: 'spaces.banks.attach',
-  mutating: true,
-  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  annotations: { destructiveHint: false, idempotentHint: true, openWorldHint: false },
   bank: true,
   input: { space: spaceArg },
   output: Attachment,
@@ -59,10 +53,8 @@ export const removeBankTool = defineTool({
   name: 'remove_bank',
   title: 'Remove a bank from a space',
   description: 'Detach a bank from its space. The bank and its memories are kept.',
-  scope: 'admin',
   action: 'spaces.banks.remove',
-  mutating: true,
-  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  annotations: { destructiveHint: false, idempotentHint: false, openWorldHint: false },
   bank: true,
   input: { space: spaceArg },
   output: Attachment,

@@ -8,6 +8,7 @@ import { toAppError } from '../api/errors.js';
 import { AppError, invalid } from '../core/errors.js';
 import type { Services } from '../core/services.js';
 import type { Actor, Scope } from '../core/types.js';
+import { ACTIONS, type Action } from '../contract/actions.js';
 
 /** Who the tools act for, and how: one per MCP server instance (per HTTP request, or per stdio process). */
 export interface ToolContext {
@@ -34,17 +35,22 @@ type Wire<T> = T extends string
       ? { [K in keyof T]: Wire<T[K]> }
       : T;
 
-/** One tool: its schemas, the scope it needs, what it does through core and how it reads as text. */
+/** Actions a key can be given (not operator-only): the ones a tool may perform. */
+export type ToolAction = { [A in Action]: (typeof ACTIONS)[A]['scope'] extends Scope ? A : never }[Action];
+
+/**
+ * One tool: its schemas, its action, what it does through core and how it reads as text. The
+ * scope it needs and whether it only reads (not audited, `readOnlyHint`) come from the action's
+ * entry in the contract's catalogue.
+ */
 export interface ToolSpec<I extends Shape, O extends z.ZodObject, B extends boolean> {
   name: string;
   title: string;
   description: string;
-  scope: Scope;
   /** Stable audit action, the same name the HTTP route records. */
-  action: string;
-  /** Mutating calls are written to the audit trail (denied calls always are). */
-  mutating: boolean;
-  annotations: ToolAnnotations;
+  action: ToolAction;
+  /** Hints beyond `readOnlyHint` (which the catalogue gives). */
+  annotations: Omit<ToolAnnotations, 'readOnlyHint'>;
   /** Whether the tool works on one bank: a `bank` argument is added (optional with a default bank). */
   bank: B;
   input: I;
@@ -68,6 +74,9 @@ export const defineTool = <I extends Shape, O extends z.ZodObject, B extends boo
 
 export const hasScope = (scopes: ToolContext['scopes'], scope: Scope) =>
   scopes === 'all' || scopes.has(scope);
+
+/** The scope a tool needs, from the catalogue. */
+export const scopeOf = (spec: AnyTool): Scope => ACTIONS[spec.action as ToolAction].scope;
 
 function bankArgument(defaultBank: string | undefined) {
   const base = z.string().min(1).max(256);
@@ -124,9 +133,10 @@ export async function callTool(
   const bank = typeof chosen === 'string' ? nfc(chosen) : chosen;
   let status = 200;
   try {
-    if (!hasScope(ctx.scopes, spec.scope)) {
-      const message = `this key lacks the '${spec.scope}' scope, which the ${spec.name} tool needs`;
-      throw new AppError('forbidden', message, { extra: { required_scope: spec.scope } });
+    const scope = scopeOf(spec);
+    if (!hasScope(ctx.scopes, scope)) {
+      const message = `this key lacks the '${scope}' scope, which the ${spec.name} tool needs`;
+      throw new AppError('forbidden', message, { extra: { required_scope: scope } });
     }
     if (spec.bank && bank === undefined) throw invalid('bank', 'bank is required: no default bank is set');
     // Parsing drops fields beyond the declared schema, which clients check strictly.
@@ -141,7 +151,7 @@ export async function callTool(
     if (e.code === 'internal') ctx.log?.error({ err, requestId, tool: spec.name }, 'tool failed');
     return { isError: true, content: [{ type: 'text', text: errorText(e) }] };
   } finally {
-    if (spec.mutating || status === 401 || status === 403) {
+    if (!ACTIONS[spec.action as ToolAction].read || status === 401 || status === 403) {
       await audit(ctx, spec, { bank, space: rest.space, status, requestId });
     }
     ctx.log?.info(
@@ -165,10 +175,14 @@ export function registerTool(server: McpServer, ctx: ToolContext, spec: AnyTool)
     spec.name,
     {
       title: spec.title,
-      description: `${spec.description}\nNeeds the '${spec.scope}' scope.`,
+      description: `${spec.description}\nNeeds the '${scopeOf(spec)}' scope.`,
       inputSchema,
       outputSchema: spec.output,
-      annotations: { title: spec.title, ...spec.annotations },
+      annotations: {
+        title: spec.title,
+        readOnlyHint: ACTIONS[spec.action as ToolAction].read,
+        ...spec.annotations,
+      },
     },
     (args: Record<string, unknown>) => callTool(ctx, spec, args),
   );

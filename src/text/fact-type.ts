@@ -6,28 +6,10 @@
  * given for it. Anything without a cue is a statement about the world.
  */
 
-/** Kinds of memory, from plain facts to the user's own corrections. */
-export type FactType =
-  | 'world'
-  | 'experience'
-  | 'observation'
-  | 'procedure'
-  | 'reasoning'
-  | 'preference'
-  | 'correction'
-  | 'profile';
+import { FACT_TYPES, type FactType } from '../contract/vocabulary.js';
 
-/** All fact types, in the spec's order; a tuple, so schema enums can be built from it. */
-export const FACT_TYPES = [
-  'world',
-  'experience',
-  'observation',
-  'procedure',
-  'reasoning',
-  'preference',
-  'correction',
-  'profile',
-] as const satisfies readonly FactType[];
+// Kinds of memory are part of the wire contract.
+export { FACT_TYPES, type FactType };
 
 const CORRECTION = [
   // Chat says "actually" all the time; it corrects when a negation or "instead" comes with it.

@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { MAX_BODY_BYTES } from '../../src/api/app.js';
-import { MAX_METADATA_BYTES, MAX_METADATA_DEPTH } from '../../src/api/schemas/common.js';
-import { MAX_CONTENT_CHARS, MAX_ITEMS } from '../../src/api/schemas/memories.js';
+import { MAX_METADATA_BYTES, MAX_METADATA_DEPTH } from '../../src/contract/common.js';
+import { MAX_CONTENT_CHARS, MAX_ITEMS } from '../../src/contract/memories.js';
 import { MAX_ID_LENGTH } from '../../src/core/ids.js';
 import { ENGINES } from '../helpers/engines.js';
 import { bankPath, type TestApp, type TestResponse, testApp } from '../helpers/app.js';

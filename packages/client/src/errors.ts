@@ -95,7 +95,7 @@ export function errorFromResponse(status: number, headers: Headers, body: unknow
       ? (body.error as Record<string, unknown>)
       : {};
   const message = typeof err.message === 'string' ? err.message : `HTTP ${status}`;
-  const Class = BY_STATUS[status] ?? (status >= 500 ? InternalServerError : MnemoError);
+  const Class: ErrorClass = BY_STATUS[status] ?? (status >= 500 ? InternalServerError : MnemoError);
   return new Class(message, {
     status,
     code: typeof err.code === 'string' ? err.code : `http_${status}`,

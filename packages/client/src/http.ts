@@ -13,7 +13,10 @@ export interface RequestOptions {
   timeout?: number;
   /** Retries after the first attempt; overrides the client's `maxRetries`. */
   maxRetries?: number;
-  /** The `Idempotency-Key` of a write; a random UUID when not given. Kept across retries. */
+  /**
+   * The `Idempotency-Key` of a write; a random UUID when not given. Kept across retries. Reads
+   * (Recall, Reflect, listings, gets) never send one.
+   */
   idempotencyKey?: string;
   /** Extra request headers. */
   headers?: Record<string, string>;
@@ -123,7 +126,7 @@ export class Transport {
   async request<T>(
     method: string,
     path: string,
-    init: { query?: Query; body?: unknown; options?: RequestOptions } = {},
+    init: { query?: Query; body?: unknown; options?: RequestOptions; read?: boolean } = {},
   ): Promise<T> {
     const opts = init.options ?? {};
     const maxRetries = opts.maxRetries ?? this.options.maxRetries;
@@ -132,7 +135,11 @@ export class Transport {
     const headers: Record<string, string> = { accept: 'application/json', ...this.options.headers };
     if (this.options.token) headers.authorization = `Bearer ${this.options.token}`;
     if (init.body !== undefined) headers['content-type'] = 'application/json';
-    if (WRITE_METHODS.has(method)) headers['idempotency-key'] = opts.idempotencyKey ?? crypto.randomUUID();
+    // A read (GET, or a POST that only reads such as Recall) has nothing to replay: a key would
+    // only make the server store an answer no retry needs.
+    if (WRITE_METHODS.has(method) && !init.read) {
+      headers['idempotency-key'] = opts.idempotencyKey ?? crypto.randomUUID();
+    }
     Object.assign(headers, opts.headers);
     const body = init.body === undefined ? undefined : JSON.stringify(init.body);
 

@@ -3,14 +3,14 @@
  * imports: they vanish at compile time, so the client carries no zod (or any other) runtime.
  */
 import type { z } from 'zod';
-import type * as Banks from '../../../src/api/schemas/banks.js';
-import type * as Directives from '../../../src/api/schemas/directives.js';
-import type * as Documents from '../../../src/api/schemas/documents.js';
-import type * as Memories from '../../../src/api/schemas/memories.js';
-import type * as Operations from '../../../src/api/schemas/operations.js';
-import type * as Projects from '../../../src/api/schemas/projects.js';
-import type * as Reflecting from '../../../src/api/schemas/reflect.js';
-import type * as Spaces from '../../../src/api/schemas/spaces.js';
+import type * as Banks from '../../../src/contract/banks.js';
+import type * as Directives from '../../../src/contract/directives.js';
+import type * as Documents from '../../../src/contract/documents.js';
+import type * as Memories from '../../../src/contract/memories.js';
+import type * as Operations from '../../../src/contract/operations.js';
+import type * as Projects from '../../../src/contract/projects.js';
+import type * as Reflecting from '../../../src/contract/reflect.js';
+import type * as Spaces from '../../../src/contract/spaces.js';
 
 // Memories
 export type FactType = z.output<typeof Memories.MemoryRecord>['type'];

@@ -66,6 +66,23 @@ describe('retries, idempotency keys and timeouts (fake server)', () => {
     assert.equal(keys[4], undefined);
   });
 
+  test('reads never send an Idempotency-Key: Recall, Reflect, listings and gets', async () => {
+    reset(() => ({ status: 200, json: { items: [], next_cursor: null } }));
+    await client.memories.recall('b', 'what do I like?');
+    await client.reflect('b', 'what do I like?');
+    await client.memories.list('b');
+    await client.operations.get('b', 'op1');
+    assert.deepEqual(
+      fake.requests.map((r) => [r.method, r.headers['idempotency-key']]),
+      [
+        ['POST', undefined],
+        ['POST', undefined],
+        ['GET', undefined],
+        ['GET', undefined],
+      ],
+    );
+  });
+
   test('Retry-After in seconds is honoured', async () => {
     reset((n) => (n === 0 ? rateLimited({ 'Retry-After': '1' }) : undefined));
     const started = Date.now();

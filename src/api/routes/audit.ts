@@ -1,7 +1,8 @@
 import { createRoute } from '@hono/zod-openapi';
 import { authOf, guard } from '../auth.js';
-import { ok, toDate } from '../schemas/common.js';
-import { AuditPage, AuditQuery } from '../schemas/projects.js';
+import { toDate } from '../../contract/common.js';
+import { ok } from './openapi.js';
+import { AuditPage, AuditQuery } from '../../contract/projects.js';
 import { router, send, servicesOf } from './router.js';
 
 /** The project's append-only audit trail. */
@@ -12,7 +13,7 @@ export const auditRoutes = router().openapi(
     tags: ['Audit'],
     summary: 'List audit entries',
     description: 'Every mutating request and every 401/403, newest first; filter by bank, action and time.',
-    middleware: [guard('admin', 'audit.list')] as const,
+    middleware: [guard('audit.list')] as const,
     request: { query: AuditQuery },
     responses: ok(AuditPage),
   }),

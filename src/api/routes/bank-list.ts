@@ -2,8 +2,8 @@ import { createRoute } from '@hono/zod-openapi';
 import { bankProfile } from '../../core/banks.js';
 import { notFound } from '../../core/errors.js';
 import { authOf, guard } from '../auth.js';
-import { BankListQuery, BankPage } from '../schemas/banks.js';
-import { ok } from '../schemas/common.js';
+import { BankListQuery, BankPage } from '../../contract/banks.js';
+import { ok } from './openapi.js';
 import { router, send, servicesOf } from './router.js';
 
 /** Cursors of the bank list: the last bank id of a page, base64url-encoded. */
@@ -20,7 +20,7 @@ export const bankListRoutes = router().openapi(
     summary: 'List banks',
     description:
       'Bank profiles ordered by id, paged by `cursor` (default 50, max 500). `?space=` filters by space.',
-    middleware: [guard('recall', 'banks.list')] as const,
+    middleware: [guard('banks.list')] as const,
     request: { query: BankListQuery },
     responses: ok(BankPage),
   }),

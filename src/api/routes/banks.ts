@@ -8,8 +8,9 @@ import {
   EntityPage,
   EntityQuery,
   PatchConfigBody,
-} from '../schemas/banks.js';
-import { BankParam, jsonBody, ok } from '../schemas/common.js';
+} from '../../contract/banks.js';
+import { BankParam } from '../../contract/common.js';
+import { jsonBody, ok } from './openapi.js';
 import { router, send, servicesOf } from './router.js';
 
 /** Bank profile, config, entities and deletion (Reflect is in reflect.ts). */
@@ -20,7 +21,7 @@ export const bankRoutes = router()
       path: '/banks/{bank}',
       tags: ['Banks'],
       summary: 'Get bank profile',
-      middleware: [guard('recall', 'banks.get')] as const,
+      middleware: [guard('banks.get')] as const,
       request: { params: BankParam },
       responses: ok(BankProfile),
     }),
@@ -36,7 +37,7 @@ export const bankRoutes = router()
       path: '/banks/{bank}',
       tags: ['Banks'],
       summary: 'Delete a bank and all its memories',
-      middleware: [guard('admin', 'banks.delete')] as const,
+      middleware: [guard('banks.delete')] as const,
       request: { params: BankParam },
       responses: ok(DeletedBank),
     }),
@@ -48,7 +49,7 @@ export const bankRoutes = router()
       path: '/banks/{bank}/config',
       tags: ['Banks'],
       summary: 'Get bank config',
-      middleware: [guard('recall', 'banks.config.get')] as const,
+      middleware: [guard('banks.config.get')] as const,
       request: { params: BankParam },
       responses: ok(BankConfigView),
     }),
@@ -64,7 +65,7 @@ export const bankRoutes = router()
       tags: ['Banks'],
       summary: 'Update bank config',
       description: 'Unknown keys and bad values are a 400 naming each key; `null` resets a key to its default.',
-      middleware: [guard('admin', 'banks.config.update')] as const,
+      middleware: [guard('banks.config.update')] as const,
       request: { params: BankParam, ...jsonBody(PatchConfigBody) },
       responses: ok(BankConfigView),
     }),
@@ -84,7 +85,7 @@ export const bankRoutes = router()
       tags: ['Banks'],
       summary: 'List entities',
       description: 'Most mentioned first, paged by `cursor`.',
-      middleware: [guard('graph:read', 'entities.list')] as const,
+      middleware: [guard('entities.list')] as const,
       request: { params: BankParam, query: EntityQuery },
       responses: ok(EntityPage),
     }),

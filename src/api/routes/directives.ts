@@ -7,7 +7,8 @@ import {
   updateDirective,
 } from '../../core/directives.js';
 import { authOf, guard } from '../auth.js';
-import { BankParam, jsonBody, ok } from '../schemas/common.js';
+import { BankParam } from '../../contract/common.js';
+import { jsonBody, ok } from './openapi.js';
 import {
   CreateDirectiveBody,
   DeletedDirective,
@@ -15,7 +16,7 @@ import {
   DirectiveParams,
   DirectiveRecord,
   UpdateDirectiveBody,
-} from '../schemas/directives.js';
+} from '../../contract/directives.js';
 import { router, send, servicesOf } from './router.js';
 
 const TAG = ['Directives'];
@@ -30,7 +31,7 @@ export const directiveRoutes = router()
       tags: TAG,
       summary: 'List directives',
       description: 'Highest priority first.',
-      middleware: [guard('admin', 'directives.list')] as const,
+      middleware: [guard('directives.list')] as const,
       request: { params: BankParam },
       responses: ok(DirectiveList),
     }),
@@ -42,7 +43,7 @@ export const directiveRoutes = router()
       path: '/banks/{bank}/directives',
       tags: TAG,
       summary: 'Create a directive',
-      middleware: [guard('admin', 'directives.create')] as const,
+      middleware: [guard('directives.create')] as const,
       request: { params: BankParam, ...jsonBody(CreateDirectiveBody) },
       responses: ok(DirectiveRecord, 'Created', 201),
     }),
@@ -64,7 +65,7 @@ export const directiveRoutes = router()
       path: '/banks/{bank}/directives/{id}',
       tags: TAG,
       summary: 'Get a directive',
-      middleware: [guard('admin', 'directives.get')] as const,
+      middleware: [guard('directives.get')] as const,
       request: { params: DirectiveParams },
       responses: ok(DirectiveRecord),
     }),
@@ -80,7 +81,7 @@ export const directiveRoutes = router()
       tags: TAG,
       summary: 'Update a directive',
       description: 'Fields left out (or null) keep their value.',
-      middleware: [guard('admin', 'directives.update')] as const,
+      middleware: [guard('directives.update')] as const,
       request: { params: DirectiveParams, ...jsonBody(UpdateDirectiveBody) },
       responses: ok(DirectiveRecord),
     }),
@@ -103,7 +104,7 @@ export const directiveRoutes = router()
       path: '/banks/{bank}/directives/{id}',
       tags: TAG,
       summary: 'Delete a directive',
-      middleware: [guard('admin', 'directives.delete')] as const,
+      middleware: [guard('directives.delete')] as const,
       request: { params: DirectiveParams },
       responses: ok(DeletedDirective),
     }),

@@ -2,8 +2,9 @@ import { createRoute } from '@hono/zod-openapi';
 import { deleteDocument, getDocument, listDocuments } from '../../core/documents.js';
 import type { DocumentRecord } from '../../core/types.js';
 import { authOf, guard } from '../auth.js';
-import { BankParam, ok } from '../schemas/common.js';
-import { DeletedDocument, DocumentDetail, DocumentPage, DocumentParams, OffsetQuery } from '../schemas/documents.js';
+import { BankParam } from '../../contract/common.js';
+import { ok } from './openapi.js';
+import { DeletedDocument, DocumentDetail, DocumentPage, DocumentParams, OffsetQuery } from '../../contract/documents.js';
 import { router, send, servicesOf } from './router.js';
 
 const summary = (d: DocumentRecord) => ({ ...d, content_hash: d.content_hash || null, memory_unit_count: d.memory_count });
@@ -16,7 +17,7 @@ export const documentRoutes = router()
       path: '/banks/{bank}/documents',
       tags: ['Documents'],
       summary: 'List documents',
-      middleware: [guard('recall', 'documents.list')] as const,
+      middleware: [guard('documents.list')] as const,
       request: { params: BankParam, query: OffsetQuery },
       responses: ok(DocumentPage),
     }),
@@ -34,7 +35,7 @@ export const documentRoutes = router()
       path: '/banks/{bank}/documents/{document_id}',
       tags: ['Documents'],
       summary: 'Get a document with its text',
-      middleware: [guard('recall', 'documents.get')] as const,
+      middleware: [guard('documents.get')] as const,
       request: { params: DocumentParams },
       responses: ok(DocumentDetail),
     }),
@@ -50,7 +51,7 @@ export const documentRoutes = router()
       path: '/banks/{bank}/documents/{document_id}',
       tags: ['Documents'],
       summary: 'Delete a document and its memories',
-      middleware: [guard('retain', 'documents.delete')] as const,
+      middleware: [guard('documents.delete')] as const,
       request: { params: DocumentParams },
       responses: ok(DeletedDocument),
     }),

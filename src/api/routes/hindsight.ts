@@ -13,10 +13,11 @@ import { listMemories } from '../../core/memories.js';
 import type { Services } from '../../core/services.js';
 import type { Bank } from '../../core/types.js';
 import { authOf, guard } from '../auth.js';
-import { BankProfile as BankProfileSchema } from '../schemas/banks.js';
-import { BankParam, FactTypeSchema, jsonBody, ok } from '../schemas/common.js';
-import { OffsetQuery } from '../schemas/documents.js';
-import { MemoryRecord } from '../schemas/memories.js';
+import { BankProfile as BankProfileSchema } from '../../contract/banks.js';
+import { BankParam, FactTypeSchema } from '../../contract/common.js';
+import { jsonBody, ok } from './openapi.js';
+import { OffsetQuery } from '../../contract/documents.js';
+import { MemoryRecord } from '../../contract/memories.js';
 import { router, send, servicesOf } from './router.js';
 
 /**
@@ -116,7 +117,7 @@ export const hindsightRoutes = router()
       path: '/banks/{bank}',
       tags: ['Banks'],
       summary: 'Create or update a bank (identity and config in one call)',
-      middleware: [guard('admin', 'banks.upsert')] as const,
+      middleware: [guard('banks.upsert')] as const,
       request: { params: BankParam, ...jsonBody(UpsertBankBody) },
       responses: ok(HindsightProfile),
     }),
@@ -132,7 +133,7 @@ export const hindsightRoutes = router()
       path: '/banks/{bank}/profile',
       tags: ['Banks'],
       summary: 'Get bank profile (Hindsight path)',
-      middleware: [guard('recall', 'banks.get')] as const,
+      middleware: [guard('banks.get')] as const,
       request: { params: BankParam },
       responses: ok(HindsightProfile),
     }),
@@ -148,7 +149,7 @@ export const hindsightRoutes = router()
       path: '/banks/{bank}/memories/list',
       tags: ['Memories'],
       summary: 'List memories by offset (Hindsight path)',
-      middleware: [guard('recall', 'memories.list')] as const,
+      middleware: [guard('memories.list')] as const,
       request: {
         params: BankParam,
         query: OffsetQuery.extend({

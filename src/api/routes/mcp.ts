@@ -51,7 +51,7 @@ const auditRefusals: MiddlewareHandler<AppEnv> = async (c, next) => {
  * Each HTTP request counts against the project's and the key's requests per minute.
  */
 export const mcpRoutes = new Hono<AppEnv>()
-  .use('*', auditRefusals, mcpAuth, guard('mcp', 'mcp'), rateLimits())
+  .use('*', auditRefusals, mcpAuth, guard('mcp'), rateLimits())
   .post('/', async (c) => {
     const auth = authOf(c);
     const bank = c.req.query('bank');

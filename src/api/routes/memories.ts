@@ -1,11 +1,12 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { retainAsync } from '../../core/retain/retain-async.js';
-import { AsyncRetainResponse } from '../schemas/operations.js';
+import { AsyncRetainResponse } from '../../contract/operations.js';
 import { recall } from '../../core/recall/recall.js';
 import { retain } from '../../core/retain/retain.js';
 import { deleteMemory, listMemories } from '../../core/memories.js';
 import { authOf, guard } from '../auth.js';
-import { BankParam, jsonBody, ok, toDate } from '../schemas/common.js';
+import { BankParam, toDate } from '../../contract/common.js';
+import { jsonBody, ok } from './openapi.js';
 import {
   DeletedMemory,
   ListMemoriesQuery,
@@ -16,7 +17,7 @@ import {
   RetainBody,
   RetainQuery,
   RetainResponse,
-} from '../schemas/memories.js';
+} from '../../contract/memories.js';
 import { router, send, servicesOf } from './router.js';
 
 /** Retain, Recall, list and delete memories. */
@@ -29,7 +30,7 @@ export const memoryRoutes = router()
       summary: 'Retain memories',
       description:
         'Stores one or more items in the bank (created on first use). `?space=` attaches a new bank. With `async: true` the items are queued as an operation.',
-      middleware: [guard('retain', 'memories.retain')] as const,
+      middleware: [guard('memories.retain')] as const,
       request: { params: BankParam, query: RetainQuery, ...jsonBody(RetainBody) },
       responses: ok(z.union([RetainResponse, AsyncRetainResponse])),
     }),
@@ -54,7 +55,7 @@ export const memoryRoutes = router()
       tags: ['Memories'],
       summary: 'Recall memories',
       description: 'Hybrid retrieval (semantic, keyword, graph, temporal), fused and reranked, cut to `max_tokens`.',
-      middleware: [guard('recall', 'memories.recall')] as const,
+      middleware: [guard('memories.recall')] as const,
       request: { params: BankParam, ...jsonBody(RecallBody) },
       responses: ok(RecallResponse),
     }),
@@ -79,7 +80,7 @@ export const memoryRoutes = router()
       tags: ['Memories'],
       summary: 'List memories',
       description: 'Newest first, paged by `cursor`.',
-      middleware: [guard('recall', 'memories.list')] as const,
+      middleware: [guard('memories.list')] as const,
       request: { params: BankParam, query: ListMemoriesQuery },
       responses: ok(MemoryPage),
     }),
@@ -108,7 +109,7 @@ export const memoryRoutes = router()
       path: '/banks/{bank}/memories/{id}',
       tags: ['Memories'],
       summary: 'Delete a memory',
-      middleware: [guard('retain', 'memories.delete')] as const,
+      middleware: [guard('memories.delete')] as const,
       request: { params: MemoryParams },
       responses: ok(DeletedMemory),
     }),

@@ -1,8 +1,9 @@
 import { createRoute } from '@hono/zod-openapi';
 import { cancelOperation, getOperation, listOperations } from '../../core/operations.js';
 import { authOf, guard } from '../auth.js';
-import { BankParam, ok } from '../schemas/common.js';
-import { OperationPage, OperationParams, OperationQuery, OperationRecord } from '../schemas/operations.js';
+import { BankParam } from '../../contract/common.js';
+import { ok } from './openapi.js';
+import { OperationPage, OperationParams, OperationQuery, OperationRecord } from '../../contract/operations.js';
 import { router, send, servicesOf } from './router.js';
 
 /** Background operations of a bank: async Retain and other durable work. */
@@ -13,7 +14,7 @@ export const operationRoutes = router()
       path: '/banks/{bank}/operations',
       tags: ['Operations'],
       summary: 'List operations',
-      middleware: [guard('retain', 'operations.list')] as const,
+      middleware: [guard('operations.list')] as const,
       request: { params: BankParam, query: OperationQuery },
       responses: ok(OperationPage),
     }),
@@ -32,7 +33,7 @@ export const operationRoutes = router()
       path: '/banks/{bank}/operations/{id}',
       tags: ['Operations'],
       summary: 'Get an operation',
-      middleware: [guard('retain', 'operations.get')] as const,
+      middleware: [guard('operations.get')] as const,
       request: { params: OperationParams },
       responses: ok(OperationRecord),
     }),
@@ -47,7 +48,7 @@ export const operationRoutes = router()
       path: '/banks/{bank}/operations/{id}',
       tags: ['Operations'],
       summary: 'Cancel a pending operation',
-      middleware: [guard('retain', 'operations.cancel')] as const,
+      middleware: [guard('operations.cancel')] as const,
       request: { params: OperationParams },
       responses: ok(OperationRecord),
     }),

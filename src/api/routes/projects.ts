@@ -1,8 +1,10 @@
+import type { Action } from '../../contract/actions.js';
 import { createRoute } from '@hono/zod-openapi';
 import { createKey, createProject, deleteProject, keyView, requireProject, revokeKey } from '../../core/projects.js';
 import { projectWithUsage } from '../../core/quotas.js';
 import { guard } from '../auth.js';
-import { jsonBody, ok, toDate } from '../schemas/common.js';
+import { toDate } from '../../contract/common.js';
+import { jsonBody, ok } from './openapi.js';
 import {
   CreatedKey,
   CreateKeyBody,
@@ -14,11 +16,11 @@ import {
   ProjectParam,
   ProjectRecord,
   ProjectWithUsage,
-} from '../schemas/projects.js';
+} from '../../contract/projects.js';
 import { z } from '@hono/zod-openapi';
 import { router, send, servicesOf } from './router.js';
 
-const op = (action: string) => [guard('operator', action)];
+const op = (action: Action) => [guard(action)];
 
 /** Operator-only: projects (tenants) and their API keys. Mounted under /v1/default. */
 export const projectRoutes = router()

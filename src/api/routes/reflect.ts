@@ -3,9 +3,10 @@ import { bankProfile, requireBank, updateIdentity } from '../../core/banks.js';
 import { requestConsolidation } from '../../core/consolidate/schedule.js';
 import { reflect } from '../../core/reflect/reflect.js';
 import { authOf, guard } from '../auth.js';
-import { BankProfile } from '../schemas/banks.js';
-import { BankParam, jsonBody, ok } from '../schemas/common.js';
-import { ConsolidateResponse, IdentityBody, ReflectBody, ReflectResponse } from '../schemas/reflect.js';
+import { BankProfile } from '../../contract/banks.js';
+import { BankParam } from '../../contract/common.js';
+import { jsonBody, ok } from './openapi.js';
+import { ConsolidateResponse, IdentityBody, ReflectBody, ReflectResponse } from '../../contract/reflect.js';
 import { router, send, servicesOf } from './router.js';
 
 /** Blank text clears a field, like null. */
@@ -21,7 +22,7 @@ export const reflectRoutes = router()
       summary: 'Reflect: a written answer from the bank',
       description:
         "Shaped by the bank's identity, disposition and directives. Without a language model the answer is extractive (`mode: extractive`) and `response_schema` is a 422.",
-      middleware: [guard('recall', 'reflect')] as const,
+      middleware: [guard('reflect')] as const,
       request: { params: BankParam, ...jsonBody(ReflectBody) },
       responses: {
         ...ok(ReflectResponse),
@@ -43,7 +44,7 @@ export const reflectRoutes = router()
       summary: 'Consolidate memories into observations',
       description:
         'Queues a consolidation of the memories retained since the last one (Retain queues one too). A consolidation already waiting is returned instead of a second (`deduplicated: true`).',
-      middleware: [guard('retain', 'observations.consolidate')] as const,
+      middleware: [guard('observations.consolidate')] as const,
       request: { params: BankParam },
       responses: ok(ConsolidateResponse),
     }),
@@ -58,7 +59,7 @@ export const reflectRoutes = router()
       summary: 'Set the bank name and mission',
       description:
         'Reflect introduces itself with the name and follows the mission (background). Null or blank clears a field.',
-      middleware: [guard('admin', 'banks.identity.update')] as const,
+      middleware: [guard('banks.identity.update')] as const,
       request: { params: BankParam, ...jsonBody(IdentityBody) },
       responses: ok(BankProfile),
     }),

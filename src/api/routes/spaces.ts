@@ -1,7 +1,8 @@
 import { createRoute } from '@hono/zod-openapi';
 import { attachBank, createSpace, deleteSpace, listSpaceBanks, removeBank } from '../../core/spaces.js';
 import { authOf, guard } from '../auth.js';
-import { jsonBody, ok, SpaceParam } from '../schemas/common.js';
+import { SpaceParam } from '../../contract/common.js';
+import { jsonBody, ok } from './openapi.js';
 import {
   Attachment,
   CreateSpaceBody,
@@ -10,7 +11,7 @@ import {
   SpaceBanks,
   SpaceList,
   SpaceRecord,
-} from '../schemas/spaces.js';
+} from '../../contract/spaces.js';
 import { router, send, servicesOf } from './router.js';
 
 /** Spaces (organisations) and the banks attached to them. */
@@ -21,7 +22,7 @@ export const spaceRoutes = router()
       path: '/spaces',
       tags: ['Spaces'],
       summary: 'List spaces',
-      middleware: [guard('admin', 'spaces.list')] as const,
+      middleware: [guard('spaces.list')] as const,
       responses: ok(SpaceList),
     }),
     async (c) => send(c, { items: await servicesOf(c).store.listSpaces(authOf(c).projectId) }),
@@ -32,7 +33,7 @@ export const spaceRoutes = router()
       path: '/spaces',
       tags: ['Spaces'],
       summary: 'Create a space',
-      middleware: [guard('admin', 'spaces.create')] as const,
+      middleware: [guard('spaces.create')] as const,
       request: jsonBody(CreateSpaceBody),
       responses: ok(SpaceRecord, 'Created', 201),
     }),
@@ -44,7 +45,7 @@ export const spaceRoutes = router()
       path: '/spaces/{space}/banks',
       tags: ['Spaces'],
       summary: 'List banks in a space',
-      middleware: [guard('admin', 'spaces.banks.list')] as const,
+      middleware: [guard('spaces.banks.list')] as const,
       request: { params: SpaceParam },
       responses: ok(SpaceBanks),
     }),
@@ -57,7 +58,7 @@ export const spaceRoutes = router()
       path: '/spaces/{space}/banks/{bank}',
       tags: ['Spaces'],
       summary: 'Attach a bank to a space',
-      middleware: [guard('admin', 'spaces.banks.attach')] as const,
+      middleware: [guard('spaces.banks.attach')] as const,
       request: { params: SpaceBankParams },
       responses: ok(Attachment),
     }),
@@ -72,7 +73,7 @@ export const spaceRoutes = router()
       path: '/spaces/{space}/banks/{bank}',
       tags: ['Spaces'],
       summary: 'Remove a bank from a space (its memories stay)',
-      middleware: [guard('admin', 'spaces.banks.remove')] as const,
+      middleware: [guard('spaces.banks.remove')] as const,
       request: { params: SpaceBankParams },
       responses: ok(Attachment),
     }),
@@ -87,7 +88,7 @@ export const spaceRoutes = router()
       path: '/spaces/{space}',
       tags: ['Spaces'],
       summary: 'Delete a space (its banks become unassigned)',
-      middleware: [guard('admin', 'spaces.delete')] as const,
+      middleware: [guard('spaces.delete')] as const,
       request: { params: SpaceParam },
       responses: ok(DeletedSpace),
     }),

@@ -115,5 +115,5 @@ export function reflect(
   options?: RequestOptions,
 ): Promise<ReflectResponse> {
   const body = typeof params === 'string' ? { query: params } : params;
-  return t.request('POST', bankPath(prefix, bank, '/reflect'), { body, options });
+  return t.request('POST', bankPath(prefix, bank, '/reflect'), { body, options, read: true });
 }

@@ -47,7 +47,11 @@ export class MemoriesResource {
   /** Hybrid retrieval cut to a token budget; a string is taken as the query. */
   recall(bank: string, params: RecallParams | string, options?: RequestOptions): Promise<RecallResponse> {
     const body = typeof params === 'string' ? { query: params } : params;
-    return this.t.request('POST', bankPath(this.prefix, bank, '/memories/recall'), { body, options });
+    return this.t.request('POST', bankPath(this.prefix, bank, '/memories/recall'), {
+      body,
+      options,
+      read: true,
+    });
   }
 
   /** The bank's memories, newest first: `await` for one page, `for await` for all of them. */

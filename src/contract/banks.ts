@@ -1,5 +1,6 @@
-import { z } from '@hono/zod-openapi';
-import { BANK_CONFIG_SCHEMA } from '../../core/bank-config.js';
+import { z } from 'zod';
+import { named } from './names.js';
+import { BANK_CONFIG_SCHEMA } from './bank-config.js';
 import { DateOut, PageQuery } from './common.js';
 
 export const Disposition = z.object({
@@ -23,19 +24,24 @@ export const BankProfile = z
     disposition: Disposition,
     llm_usage: z.object({ input_tokens: z.number().int(), output_tokens: z.number().int() }),
   })
-  .openapi('BankProfile');
+  .register(named, { name: 'BankProfile' });
 
 /** The effective config: the core schema is the one definition of every key. */
-export const BankConfigValues = z.object(BANK_CONFIG_SCHEMA.shape).openapi('BankConfigValues');
+export const BankConfigValues = z
+  .object(BANK_CONFIG_SCHEMA.shape)
+  .register(named, { name: 'BankConfigValues' });
 
 export const BankConfigView = z
   .object({ bank_id: z.string(), config: BankConfigValues, overrides: z.record(z.string(), z.unknown()) })
-  .openapi('BankConfig');
+  .register(named, { name: 'BankConfig' });
 
 /** Values are checked key by key in core (unknown keys are a 400 there). */
 export const PatchConfigBody = z
   .object({ updates: z.record(z.string(), z.unknown()) })
-  .openapi('BankConfigUpdate', { example: { updates: { disposition_empathy: 4, enable_reranking: false } } });
+  .meta({
+    example: { updates: { disposition_empathy: 4, enable_reranking: false } },
+  })
+  .register(named, { name: 'BankConfigUpdate' });
 
 export const DeletedBank = z.object({
   deleted: z.literal(true),
@@ -53,15 +59,15 @@ export const EntityRecord = z
     first_seen: DateOut,
     last_seen: DateOut,
   })
-  .openapi('Entity');
+  .register(named, { name: 'Entity' });
 
 export const EntityPage = z.object({ items: z.array(EntityRecord), next_cursor: z.string().nullable() });
 export const EntityQuery = z.object(PageQuery);
 
 export const BankListQuery = z.object({
   ...PageQuery,
-  space: z.string().max(256).optional().openapi({ description: 'only banks attached to this space' }),
+  space: z.string().max(256).optional().meta({ description: 'only banks attached to this space' }),
 });
 export const BankPage = z
   .object({ items: z.array(BankProfile), next_cursor: z.string().nullable() })
-  .openapi('BankPage');
+  .register(named, { name: 'BankPage' });

@@ -1,4 +1,5 @@
-import { z } from '@hono/zod-openapi';
+import { z } from 'zod';
+import { named } from './names.js';
 import { DateOut, IsoDate, PageQuery, ScopeSchema } from './common.js';
 
 const limit = z.number().int().positive().nullable().optional();
@@ -21,7 +22,7 @@ export const Limits = z
     ),
     model_tokens_per_day: limit,
   })
-  .openapi('ProjectLimits');
+  .register(named, { name: 'ProjectLimits' });
 
 const count = z.number().int();
 /** Counts of the cost budgets in their current windows (0 where no budget applies). */
@@ -37,7 +38,7 @@ export const BudgetUsage = z
     model_tokens_per_minute: count,
     model_tokens_per_day: count,
   })
-  .openapi('BudgetUsage');
+  .register(named, { name: 'BudgetUsage' });
 
 /** A project's current usage against its limits. */
 export const ProjectUsage = z
@@ -47,31 +48,31 @@ export const ProjectUsage = z
     stored_memories: z.number().int(),
     budgets: BudgetUsage,
   })
-  .openapi('ProjectUsage');
+  .register(named, { name: 'ProjectUsage' });
 
 export const ProjectRecord = z
   .object({ id: z.string(), name: z.string(), limits: Limits, created_at: DateOut })
-  .openapi('Project');
+  .register(named, { name: 'Project' });
 export const ProjectWithUsage = ProjectRecord.extend({
-  effective_limits: Limits.openapi({
+  effective_limits: Limits.meta({
     description: 'limits with the server defaults applied; null = unlimited',
   }),
   usage: ProjectUsage,
-}).openapi('ProjectWithUsage');
+}).register(named, { name: 'ProjectWithUsage' });
 export const ProjectList = z.object({ items: z.array(ProjectRecord) });
 export const CreateProjectBody = z
   .object({ id: z.string().min(1).max(64), name: z.string().min(1).max(256), limits: Limits.optional() })
-  .openapi('CreateProject');
+  .register(named, { name: 'CreateProject' });
 export const PatchProjectBody = z.object({
   name: z.string().min(1).max(256).optional(),
   limits: Limits.optional(),
 });
 export const ProjectParam = z.object({
-  project: z.string().openapi({ param: { name: 'project', in: 'path' } }),
+  project: z.string().meta({ param: { name: 'project', in: 'path' } }),
 });
 export const KeyParams = z.object({
-  project: z.string().openapi({ param: { name: 'project', in: 'path' } }),
-  key_id: z.string().openapi({ param: { name: 'key_id', in: 'path' } }),
+  project: z.string().meta({ param: { name: 'project', in: 'path' } }),
+  key_id: z.string().meta({ param: { name: 'key_id', in: 'path' } }),
 });
 
 export const KeyRecord = z
@@ -84,10 +85,10 @@ export const KeyRecord = z
     expires_at: DateOut.nullable(),
     revoked_at: DateOut.nullable(),
   })
-  .openapi('ApiKey');
+  .register(named, { name: 'ApiKey' });
 export const CreatedKey = KeyRecord.extend({
-  key: z.string().openapi({ description: 'The full key; shown only once' }),
-}).openapi('CreatedApiKey');
+  key: z.string().meta({ description: 'The full key; shown only once' }),
+}).register(named, { name: 'CreatedApiKey' });
 export const KeyList = z.object({ items: z.array(KeyRecord) });
 export const CreateKeyBody = z
   .object({
@@ -95,7 +96,7 @@ export const CreateKeyBody = z
     scopes: z.array(ScopeSchema).min(1),
     expires_at: IsoDate.nullable().optional(),
   })
-  .openapi('CreateApiKey');
+  .register(named, { name: 'CreateApiKey' });
 
 export const AuditQuery = z.object({
   ...PageQuery,
@@ -114,10 +115,10 @@ export const AuditRecord = z
     space_id: z.string().nullable(),
     status: z.number().int(),
     request_id: z.string(),
-    count: z.number().int().openapi({
+    count: z.number().int().meta({
       description:
         "requests this entry stands for: 1, or (action 'auth.refusals') a minute's unauthenticated refusals beyond the first ones",
     }),
   })
-  .openapi('AuditEntry');
+  .register(named, { name: 'AuditEntry' });
 export const AuditPage = z.object({ items: z.array(AuditRecord), next_cursor: z.string().nullable() });

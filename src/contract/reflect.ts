@@ -1,4 +1,5 @@
-import { z } from '@hono/zod-openapi';
+import { z } from 'zod';
+import { named } from './names.js';
 import { BudgetSchema, DateOut, FactTypeSchema, Tags, TagsMatchSchema } from './common.js';
 import { OperationRecord } from './operations.js';
 
@@ -10,17 +11,17 @@ export const ReflectBody = z
     tags: Tags.optional(),
     tags_match: TagsMatchSchema.optional(),
     fact_types: z.array(FactTypeSchema).optional(),
-    response_schema: z.record(z.string(), z.unknown()).optional().openapi({
+    response_schema: z.record(z.string(), z.unknown()).optional().meta({
       description:
         'JSON Schema (draft-07, or 2020-12 by `$schema`) for `structured_output`; needs a language model',
     }),
   })
-  .openapi('ReflectRequest');
+  .register(named, { name: 'ReflectRequest' });
 
 export const ReflectResponse = z
   .object({
     response: z.string(),
-    text: z.string().openapi({ description: "Same as `response` (Hindsight's field name)" }),
+    text: z.string().meta({ description: "Same as `response` (Hindsight's field name)" }),
     mode: z.enum(['extractive', 'llm']),
     usage: z
       .object({
@@ -56,17 +57,15 @@ export const ReflectResponse = z
     }),
     structured_output: z.unknown().optional(),
   })
-  .openapi('ReflectResponse');
+  .register(named, { name: 'ReflectResponse' });
 
 export const ConsolidateResponse = z
   .object({
     operation_id: z.string(),
-    deduplicated: z
-      .boolean()
-      .openapi({ description: 'True when a consolidation already waiting was returned' }),
+    deduplicated: z.boolean().meta({ description: 'True when a consolidation already waiting was returned' }),
     operation: OperationRecord,
   })
-  .openapi('ConsolidateResponse');
+  .register(named, { name: 'ConsolidateResponse' });
 
 export const IdentityBody = z
   .object({
@@ -77,11 +76,12 @@ export const IdentityBody = z
       .max(20_000)
       .nullable()
       .optional()
-      .openapi({ description: "Hindsight's older name for `mission`; ignored when `mission` is given" }),
+      .meta({ description: "Hindsight's older name for `mission`; ignored when `mission` is given" }),
   })
-  .openapi('BankIdentityUpdate', {
+  .meta({
     example: {
       name: 'Support assistant for Alice',
       mission: 'Help Alice plan her training and keep her motivated.',
     },
-  });
+  })
+  .register(named, { name: 'BankIdentityUpdate' });

@@ -1,4 +1,5 @@
-import { z } from '@hono/zod-openapi';
+import { z } from 'zod';
+import { named } from './names.js';
 import { DateOut, Tags } from './common.js';
 
 const Text = z.string().min(1).max(4000);
@@ -11,17 +12,19 @@ export const DirectiveRecord = z
     bank_id: z.string(),
     name: z.string(),
     text: z.string(),
-    content: z.string().openapi({ description: "Same as `text` (Hindsight's field name)" }),
+    content: z.string().meta({ description: "Same as `text` (Hindsight's field name)" }),
     priority: z.number().int(),
     tags: z.array(z.string()),
     active: z.boolean(),
-    is_active: z.boolean().openapi({ description: "Same as `active` (Hindsight's field name)" }),
+    is_active: z.boolean().meta({ description: "Same as `active` (Hindsight's field name)" }),
     created_at: DateOut,
     updated_at: DateOut,
   })
-  .openapi('Directive');
+  .register(named, { name: 'Directive' });
 
-export const DirectiveList = z.object({ items: z.array(DirectiveRecord) }).openapi('DirectiveList');
+export const DirectiveList = z
+  .object({ items: z.array(DirectiveRecord) })
+  .register(named, { name: 'DirectiveList' });
 
 /**
  * `text` or Hindsight's `content`, `active` or `is_active`: both spellings are accepted and
@@ -32,8 +35,8 @@ export const CreateDirectiveBody = z
     text: Text.optional(),
     content: Text.optional(),
     name: Name.optional(),
-    priority: Priority.optional().openapi({ description: 'Higher first; default 0' }),
-    tags: Tags.optional().openapi({
+    priority: Priority.optional().meta({ description: 'Higher first; default 0' }),
+    tags: Tags.optional().meta({
       description: 'Untagged directives always apply; tagged ones when the Reflect request’s tags match',
     }),
     active: z.boolean().optional(),
@@ -43,9 +46,10 @@ export const CreateDirectiveBody = z
     message: 'text is required',
     path: ['text'],
   })
-  .openapi('DirectiveCreate', {
+  .meta({
     example: { text: 'Never recommend a product the customer has returned.', priority: 10 },
-  });
+  })
+  .register(named, { name: 'DirectiveCreate' });
 
 /** `null` leaves a field as it is (Hindsight's clients send nulls for fields they do not change). */
 export const UpdateDirectiveBody = z
@@ -58,11 +62,12 @@ export const UpdateDirectiveBody = z
     active: z.boolean().nullish(),
     is_active: z.boolean().nullish(),
   })
-  .openapi('DirectiveUpdate', { example: { active: false } });
+  .meta({ example: { active: false } })
+  .register(named, { name: 'DirectiveUpdate' });
 
 export const DirectiveParams = z.object({
-  bank: z.string().openapi({ param: { name: 'bank', in: 'path' } }),
-  id: z.string().openapi({ param: { name: 'id', in: 'path' } }),
+  bank: z.string().meta({ param: { name: 'bank', in: 'path' } }),
+  id: z.string().meta({ param: { name: 'id', in: 'path' } }),
 });
 
 export const DeletedDirective = z.object({ deleted: z.literal(true), id: z.string() });

@@ -1,7 +1,20 @@
-import { z } from '@hono/zod-openapi';
-import { BudgetSchema, DateOut, FactTypeSchema, IsoDate, Metadata, PageQuery, Tags, TagsMatchSchema } from './common.js';
+import { z } from 'zod';
+import { named } from './names.js';
+import {
+  BudgetSchema,
+  DateOut,
+  FactTypeSchema,
+  IsoDate,
+  Metadata,
+  PageQuery,
+  Tags,
+  TagsMatchSchema,
+} from './common.js';
 
-export const EntityIn = z.object({ text: z.string().min(1).max(256), type: z.string().min(1).max(64).default('OTHER') });
+export const EntityIn = z.object({
+  text: z.string().min(1).max(256),
+  type: z.string().min(1).max(64).default('OTHER'),
+});
 
 /** Longest memory content accepted, in characters. */
 export const MAX_CONTENT_CHARS = 100_000;
@@ -19,7 +32,7 @@ export const RetainItem = z
     document_id: z.string().max(256).optional(),
     update_mode: z.enum(['replace', 'append']).optional(),
   })
-  .openapi('RetainItem');
+  .register(named, { name: 'RetainItem' });
 
 export const MAX_ITEMS = 1000;
 
@@ -28,13 +41,11 @@ export const RetainBody = z
     items: z.array(RetainItem).min(1).max(MAX_ITEMS),
     document_id: z.string().max(256).optional(),
     async: z.boolean().optional(),
-    operation_id: z
-      .string()
-      .max(64)
-      .optional()
-      .openapi({ description: 'With async: a client-chosen UUID; repeating the request returns the same operation' }),
+    operation_id: z.string().max(64).optional().meta({
+      description: 'With async: a client-chosen UUID; repeating the request returns the same operation',
+    }),
   })
-  .openapi('RetainRequest');
+  .register(named, { name: 'RetainRequest' });
 
 export const RetainQuery = z.object({ space: z.string().max(256).optional() });
 
@@ -49,7 +60,7 @@ export const RetainResponse = z
     memory_ids: z.array(z.string()),
     extraction: z.string(),
   })
-  .openapi('RetainResponse');
+  .register(named, { name: 'RetainResponse' });
 
 const memoryFields = {
   id: z.string(),
@@ -67,7 +78,9 @@ const memoryFields = {
   chunk_id: z.string().nullable(),
 };
 
-export const MemoryRecord = z.object({ ...memoryFields, created_at: DateOut }).openapi('Memory');
+export const MemoryRecord = z
+  .object({ ...memoryFields, created_at: DateOut })
+  .register(named, { name: 'Memory' });
 
 export const StageScores = z
   .object({
@@ -78,7 +91,7 @@ export const StageScores = z
     temporal: z.number(),
     reranker: z.number(),
   })
-  .openapi('Scores');
+  .register(named, { name: 'Scores' });
 
 export const RecallBody = z
   .object({
@@ -104,7 +117,7 @@ export const RecallBody = z
       .strict()
       .optional(),
   })
-  .openapi('RecallRequest');
+  .register(named, { name: 'RecallRequest' });
 
 export const RecallResponse = z
   .object({
@@ -116,12 +129,12 @@ export const RecallResponse = z
       org_blended: z.boolean(),
     }),
   })
-  .openapi('RecallResponse');
+  .register(named, { name: 'RecallResponse' });
 
 export const ListMemoriesQuery = z.object({
   ...PageQuery,
   type: FactTypeSchema.optional(),
-  tags: z.string().max(4000).optional().openapi({ description: 'comma-separated tags' }),
+  tags: z.string().max(4000).optional().meta({ description: 'comma-separated tags' }),
   tags_match: TagsMatchSchema.optional(),
   document_id: z.string().max(256).optional(),
   q: z.string().max(500).optional(),
@@ -129,11 +142,11 @@ export const ListMemoriesQuery = z.object({
 
 export const MemoryPage = z
   .object({ items: z.array(MemoryRecord), next_cursor: z.string().nullable() })
-  .openapi('MemoryPage');
+  .register(named, { name: 'MemoryPage' });
 
 export const MemoryParams = z.object({
-  bank: z.string().openapi({ param: { name: 'bank', in: 'path' } }),
-  id: z.string().openapi({ param: { name: 'id', in: 'path' } }),
+  bank: z.string().meta({ param: { name: 'bank', in: 'path' } }),
+  id: z.string().meta({ param: { name: 'id', in: 'path' } }),
 });
 
 export const DeletedMemory = z.object({ deleted: z.literal(true), id: z.string() });

@@ -1,4 +1,5 @@
-import { z } from '@hono/zod-openapi';
+import { z } from 'zod';
+import { named } from './names.js';
 import { DateOut } from './common.js';
 
 const documentFields = {
@@ -8,23 +9,28 @@ const documentFields = {
   created_at: DateOut,
   updated_at: DateOut,
   memory_count: z.number().int(),
-  memory_unit_count: z.number().int().openapi({ description: "Same as memory_count (Hindsight's name)" }),
+  memory_unit_count: z.number().int().meta({ description: "Same as memory_count (Hindsight's name)" }),
 };
 
-export const DocumentSummary = z.object(documentFields).openapi('DocumentSummary');
+export const DocumentSummary = z.object(documentFields).register(named, { name: 'DocumentSummary' });
 export const DocumentDetail = z
   .object({ ...documentFields, original_text: z.string().nullable() })
-  .openapi('Document');
+  .register(named, { name: 'Document' });
 export const DocumentPage = z
-  .object({ items: z.array(DocumentSummary), total: z.number().int(), limit: z.number().int(), offset: z.number().int() })
-  .openapi('DocumentPage');
+  .object({
+    items: z.array(DocumentSummary),
+    total: z.number().int(),
+    limit: z.number().int(),
+    offset: z.number().int(),
+  })
+  .register(named, { name: 'DocumentPage' });
 export const OffsetQuery = z.object({
   limit: z.coerce.number().int().min(1).max(500).optional(),
   offset: z.coerce.number().int().min(0).max(1_000_000).optional(),
 });
 export const DocumentParams = z.object({
-  bank: z.string().openapi({ param: { name: 'bank', in: 'path' } }),
-  document_id: z.string().openapi({ param: { name: 'document_id', in: 'path' } }),
+  bank: z.string().meta({ param: { name: 'bank', in: 'path' } }),
+  document_id: z.string().meta({ param: { name: 'document_id', in: 'path' } }),
 });
 export const DeletedDocument = z.object({
   deleted: z.literal(true),

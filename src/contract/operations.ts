@@ -1,4 +1,5 @@
-import { z } from '@hono/zod-openapi';
+import { z } from 'zod';
+import { named } from './names.js';
 import { DateOut, PageQuery } from './common.js';
 
 export const OperationRecord = z
@@ -14,16 +15,19 @@ export const OperationRecord = z
     error: z.string().nullable(),
     attempts: z.number().int(),
   })
-  .openapi('Operation');
+  .register(named, { name: 'Operation' });
 
-export const OperationPage = z.object({ items: z.array(OperationRecord), next_cursor: z.string().nullable() });
+export const OperationPage = z.object({
+  items: z.array(OperationRecord),
+  next_cursor: z.string().nullable(),
+});
 export const OperationQuery = z.object({
   ...PageQuery,
   status: z.enum(['pending', 'processing', 'completed', 'failed', 'cancelled']).optional(),
 });
 export const OperationParams = z.object({
-  bank: z.string().openapi({ param: { name: 'bank', in: 'path' } }),
-  id: z.string().openapi({ param: { name: 'id', in: 'path' } }),
+  bank: z.string().meta({ param: { name: 'bank', in: 'path' } }),
+  id: z.string().meta({ param: { name: 'id', in: 'path' } }),
 });
 
 export const AsyncRetainResponse = z
@@ -36,4 +40,4 @@ export const AsyncRetainResponse = z
     operation_ids: z.array(z.string()),
     document_id: z.string().nullable(),
   })
-  .openapi('AsyncRetainResponse');
+  .register(named, { name: 'AsyncRetainResponse' });

@@ -1,0 +1,71 @@
+import type { Scope } from './vocabulary.js';
+
+/** What one action of the API needs and does. */
+export interface ActionSpec {
+  /** The scope a key needs; `operator` = the operator token only. */
+  readonly scope: Scope | 'operator';
+  /**
+   * Changes nothing: not written to the audit trail (denials always are), its answer never kept
+   * for an Idempotency-Key, and the SDK sends it no key, whatever the HTTP method (Recall and
+   * Reflect are POSTs).
+   */
+  readonly read: boolean;
+  /** Its answer holds a secret shown once: a retry under the same Idempotency-Key gets 409 `already_done`. */
+  readonly secret?: true;
+}
+
+/**
+ * Every action of the API: the audit trail's `action`, the scope a route and an MCP tool demand,
+ * and whether it only reads. The one catalogue; routes, MCP tools, idempotency, audit and the SDK
+ * read it.
+ */
+export const ACTIONS = {
+  'memories.retain': { scope: 'retain', read: false },
+  'memories.recall': { scope: 'recall', read: true },
+  'memories.list': { scope: 'recall', read: true },
+  'memories.delete': { scope: 'retain', read: false },
+  reflect: { scope: 'recall', read: true },
+  'banks.list': { scope: 'recall', read: true },
+  'banks.get': { scope: 'recall', read: true },
+  'banks.upsert': { scope: 'admin', read: false },
+  'banks.identity.update': { scope: 'admin', read: false },
+  'banks.delete': { scope: 'admin', read: false },
+  'banks.config.get': { scope: 'recall', read: true },
+  'banks.config.update': { scope: 'admin', read: false },
+  'entities.list': { scope: 'graph:read', read: true },
+  'observations.consolidate': { scope: 'retain', read: false },
+  'operations.list': { scope: 'retain', read: true },
+  'operations.get': { scope: 'retain', read: true },
+  'operations.cancel': { scope: 'retain', read: false },
+  'documents.list': { scope: 'recall', read: true },
+  'documents.get': { scope: 'recall', read: true },
+  'documents.delete': { scope: 'retain', read: false },
+  'directives.list': { scope: 'admin', read: true },
+  'directives.get': { scope: 'admin', read: true },
+  'directives.create': { scope: 'admin', read: false },
+  'directives.update': { scope: 'admin', read: false },
+  'directives.delete': { scope: 'admin', read: false },
+  'spaces.list': { scope: 'admin', read: true },
+  'spaces.create': { scope: 'admin', read: false },
+  'spaces.delete': { scope: 'admin', read: false },
+  'spaces.banks.list': { scope: 'admin', read: true },
+  'spaces.banks.attach': { scope: 'admin', read: false },
+  'spaces.banks.remove': { scope: 'admin', read: false },
+  'audit.list': { scope: 'admin', read: true },
+  'projects.list': { scope: 'operator', read: true },
+  'projects.get': { scope: 'operator', read: true },
+  'projects.create': { scope: 'operator', read: false },
+  'projects.update': { scope: 'operator', read: false },
+  'projects.delete': { scope: 'operator', read: false },
+  'keys.list': { scope: 'operator', read: true },
+  'keys.create': { scope: 'operator', read: false, secret: true },
+  'keys.revoke': { scope: 'operator', read: false },
+  /** A JSON-RPC exchange on `/mcp`; each tool call inside is audited under its own action. */
+  mcp: { scope: 'mcp', read: false },
+} as const satisfies Record<string, ActionSpec>;
+
+export type Action = keyof typeof ACTIONS;
+
+/** The spec of an action named at run time (an unknown name has none). */
+export const actionSpec = (name: string | undefined): ActionSpec | undefined =>
+  name !== undefined && Object.hasOwn(ACTIONS, name) ? ACTIONS[name as Action] : undefined;

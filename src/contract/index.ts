@@ -1,0 +1,18 @@
+/**
+ * The wire contract of mnemo: every request and response schema, the error codes, scopes and
+ * actions. It imports nothing but zod (a test checks the boundary), so the server, MCP tools,
+ * CLI and the SDK (which bundles it) share one definition.
+ */
+export * from './actions.js';
+export * from './bank-config.js';
+export * from './banks.js';
+export * from './common.js';
+export * from './directives.js';
+export * from './documents.js';
+export * from './memories.js';
+export * from './operations.js';
+export * from './projects.js';
+export * from './reflect.js';
+export * from './spaces.js';
+export * from './vocabulary.js';
+export * from './names.js';
