@@ -126,7 +126,13 @@ export class Transport {
   async request<T>(
     method: string,
     path: string,
-    init: { query?: Query; body?: unknown; options?: RequestOptions; read?: boolean } = {},
+    init: {
+      query?: Query;
+      body?: unknown;
+      options?: RequestOptions;
+      /** The action only reads (the contract's catalogue says so): no Idempotency-Key. */
+      read?: boolean;
+    } = {},
   ): Promise<T> {
     const opts = init.options ?? {};
     const maxRetries = opts.maxRetries ?? this.options.maxRetries;

@@ -1,6 +1,7 @@
 /**
- * Request and response types, derived from the server's own zod schemas. These are type-only
- * imports: they vanish at compile time, so the client carries no zod (or any other) runtime.
+ * Request and response types, derived from the contract's zod schemas (`src/contract`, bundled
+ * into the package by the build). These are type-only imports: they vanish at compile time, so
+ * the client needs no zod at run time; its `.d.ts` files need zod's types (a dependency).
  */
 import type { z } from 'zod';
 import type * as Banks from '../../../src/contract/banks.js';
@@ -123,6 +124,12 @@ export interface ListDocumentsParams {
   limit?: number;
   offset?: number;
 }
+
+// The contract's vocabulary
+/** The stable `code` of an API error (`err.code`; the client's own errors add a few, e.g. `timeout`). */
+export type { ErrorCode } from '../../../src/contract/vocabulary.js';
+/** An action of the API, as the audit trail names it. */
+export type { Action } from '../../../src/contract/actions.js';
 
 // Service
 export interface Health {

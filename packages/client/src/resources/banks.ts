@@ -1,3 +1,4 @@
+import { ACTIONS } from '../../../../src/contract/actions.js';
 import type { RequestOptions, Transport } from '../http.js';
 import { PagedList, type Page } from '../pagination.js';
 import type {
@@ -115,5 +116,5 @@ export function reflect(
   options?: RequestOptions,
 ): Promise<ReflectResponse> {
   const body = typeof params === 'string' ? { query: params } : params;
-  return t.request('POST', bankPath(prefix, bank, '/reflect'), { body, options, read: true });
+  return t.request('POST', bankPath(prefix, bank, '/reflect'), { body, options, read: ACTIONS.reflect.read });
 }

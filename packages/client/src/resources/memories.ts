@@ -1,3 +1,4 @@
+import { ACTIONS } from '../../../../src/contract/actions.js';
 import type { RequestOptions, Transport } from '../http.js';
 import { PagedList, type Page } from '../pagination.js';
 import type {
@@ -50,7 +51,7 @@ export class MemoriesResource {
     return this.t.request('POST', bankPath(this.prefix, bank, '/memories/recall'), {
       body,
       options,
-      read: true,
+      read: ACTIONS['memories.recall'].read,
     });
   }
 
