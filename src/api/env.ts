@@ -21,5 +21,10 @@ export interface AppEnv {
     auth?: Auth;
     /** Stable action name for audit, set by the route's guard. */
     action?: string;
+    /**
+     * Derived from a write's Idempotency-Key (with its caller and request): the same on every
+     * retry of the request, different for any other. A sync Retain names its memories by it.
+     */
+    idempotencySeed?: string;
   };
 }

@@ -90,6 +90,10 @@ export async function idempotency(c: Context<AppEnv>, next: Next): Promise<Respo
   if (claim.state === 'mismatch') {
     throw new AppError('idempotency_mismatch', 'this Idempotency-Key was used for a different request');
   }
+  c.set(
+    'idempotencySeed',
+    createHash('sha256').update(`${scope.projectId}\n${scope.caller}\n${key}\n${hash}`).digest('hex'),
+  );
   try {
     await next();
   } catch (err) {

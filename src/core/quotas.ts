@@ -18,13 +18,14 @@ export const NO_LIMITS: LimitDefaults = {
  * Charges a Retain against the project's quotas before anything is written: retained items per
  * day and stored memories, then the cost budgets of what the request itself shows (items and
  * characters, see budgets.ts). Over any, it is a 429 and nothing is counted. Returns a refund of
- * the items for a Retain that then fails; the cost stays charged (the work may have been done).
+ * the items (all, or the `n` a Retain that failed midway did not store); the cost stays charged
+ * (the work may have been done).
  */
 export async function chargeRetain(
   s: Services,
   projectId: string,
   batch: readonly { content: string; context?: string; entities?: unknown[] }[],
-): Promise<() => Promise<void>> {
+): Promise<(n?: number) => Promise<void>> {
   const refund = await chargeItemQuotas(s, projectId, batch.length);
   try {
     await chargeCost(s, projectId, retainCost(batch), 'check');
@@ -35,7 +36,11 @@ export async function chargeRetain(
   return refund;
 }
 
-async function chargeItemQuotas(s: Services, projectId: string, items: number): Promise<() => Promise<void>> {
+async function chargeItemQuotas(
+  s: Services,
+  projectId: string,
+  items: number,
+): Promise<(n?: number) => Promise<void>> {
   const now = s.now();
   const day = fixedWindow(now, DAY_MS);
   const defaults = s.limitDefaults ?? NO_LIMITS;
@@ -59,8 +64,8 @@ async function chargeItemQuotas(s: Services, projectId: string, items: number): 
       day.resetSeconds,
     );
   }
-  return async () => {
-    await s.store.refundItems(projectId, items, day.start);
+  return async (n = items) => {
+    if (n > 0) await s.store.refundItems(projectId, Math.min(n, items), day.start);
   };
 }
 

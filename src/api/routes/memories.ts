@@ -45,7 +45,7 @@ export const memoryRoutes = router()
       const s = servicesOf(c);
       const { projectId } = authOf(c);
       if (body.async) return send(c, await retainAsync(s, projectId, bank, req, { operationId: body.operation_id }));
-      return send(c, await retain(s, projectId, bank, req));
+      return send(c, await retain(s, projectId, bank, req, { seed: c.get('idempotencySeed') }));
     },
   )
   .openapi(

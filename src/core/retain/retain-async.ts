@@ -10,6 +10,9 @@ import {
   retain,
   unchangedDocuments,
 } from './retain.js';
+import { sliceEnd } from './slices.js';
+
+export { sliceEnd } from './slices.js';
 
 export interface AsyncRetainResult {
   success: true;
@@ -74,31 +77,11 @@ async function queueRetain(
   };
 }
 
-/** What one slice of a queued Retain may take on: items, entities named, characters. */
-const SLICE_ITEMS = 25;
-const SLICE_ENTITIES = 500;
-const SLICE_CHARS = 100_000;
-
 /** Where a queued Retain got to: the next item, memories made so far, unchanged documents. */
 interface RetainProgress {
   next: number;
   memories: number;
   unchanged: string[];
-}
-
-/** The end of the slice that starts at item `start`: at least one item, then within every bound. */
-export function sliceEnd(items: RetainPayload['items'], start: number): number {
-  let end = start;
-  let entities = 0;
-  let chars = 0;
-  while (end < items.length && end - start < SLICE_ITEMS) {
-    const it = items[end]!;
-    entities += it.entities?.length ?? 0;
-    chars += it.content.length + (it.context?.length ?? 0);
-    if (end > start && (entities > SLICE_ENTITIES || chars > SLICE_CHARS)) break;
-    end++;
-  }
-  return end;
 }
 
 /**

@@ -11,6 +11,7 @@ import { AppError, invalid } from '../errors.js';
 import { checkId } from '../ids.js';
 import { pacer } from '../pace.js';
 import { checkStorable } from '../storable.js';
+import { sliceEnd } from './slices.js';
 import { chargeRetain } from '../quotas.js';
 import { addNeighbourContext } from '../recall/context-terms.js';
 import type { Services } from '../services.js';
@@ -64,7 +65,7 @@ export interface RetainResult {
 const hash = (s: string) => createHash('sha256').update(s).digest('hex').slice(0, 32);
 
 /** A UUID derived from a seed: the same operation always names its memories the same. */
-function seededId(seed: string, i: number): string {
+function seededId(seed: string, i: number | string): string {
   const h = createHash('sha256').update(`${seed}:${i}`).digest('hex');
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
@@ -90,35 +91,109 @@ export function checkRetainRequest(req: RetainRequest): void {
   checkStorable(req.items, 'items');
 }
 
+/** Options of one Retain run; see `retain`. */
+export interface RetainOptions {
+  /** An operation's id: it runs one slice of a queued Retain (charged when it was queued). */
+  idSeed?: string;
+  /**
+   * Names the memories of a request on the request path (derived from its Idempotency-Key):
+   * a retry of a request that failed midway finds the slices it stored and skips them.
+   */
+  seed?: string;
+  signal?: AbortSignal;
+  slice?: RetainSlice;
+}
+
+/** What one slice did, beside its part of the answer. */
+interface SliceOutcome {
+  result: RetainResult;
+  /** Whether any item was extracted (not all of its documents unchanged). */
+  extracted: boolean;
+  /** The slice was stored already, by an earlier attempt of the same request. */
+  seen: boolean;
+}
+
 /**
- * Retain: stores each item verbatim (`chunks`), typed, dated and linked to its entities, in one
- * transaction. A repeated document id replaces that document's memories unless an item says
- * `append`.
+ * Retain: stores each item verbatim (`chunks`), typed, dated and linked to its entities. A
+ * repeated document id replaces that document's memories unless an item says `append`.
+ * On the request path the items are written in bounded slices (`sliceEnd`), each in its own
+ * transaction, with a turn of the event loop between them, so a big batch never holds the
+ * bank, the embedded engine or other tenants' requests for its whole length. A document whose
+ * items span slices is replaced by the slice with its first item and its hash recorded by the
+ * one with its last. A failure midway leaves the slices before it stored: retried with the same
+ * Idempotency-Key (`seed`) the request skips them and converges on what one run would store;
+ * retried without, documents converge (a half-written one is replaced again, a finished one is
+ * unchanged) and items without a document are stored again.
  */
 export async function retain(
   s: Services,
   projectId: string,
   bankId: string,
   req: RetainRequest,
-  opts: { idSeed?: string; signal?: AbortSignal; slice?: RetainSlice } = {},
+  opts: RetainOptions = {},
 ): Promise<RetainResult> {
   checkRetainRequest(req);
-  // Quotas (items per day, stored memories) are charged before anything is written; an
-  // operation's run (idSeed) was charged when it was queued.
-  const refund = opts.idSeed ? null : await chargeRetain(s, projectId, req.items);
-  return retainCharged(s, projectId, bankId, req, opts).catch(async (err: unknown) => {
-    await refund?.();
+  // An operation's run (idSeed) was charged when it was queued.
+  if (opts.slice || opts.idSeed) return (await retainSliceOf(s, projectId, bankId, req, opts)).result;
+  // Quotas (items per day, stored memories) are charged before anything is written.
+  const refund = await chargeRetain(s, projectId, req.items);
+  const seed = opts.seed ?? randomUUID();
+  const n = req.items.length;
+  /** Items whose slice is stored, and of them those an earlier attempt stored (charged then). */
+  let stored = 0;
+  let storedBefore = 0;
+  try {
+    const unchanged = await unchangedDocuments(s, projectId, bankId, req);
+    const ids: string[] = [];
+    let extraction: RetainResult['extraction'] = 'chunks';
+    for (let start = 0; start < n; ) {
+      // Other requests (and the embedded engine's other users) get a turn between transactions.
+      if (start > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+      const end = sliceEnd(req.items, start);
+      const out = await retainSliceOf(s, projectId, bankId, req, {
+        seed,
+        signal: opts.signal,
+        slice: { start, end, firstMemory: ids.length, unchanged },
+        last: end === n,
+        createdBefore: ids.length,
+      });
+      ids.push(...out.result.memory_ids);
+      if (out.extracted) extraction = out.result.extraction;
+      if (out.seen) storedBefore += end - start;
+      stored = end;
+      start = end;
+    }
+    if (storedBefore > 0) await refund(storedBefore);
+    return {
+      success: true,
+      async: false,
+      bank_id: bankId,
+      items_count: n,
+      // Every memory of the request, stored by this attempt or by an earlier one of the same request.
+      memories_created: ids.length,
+      document_id: req.document_id ?? req.items[0]?.document_id ?? null,
+      memory_ids: ids,
+      extraction,
+    };
+  } catch (err) {
+    await refund(n - stored + storedBefore);
     throw err;
-  });
+  }
 }
 
-async function retainCharged(
+/** One slice (or a whole request that is one): extract, resolve, embed, store in one transaction. */
+async function retainSliceOf(
   s: Services,
   projectId: string,
   bankId: string,
   req: RetainRequest,
-  opts: { idSeed?: string; signal?: AbortSignal; slice?: RetainSlice },
-): Promise<RetainResult> {
+  opts: RetainOptions & {
+    /** Request path: whether this is the request's last slice (it schedules the follow-up work). */
+    last?: boolean;
+    /** Request path: memories the earlier slices made (for the follow-up work of the last one). */
+    createdBefore?: number;
+  },
+): Promise<SliceOutcome> {
   const slice = opts.slice;
   const bank = await bankForWrite(s, projectId, bankId, { space: req.space });
   // New memories get the server's vectors; the re-embed brings the older ones over.
@@ -157,6 +232,15 @@ async function retainCharged(
   const resolvable: NewMemory[] = [];
   const usage = { input: 0, output: 0 };
   let extraction: RetainResult['extraction'] = 'chunks';
+  // An operation numbers its memories in order; a request names them by item and fact, so a
+  // retry whose earlier attempt finished some documents (unchanged now) names the rest the same.
+  const memoryId = (i: number, k: number) =>
+    opts.idSeed
+      ? seededId(opts.idSeed, (slice?.firstMemory ?? 0) + memories.length)
+      : opts.seed
+        ? seededId(opts.seed, `${i}.${k}`)
+        : randomUUID();
+  let extracted = false;
   const pace = pacer();
   for (const [i, item] of req.items.entries()) {
     if (!inSlice(i)) continue;
@@ -166,12 +250,13 @@ async function retainCharged(
     const mentioned = item.timestamp ?? now;
     const out = await extractItem(metered, { ...item, mentioned }, cfg, opts.signal);
     extraction = out.extraction;
+    extracted = true;
     usage.input += out.usage.input;
     usage.output += out.usage.output;
     for (const [k, fact] of out.facts.entries()) {
       const indexed = item.context ? `${fact.text}\n${item.context}` : fact.text;
       const memory: NewMemory = {
-        id: opts.idSeed ? seededId(opts.idSeed, (slice?.firstMemory ?? 0) + memories.length) : randomUUID(),
+        id: memoryId(i, k),
         type: fact.type,
         text: fact.text,
         context: item.context ?? null,
@@ -235,12 +320,14 @@ async function retainCharged(
     ],
   });
   if (usage.input || usage.output) await s.store.addLlmUsage(projectId, bankId, usage.input, usage.output);
+  // A request's slices schedule the follow-up work once, after the last (what they all made).
+  const made = opts.last === undefined ? created : opts.last ? created + (opts.createdBefore ?? 0) : 0;
   // Stored already: a failed enqueue only delays consolidation to the next Retain or explicit run.
-  if (created > 0) await scheduleConsolidation(s, projectId, bankId).catch(() => undefined);
+  if (made > 0) await scheduleConsolidation(s, projectId, bankId).catch(() => undefined);
   // Cheap test first: only a bank past the exact-search size can want an index of its own.
-  if (created > 0 && bank.memory_count + created > EXACT_SEARCH_LIMIT)
+  if (made > 0 && bank.memory_count + created > EXACT_SEARCH_LIMIT)
     await scheduleBankIndex(s, projectId, bankId).catch(() => undefined);
-  return {
+  const result: RetainResult = {
     success: true,
     async: false,
     bank_id: bankId,
@@ -250,6 +337,7 @@ async function retainCharged(
     memory_ids: memories.map((m) => m.id),
     extraction,
   };
+  return { result, extracted, seen: memories.length > 0 && created === 0 };
 }
 
 /** The documents whose stored content hash says they arrive unchanged. */
