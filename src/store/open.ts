@@ -1,5 +1,5 @@
 import type { Db, Queryable } from './db.js';
-import { migrate } from './migrate.js';
+import { migrate, refuseNewerSchema } from './migrate.js';
 import { openPglite } from './pglite.js';
 import { openPostgres } from './postgres.js';
 import { recordQueries } from './sql/audit.js';
@@ -70,13 +70,22 @@ export interface OpenOptions {
   migrate?: boolean;
 }
 
-/** Opens the configured engine, migrates it, and returns the store. */
+/** Opens the configured engine's database connection, neither migrating nor checking it. */
+export function openDatabase(opts: OpenOptions): Promise<Db> {
+  return opts.databaseUrl
+    ? openPostgres(opts.databaseUrl, { poolSize: opts.poolSize })
+    : openPglite(opts.dataDir, { cacheMb: opts.embeddedCacheMb });
+}
+
+/**
+ * Opens the configured engine, migrates it, and returns the store. A database migrated by a
+ * newer mnemo is refused (SchemaTooNewError), with or without migrating.
+ */
 export async function openStore(opts: OpenOptions): Promise<Store> {
-  const db = opts.databaseUrl
-    ? await openPostgres(opts.databaseUrl, { poolSize: opts.poolSize })
-    : await openPglite(opts.dataDir, { cacheMb: opts.embeddedCacheMb });
+  const db = await openDatabase(opts);
   try {
     if (opts.migrate !== false) await migrate(db);
+    else await refuseNewerSchema(db);
   } catch (err) {
     await db.close().catch(() => {});
     throw err;

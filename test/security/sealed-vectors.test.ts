@@ -10,7 +10,7 @@ import { consolidateBank } from '../../src/core/consolidate/consolidate.js';
 import type { MemoryFilter } from '../../src/core/types.js';
 import type { Db } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
-import { MIGRATIONS } from '../../src/store/sql/migrations.js';
+import { MIGRATIONS } from '../../src/store/migrations/index.js';
 import { storeOver } from '../../src/store/open.js';
 import { openPglite } from '../../src/store/pglite.js';
 import { openPostgres } from '../../src/store/postgres.js';

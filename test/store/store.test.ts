@@ -5,7 +5,7 @@ import type { NewMemory } from '../../src/core/types.js';
 import { migrate } from '../../src/store/migrate.js';
 import { openPglite } from '../../src/store/pglite.js';
 import { openPostgres } from '../../src/store/postgres.js';
-import { MIGRATIONS } from '../../src/store/sql/migrations.js';
+import { MIGRATIONS } from '../../src/store/migrations/index.js';
 import { DRIVER_POSTINGS } from '../../src/store/sql/search.js';
 import type { Store } from '../../src/store/store.js';
 import { createTestDatabase, ENGINES, openTestStore } from '../helpers/engines.js';

@@ -1,0 +1,49 @@
+/**
+ * Every migration, in the order they apply. A new migration is a new file named after the next
+ * version (`0020-what-it-does.ts`), imported and appended here; see docs/development.md.
+ */
+import m0001 from './0001-init.js';
+import m0002 from './0002-operations-idempotency.js';
+import m0003 from './0003-directives-observations.js';
+import m0004 from './0004-rate-counters.js';
+import m0005 from './0005-managed-encryption.js';
+import m0006 from './0006-recall-indexes.js';
+import m0007 from './0007-llm-usage.js';
+import m0008 from './0008-keyword-document-length.js';
+import m0009 from './0009-long-spans.js';
+import m0010 from './0010-bank-generation.js';
+import m0011 from './0011-keyword-covering-index.js';
+import m0012 from './0012-keyword-impact-order.js';
+import m0013 from './0013-keyword-phase-two.js';
+import m0014 from './0014-idempotency-per-caller.js';
+import m0015 from './0015-sealed-vectors.js';
+import m0016 from './0016-entity-keys.js';
+import m0018 from './0018-fair-claims.js';
+import m0019 from './0019-audit-refusals.js';
+import type { Migration } from './migration.js';
+
+export type { Migration } from './migration.js';
+
+export const MIGRATIONS: readonly Migration[] = [
+  m0001,
+  m0002,
+  m0003,
+  m0004,
+  m0005,
+  m0006,
+  m0007,
+  m0008,
+  m0009,
+  m0010,
+  m0011,
+  m0012,
+  m0013,
+  m0014,
+  m0015,
+  m0016,
+  m0018,
+  m0019,
+];
+
+/** The newest schema version this code knows. */
+export const LATEST_VERSION = MIGRATIONS.at(-1)?.version ?? 0;

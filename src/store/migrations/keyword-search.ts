@@ -1,0 +1,74 @@
+/**
+ * The keyword channel's SQL function `mnemo_keyword_search`, defined by migration 6 and
+ * replaced by 8, 12 and 13. What every version shares is written once here; each migration
+ * states only its own part. The text these build must stay byte for byte what each migration
+ * applied (test/store/migrations.test.ts pins every migration's checksum), so a change to the
+ * function is a new migration with its own body, never an edit here.
+ */
+
+/** Signature, filter flag and the CTEs every version starts with: bank statistics, the query terms the bank knows with their IDF, and the rarest terms within the driver budget. */
+const HEAD = `FUNCTION mnemo_keyword_search(
+  p_project text, p_bank text, p_terms text[], p_limit int, p_candidates int, p_driver_postings int,
+  p_k1 float8, p_b float8,
+  p_types text[], p_tags text[], p_tags_match text, p_document text, p_before timestamptz)
+RETURNS TABLE (memory_id uuid, score float8)
+LANGUAGE plpgsql STABLE AS $fn$
+#variable_conflict use_column
+DECLARE
+  filtered boolean := p_types IS NOT NULL OR p_tags IS NOT NULL OR p_document IS NOT NULL OR p_before IS NOT NULL;
+BEGIN
+  RETURN QUERY
+  WITH stats AS MATERIALIZED (
+    SELECT greatest(b.memory_count, 1)::float8 AS n,
+           greatest(b.term_total::float8 / greatest(b.memory_count, 1), 1) AS avgdl
+    FROM banks b WHERE b.project_id = p_project AND b.id = p_bank),
+  q AS MATERIALIZED (
+    SELECT bt.term, bt.df, ln(1 + (stats.n - bt.df + 0.5) / (bt.df + 0.5)) AS idf
+    FROM bank_terms bt CROSS JOIN stats
+    WHERE bt.project_id = p_project AND bt.bank_id = p_bank AND bt.term = ANY(p_terms) AND bt.df > 0),
+  drivers AS MATERIALIZED (
+    SELECT x.term, x.idf FROM (
+      SELECT q.term, q.idf, sum(q.df) OVER w AS running, row_number() OVER w AS rank
+      FROM q WINDOW w AS (ORDER BY q.df, q.term)) x
+    WHERE x.rank = 1 OR x.running <= p_driver_postings),
+`;
+
+/**
+ * The whole function: `ctes` are the version's own CTEs after `drivers` (ending with `scored`,
+ * one line each, the last closed with `)` and a newline); `tieBreak` orders equal scores.
+ */
+export function keywordSearchFunction(opts: {
+  create: 'CREATE' | 'CREATE OR REPLACE';
+  ctes: string;
+  tieBreak: 's.seq' | 's.id';
+}): string {
+  return `${opts.create} ${HEAD}${opts.ctes}  SELECT s.id, least(1, s.bm25 / (SELECT sum(q.idf) FROM q))::float8
+  FROM scored s ORDER BY s.bm25 DESC, ${opts.tieBreak} DESC LIMIT p_limit;
+END
+$fn$;
+`;
+}
+
+/**
+ * The memory filters (mirroring store/sql/filters.ts) as the body of an EXISTS on posting `t`:
+ * its first line unindented (the caller indents it by `indent` spaces), the others indented from
+ * there; ends with the CASE's `END)`.
+ */
+export function memoryFilter(indent: number): string {
+  const i = ' '.repeat(indent + 2);
+  const w = ' '.repeat(indent + 4);
+  return `SELECT 1 FROM memories m WHERE m.project_id = p_project AND m.bank_id = p_bank AND m.id = t.memory_id
+${i}AND (p_types IS NULL OR m.type = ANY(p_types))
+${i}AND (p_document IS NULL OR m.document_id = p_document)
+${i}AND (p_before IS NULL OR m.mentioned_at <= p_before)
+${i}AND (p_tags IS NULL OR CASE p_tags_match
+${w}WHEN 'all' THEN m.tags = '{}' OR m.tags @> p_tags
+${w}WHEN 'any_strict' THEN m.tags && p_tags
+${w}WHEN 'all_strict' THEN m.tags @> p_tags
+${w}WHEN 'exact' THEN m.tags @> p_tags AND m.tags <@ p_tags
+${w}ELSE m.tags = '{}' OR m.tags && p_tags END)`;
+}
+
+/** A posting's BM25 term-frequency part (saturated tf with length normalisation), from its `dl` (the bank average when unset). */
+export const BM25_TF =
+  't.tf * (p_k1 + 1) / (t.tf + p_k1 * (1 - p_b + p_b * coalesce(t.dl, stats.avgdl) / stats.avgdl))';

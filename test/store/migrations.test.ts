@@ -1,0 +1,174 @@
+/**
+ * The migration list (one file each under src/store/migrations) and how a database is checked
+ * against it: versions strictly increasing, names unique, applied SQL never edited; a database
+ * migrated by a newer mnemo is refused on both engines; `migrationStatus` reports where one stands.
+ */
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { migrate, migrationStatus, SchemaTooNewError } from '../../src/store/migrate.js';
+import { LATEST_VERSION, MIGRATIONS } from '../../src/store/migrations/index.js';
+import { openDatabase, openStore, type OpenOptions } from '../../src/store/open.js';
+import { createTestDatabase, ENGINES, type TestDatabase } from '../helpers/engines.js';
+
+/**
+ * SHA-256 of each migration's SQL as released. Databases that applied a migration keep its
+ * result, so its text never changes: a schema change is a new migration. A new migration adds
+ * its line here (the failure message prints it).
+ */
+const RELEASED: Record<number, string> = {
+  1: 'cefd5814314fea789583266822f2fe0a7de0748dbeec9496b35333a5c06cc332',
+  2: '1544e559d667a4a6ee0a1ee2d7ddf2e7c332cdf9638db76a329266567b8e57c2',
+  3: '225a5efb28c809d03208b674fc82e1f6b9d1066b915f61443f8e4e4bc3c91971',
+  4: 'fade2ac401528d21dd041f2c5052a4511ea2e5614f8a484467f65fd04b6ab47e',
+  5: '30915693b392a92be8da7a80d72c1c4f59011b9229f01a74e27f10b95f614000',
+  6: 'f9b4654d4b0a87751d5c53f0291b71b7ce106dc25b5ee9f7ab804877fbbbc175',
+  7: '4ca9ea44c8b22829ff33512237bf6c38539a6654a2b4a35a2586e9637dfd69f0',
+  8: '523e2f272892c2ddf65ab19848d34f775587db4e0a1c36aee9be8fd68470e821',
+  9: '2b3e405a588199a24e1c078e74dbf8efb3a0447b116557189ea75db1dc4a1a20',
+  10: 'a5b43fc3bc05a8fe744e25abee4d8eaf72c2e54bc981372fd3a7a2ce5d5e0ea8',
+  11: 'b92314269d4a22d94016d0aaca65071e50e0b5cde2eabdf8f88149fa2539533b',
+  12: '01447df42165b965f5bab657884fe80a1aaf5a399fd8c1bf37fd93ceeef81070',
+  13: '98e5fe010707e3d90ae1f7f3482ba24a1caefde0764bd9c35be495aeab0ca11c',
+  14: 'f5719651e49fbcf1090533c72624746f3d27e243483e467eb2871afc17588710',
+  15: '0484d86cdb8a9105cdbd92ee85cf4615e68364243da7a22db1d43103a913c416',
+  16: '88362c57427483c5cbe8e736d4d288638b9c04c2c00412a8302a6c3cb263f97d',
+  18: '17254185be3286389d547dc8661eb5d8d7173a363cb689a14389e5185e9fdeb4',
+  19: 'abef573859616ac6c5decb31541c9e7806c2f33bff8764c35a7be9bf941ec603',
+};
+
+describe('the migration list', () => {
+  test('versions strictly increase and names are unique and non-empty', () => {
+    for (let i = 1; i < MIGRATIONS.length; i++) {
+      assert.ok(
+        MIGRATIONS[i]!.version > MIGRATIONS[i - 1]!.version,
+        `migration ${MIGRATIONS[i]!.version} comes after ${MIGRATIONS[i - 1]!.version}`,
+      );
+    }
+    const names = MIGRATIONS.map((m) => m.name);
+    assert.equal(new Set(names).size, names.length, 'migration names are unique');
+    assert.ok(names.every((n) => n.trim().length > 0));
+    assert.ok(MIGRATIONS.every((m) => Number.isInteger(m.version) && m.version > 0));
+    assert.equal(LATEST_VERSION, MIGRATIONS.at(-1)!.version);
+  });
+
+  test('a released migration is never edited (its SQL checksum is pinned)', () => {
+    for (const m of MIGRATIONS) {
+      const sum = createHash('sha256').update(m.sql).digest('hex');
+      assert.equal(
+        sum,
+        RELEASED[m.version],
+        RELEASED[m.version]
+          ? `migration ${m.version} (${m.name}) changed: write a new migration instead`
+          : `new migration ${m.version}: add  ${m.version}: '${sum}',  to RELEASED`,
+      );
+    }
+  });
+});
+
+for (const engine of ENGINES) {
+  describe(`schema version checks (${engine})`, () => {
+    let dir: string | undefined;
+    let pg: TestDatabase | undefined;
+    let opts: OpenOptions;
+
+    before(async () => {
+      if (engine === 'postgres') {
+        pg = await createTestDatabase();
+        opts = { databaseUrl: pg.url, poolSize: 1 };
+      } else {
+        dir = mkdtempSync(join(tmpdir(), 'mnemo-migs-'));
+        opts = { dataDir: dir };
+      }
+    });
+    after(async () => {
+      await pg?.drop();
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    });
+
+    /** Runs `fn` on a bare connection to the test database. */
+    async function withDb<T>(fn: (db: Awaited<ReturnType<typeof openDatabase>>) => Promise<T>): Promise<T> {
+      const db = await openDatabase(opts);
+      try {
+        return await fn(db);
+      } finally {
+        await db.close();
+      }
+    }
+
+    test('status of an empty database: nothing applied, everything pending; reading creates nothing', async () => {
+      await withDb(async (db) => {
+        const status = await migrationStatus(db);
+        assert.equal(status.current, 0);
+        assert.deepEqual(status.applied, []);
+        assert.deepEqual(
+          status.pending.map((p) => p.version),
+          MIGRATIONS.map((m) => m.version),
+        );
+        assert.equal(status.newer, false);
+        const t = await db.query<{ t: string | null }>(`SELECT to_regclass('schema_migrations')::text AS t`);
+        assert.equal(t[0]!.t, null);
+      });
+    });
+
+    test('status after migrating: every version applied with its name and date, none pending', async () => {
+      const store = await openStore(opts);
+      await store.close();
+      await withDb(async (db) => {
+        const status = await migrationStatus(db);
+        assert.equal(status.current, LATEST_VERSION);
+        assert.deepEqual(
+          status.applied.map((a) => [a.version, a.name, a.known]),
+          MIGRATIONS.map((m) => [m.version, m.name, true]),
+        );
+        assert.ok(
+          status.applied.every((a) => a.appliedAt instanceof Date && !Number.isNaN(a.appliedAt.getTime())),
+        );
+        assert.deepEqual(status.pending, []);
+        assert.equal(status.newer, false);
+      });
+    });
+
+    test('a database migrated by a newer mnemo is refused, naming both versions; nothing is applied', async () => {
+      const future = LATEST_VERSION + 2;
+      await withDb(async (db) => {
+        await db.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [
+          future,
+          'from the future',
+        ]);
+        // A known migration missing too: a refused database must not be migrated either.
+        await db.query('DELETE FROM schema_migrations WHERE version = $1', [LATEST_VERSION]);
+      });
+      const refused = (err: unknown) => {
+        assert.ok(err instanceof SchemaTooNewError);
+        assert.equal(err.code, 'schema_too_new');
+        assert.equal(err.databaseVersion, future);
+        assert.equal(err.codeVersion, LATEST_VERSION);
+        assert.match(err.message, new RegExp(`version ${future}\\b`));
+        assert.match(err.message, new RegExp(`up to ${LATEST_VERSION}\\b`));
+        assert.match(err.message, /upgrade mnemo/i);
+        return true;
+      };
+      await assert.rejects(openStore(opts), refused);
+      await assert.rejects(openStore({ ...opts, migrate: false }), refused);
+      await withDb(async (db) => {
+        await assert.rejects(migrate(db), refused);
+        const status = await migrationStatus(db);
+        assert.equal(status.newer, true);
+        assert.equal(status.current, future);
+        assert.deepEqual(
+          status.applied.filter((a) => !a.known).map((a) => [a.version, a.name]),
+          [[future, 'from the future']],
+        );
+        assert.deepEqual(
+          status.pending.map((p) => p.version),
+          [LATEST_VERSION],
+          'the refusal applied nothing',
+        );
+      });
+    });
+  });
+}
