@@ -9,8 +9,8 @@ import { registerClientCommands } from './client/index.js';
 import { registerKeyCommands } from './keys.js';
 import { registerMasterKeyCommand } from './master-key.js';
 import { registerMcpCommand } from './mcp.js';
+import { registerMigrateCommand } from './migrate.js';
 import { addConfigOptions, configOptions } from './options.js';
-import { openConfiguredStore } from './store.js';
 
 const program = new Command('mnemo').description('mnemo: memory service for AI agents');
 
@@ -48,14 +48,7 @@ addConfigOptions(
   process.once('SIGTERM', stop);
 });
 
-addConfigOptions(program.command('migrate').description('apply pending database migrations and exit')).action(
-  async (opts) => {
-    const store = await openConfiguredStore(configOptions(opts));
-    console.log(`migrations applied (${store.engine})`);
-    await store.close();
-  },
-);
-
+registerMigrateCommand(program);
 registerKeyCommands(program);
 registerMasterKeyCommand(program);
 registerClientCommands(program);
