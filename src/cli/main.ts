@@ -12,8 +12,8 @@ import { registerKeyCommands } from './keys.js';
 import { registerMasterKeyCommand } from './master-key.js';
 import { registerMcpCommand } from './mcp.js';
 import { CliExit, type CliIo, processIo, withIo } from './io.js';
+import { registerMigrateCommand } from './migrate.js';
 import { addConfigOptions, configOptions } from './options.js';
-import { openConfiguredStore } from './store.js';
 
 /** The whole command tree, fresh for each run (commander keeps parsed values on it). */
 export function createProgram(io: CliIo): Command {
@@ -60,14 +60,7 @@ export function createProgram(io: CliIo): Command {
     process.once('SIGTERM', stop);
   });
 
-  addConfigOptions(
-    program.command('migrate').description('apply pending database migrations and exit'),
-  ).action(async (opts) => {
-    const store = await openConfiguredStore(configOptions(opts));
-    console.log(`migrations applied (${store.engine})`);
-    await store.close();
-  });
-
+  registerMigrateCommand(program);
   registerKeyCommands(program);
   registerMasterKeyCommand(program);
   registerClientCommands(program);
