@@ -4,6 +4,7 @@ import { type ConfigInput, loadConfig } from '../config/load.js';
 import { type MigrationStatus, migrationStatus } from '../store/migrate.js';
 import { LATEST_VERSION, MIGRATIONS } from '../store/migrations/index.js';
 import { openDatabase } from '../store/open.js';
+import { cliIo, out } from './io.js';
 import { addConfigOptions, configOptions } from './options.js';
 import { openConfiguredStore } from './store.js';
 
@@ -15,7 +16,7 @@ export interface StatusReport extends MigrationStatus {
 
 /** Reads the configured database's migration status without migrating or creating anything. */
 export async function migrateStatus(input: ConfigInput): Promise<StatusReport> {
-  const config = loadConfig(input);
+  const config = loadConfig(input, cliIo().env);
   if (config.databaseUrl) {
     const url = new URL(config.databaseUrl);
     const database = `postgres (${url.host}${url.pathname})`;
@@ -81,11 +82,11 @@ export function registerMigrateCommand(program: Command): void {
   ).action(async (opts) => {
     if (opts.status) {
       const report = await migrateStatus(configOptions(opts));
-      console.log(opts.json ? JSON.stringify(report, null, 2) : formatStatus(report));
+      out(opts.json ? JSON.stringify(report, null, 2) : formatStatus(report));
       return;
     }
     const store = await openConfiguredStore(configOptions(opts));
-    console.log(`migrations applied (${store.engine})`);
+    out(`migrations applied (${store.engine})`);
     await store.close();
   });
 }
