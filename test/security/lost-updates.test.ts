@@ -288,7 +288,7 @@ for (const engine of ENGINES) {
 }
 
 describe(`no lost config update across two app instances on one PostgreSQL`, {
-  skip: !process.env.MNEMO_TEST_DATABASE_URL,
+  skip: process.env.MNEMO_TEST_DATABASE_URL ? false : 'needs MNEMO_TEST_DATABASE_URL',
 }, () => {
   let db: TestDatabase;
   let stores: Store[] = [];

@@ -16,7 +16,9 @@ async function earlyInAMinute(): Promise<void> {
   if (into > 40_000) await new Promise((r) => setTimeout(r, 60_000 - into + 200));
 }
 
-describe('several mnemo processes on one PostgreSQL', { skip: !process.env.MNEMO_TEST_DATABASE_URL }, () => {
+describe('several mnemo processes on one PostgreSQL', {
+  skip: process.env.MNEMO_TEST_DATABASE_URL ? false : 'needs MNEMO_TEST_DATABASE_URL',
+}, () => {
   let db: TestDatabase;
   let a: ChildServer;
   let b: ChildServer;

@@ -38,7 +38,9 @@ async function fill(store: Store, bank: string, from: number, n: number) {
   }
 }
 
-describe('prepared statements (postgres)', { skip: !process.env.MNEMO_TEST_DATABASE_URL }, () => {
+describe('prepared statements (postgres)', {
+  skip: process.env.MNEMO_TEST_DATABASE_URL ? false : 'needs MNEMO_TEST_DATABASE_URL',
+}, () => {
   let db: TestDatabase;
   let store: Store;
   let admin: pg.Client;
