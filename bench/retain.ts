@@ -91,7 +91,8 @@ function localExtractorRate(): number {
   const cfg = effectiveConfig({ retain_extraction_mode: 'concise' });
   const n = 2000;
   const started = performance.now();
-  for (let i = 0; i < n; i++) localFacts({ content: chatLine(i), mentioned: new Date() }, cfg.retain_extraction_mode as 'concise');
+  for (let i = 0; i < n; i++)
+    localFacts({ content: chatLine(i), mentioned: new Date() }, cfg.retain_extraction_mode as 'concise');
   return n / ((performance.now() - started) / 1000);
 }
 
@@ -101,15 +102,19 @@ export async function benchRetain(): Promise<Record<string, string | number>[]> 
   const rows: Record<string, string | number>[] = [];
   const embedder = createEmbedder({ cacheDir: loadConfig({}, process.env).cacheDir });
   await embedder.embed(['warm up']);
-  const engines: { name: string; open: () => Promise<{ services: Services; close: () => Promise<void> }> }[] = [
-    {
-      name: 'pglite',
-      open: async () => {
-        const store = await openStore({});
-        return { services: { store, embedder, llm: null, now: () => new Date() }, close: () => store.close() };
+  const engines: { name: string; open: () => Promise<{ services: Services; close: () => Promise<void> }> }[] =
+    [
+      {
+        name: 'pglite',
+        open: async () => {
+          const store = await openStore({});
+          return {
+            services: { store, embedder, llm: null, now: () => new Date() },
+            close: () => store.close(),
+          };
+        },
       },
-    },
-  ];
+    ];
   if (process.env.MNEMO_BENCH_DATABASE_URL || process.env.MNEMO_TEST_DATABASE_URL) {
     engines.push({
       name: 'postgres',
@@ -133,14 +138,29 @@ export async function benchRetain(): Promise<Record<string, string | number>[]> 
     const { services, close } = await engine.open();
     try {
       const sync = await timeRetain(services, 5000);
-      rows.push({ bench: 'retain chunks, batches of 100 (5,000 items)', engine: engine.name, result: `${Math.round(sync.perSecond)} memories/s`, 'peak RSS MB': mb(sync.peakRss) });
+      rows.push({
+        bench: 'retain chunks, batches of 100 (5,000 items)',
+        engine: engine.name,
+        result: `${Math.round(sync.perSecond)} memories/s`,
+        'peak RSS MB': mb(sync.peakRss),
+      });
       const async = await timeAsyncImport(services, 10_000);
-      rows.push({ bench: 'async import, 10,000 items end to end', engine: engine.name, result: `${async.seconds.toFixed(1)} s (${Math.round(10_000 / async.seconds)}/s)`, 'peak RSS MB': mb(async.peakRss) });
+      rows.push({
+        bench: 'async import, 10,000 items end to end',
+        engine: engine.name,
+        result: `${async.seconds.toFixed(1)} s (${Math.round(10_000 / async.seconds)}/s)`,
+        'peak RSS MB': mb(async.peakRss),
+      });
     } finally {
       await close();
     }
   }
-  rows.push({ bench: 'local extractor (concise), chat lines', engine: '-', result: `${Math.round(localExtractorRate())} items/s`, 'peak RSS MB': mb(process.memoryUsage().rss) });
+  rows.push({
+    bench: 'local extractor (concise), chat lines',
+    engine: '-',
+    result: `${Math.round(localExtractorRate())} items/s`,
+    'peak RSS MB': mb(process.memoryUsage().rss),
+  });
   return rows;
 }
 

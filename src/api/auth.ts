@@ -45,7 +45,8 @@ export const authDefault: MiddlewareHandler<AppEnv> = async (c, next) => {
     c.set('auth', { projectId: 'default', actor: { type: 'operator' }, scopes: 'all' });
   } else if (presented?.startsWith('mk_')) {
     const auth = await keyAuth(c, presented);
-    if (auth.projectId !== 'default') throw new AppError('unauthenticated', 'this key belongs to another project; use /v1/me');
+    if (auth.projectId !== 'default')
+      throw new AppError('unauthenticated', 'this key belongs to another project; use /v1/me');
     c.set('auth', auth);
   } else if (!token) {
     c.set('auth', { projectId: 'default', actor: { type: 'anonymous' }, scopes: 'all' });
@@ -77,7 +78,9 @@ export function guard(action: Action): MiddlewareHandler<AppEnv> {
     if (!allowed) {
       throw new AppError(
         'forbidden',
-        scope === 'operator' ? 'this endpoint needs the operator token' : `this key lacks the '${scope}' scope`,
+        scope === 'operator'
+          ? 'this endpoint needs the operator token'
+          : `this key lacks the '${scope}' scope`,
         { extra: { required_scope: scope } },
       );
     }

@@ -12,7 +12,9 @@ export function zodDetails(err: Pick<ZodError, 'issues'>) {
 export function validationError(err: Pick<ZodError, 'issues'>): AppError {
   const details = zodDetails(err);
   const first = details[0];
-  return new AppError('validation_error', first ? `${first.path}: ${first.message}` : 'invalid request', { details });
+  return new AppError('validation_error', first ? `${first.path}: ${first.message}` : 'invalid request', {
+    details,
+  });
 }
 
 /** Normalises anything thrown into an AppError; unknown errors become `internal` (logged, never shown). */
@@ -21,7 +23,10 @@ export function toAppError(err: unknown): AppError {
   if (err instanceof HTTPException) {
     if (err.status === 413) return new AppError('payload_too_large', 'request body is too large');
     if (err.status === 415) {
-      return new AppError('unsupported_media_type', 'request bodies must be JSON (Content-Type: application/json)');
+      return new AppError(
+        'unsupported_media_type',
+        'request bodies must be JSON (Content-Type: application/json)',
+      );
     }
     if (err.status === 400) return new AppError('validation_error', err.message || 'malformed request');
   }

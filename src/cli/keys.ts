@@ -18,9 +18,13 @@ async function withServices<T>(opts: Record<string, unknown>, fn: (s: Services) 
 }
 
 function parseScopes(list: string): Scope[] {
-  const scopes = list.split(',').map((x) => x.trim()).filter(Boolean);
+  const scopes = list
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
   for (const sc of scopes) {
-    if (!(SCOPES as readonly string[]).includes(sc)) throw invalid('scopes', `unknown scope '${sc}' (known: ${SCOPES.join(', ')})`);
+    if (!(SCOPES as readonly string[]).includes(sc))
+      throw invalid('scopes', `unknown scope '${sc}' (known: ${SCOPES.join(', ')})`);
   }
   if (scopes.length === 0) throw invalid('scopes', 'at least one scope is needed');
   return scopes as Scope[];
@@ -41,12 +45,19 @@ export function registerKeyCommands(program: Command): void {
     const scopes = parseScopes(opts.scopes);
     const expires = opts.expiresAt ? new Date(opts.expiresAt) : null;
     if (expires && Number.isNaN(expires.getTime())) throw invalid('expires_at', 'not an ISO 8601 date-time');
-    const key = await withServices(opts, (s) => createKey(s, opts.project, { name: opts.name, scopes, expires_at: expires }));
+    const key = await withServices(opts, (s) =>
+      createKey(s, opts.project, { name: opts.name, scopes, expires_at: expires }),
+    );
     console.log(key.key);
-    console.error(`key ${key.id} for project ${key.project_id} with scopes ${key.scopes.join(',')} — store it now, it is not shown again`);
+    console.error(
+      `key ${key.id} for project ${key.project_id} with scopes ${key.scopes.join(',')} — store it now, it is not shown again`,
+    );
   });
   addConfigOptions(
-    keys.command('list').description('list keys (never the secrets)').option('--project <id>', 'project id', 'default'),
+    keys
+      .command('list')
+      .description('list keys (never the secrets)')
+      .option('--project <id>', 'project id', 'default'),
   ).action(async (opts) => {
     const rows = await withServices(opts, async (s) => {
       await requireProject(s, opts.project);

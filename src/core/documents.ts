@@ -3,7 +3,12 @@ import { notFound } from './errors.js';
 import type { Services } from './services.js';
 
 /** Documents of a bank, most recently updated first. */
-export async function listDocuments(s: Services, projectId: string, bankId: string, page: { limit: number; offset: number }) {
+export async function listDocuments(
+  s: Services,
+  projectId: string,
+  bankId: string,
+  page: { limit: number; offset: number },
+) {
   await requireBank(s, projectId, bankId);
   return s.store.listDocuments(projectId, bankId, page);
 }
@@ -14,7 +19,10 @@ export async function getDocument(s: Services, projectId: string, bankId: string
   const doc = await s.store.getDocument(projectId, bankId, id);
   if (!doc) throw notFound(`document '${id}'`);
   const memories = await s.store.listMemories(projectId, bankId, { documentId: id }, { limit: 500 });
-  const text = [...memories.items].reverse().map((m) => m.text).join('\n');
+  const text = [...memories.items]
+    .reverse()
+    .map((m) => m.text)
+    .join('\n');
   return { ...doc, text };
 }
 

@@ -3,6 +3,7 @@ import { invalid } from './errors.js';
 /** Longest accepted bank, space, document or project id. */
 export const MAX_ID_LENGTH = 256;
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
 /**

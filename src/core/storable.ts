@@ -21,7 +21,9 @@ export function checkStorable(value: unknown, path: string): void {
       if (why)
         throw new AppError('validation_error', `${at}: ${why}`, { details: [{ path: at, message: why }] });
     } else if (Array.isArray(v)) {
-      v.forEach((x, i) => walk(x, `${at}.${i}`));
+      v.forEach((x, i) => {
+        walk(x, `${at}.${i}`);
+      });
     } else if (v && typeof v === 'object' && !(v instanceof Date)) {
       for (const [k, x] of Object.entries(v)) {
         walk(k, `${at}.${k}`);

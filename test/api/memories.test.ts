@@ -51,7 +51,9 @@ for (const engine of ENGINES) {
 
     test('ids with @, : and / round-trip through URL encoding', async () => {
       for (const bank of ['bob@example.com', 'user:42', 'team/a/b', 'ünïcödé 🧠']) {
-        const r = await t.call('POST', bankPath(bank, '/memories'), { body: { items: [{ content: `note for ${bank}` }] } });
+        const r = await t.call('POST', bankPath(bank, '/memories'), {
+          body: { items: [{ content: `note for ${bank}` }] },
+        });
         assert.equal(r.status, 200, `${bank}: ${JSON.stringify(r.body)}`);
         const p = await t.call('GET', bankPath(bank));
         assert.equal(p.status, 200);
@@ -79,12 +81,31 @@ for (const engine of ENGINES) {
       assert.equal(r.status, 200);
       assert.equal(r.body.results[0].text, 'Melanie painted a sunrise over the lake last weekend.');
       const first = r.body.results[0];
-      for (const k of ['id', 'type', 'text', 'context', 'occurred_start', 'occurred_end', 'mentioned_at', 'entities', 'scores', 'tags', 'metadata', 'document_id', 'chunk_id']) {
+      for (const k of [
+        'id',
+        'type',
+        'text',
+        'context',
+        'occurred_start',
+        'occurred_end',
+        'mentioned_at',
+        'entities',
+        'scores',
+        'tags',
+        'metadata',
+        'document_id',
+        'chunk_id',
+      ]) {
         assert.ok(k in first, `result lacks ${k}`);
       }
       for (const k of ['final', 'semantic', 'keyword']) assert.equal(typeof first.scores[k], 'number');
       assert.ok(first.scores.keyword > 0);
-      assert.deepEqual(Object.keys(r.body.usage).sort(), ['max_tokens', 'org_blended', 'tokens_used', 'truncated']);
+      assert.deepEqual(Object.keys(r.body.usage).sort(), [
+        'max_tokens',
+        'org_blended',
+        'tokens_used',
+        'truncated',
+      ]);
       assert.equal(r.body.usage.max_tokens, 2048);
       assert.equal(r.body.usage.truncated, false);
       assert.equal(r.body.usage.org_blended, false);
@@ -93,9 +114,13 @@ for (const engine of ENGINES) {
 
     test('max_tokens cuts at the first result that would overflow', async () => {
       const bank = 'budget';
-      const items = Array.from({ length: 10 }, (_, i) => ({ content: `Budget memory number ${i} about gardening tomatoes and basil.` }));
+      const items = Array.from({ length: 10 }, (_, i) => ({
+        content: `Budget memory number ${i} about gardening tomatoes and basil.`,
+      }));
       await t.call('POST', bankPath(bank, '/memories'), { body: { items } });
-      const all = await t.call('POST', bankPath(bank, '/memories/recall'), { body: { query: 'gardening tomatoes' } });
+      const all = await t.call('POST', bankPath(bank, '/memories/recall'), {
+        body: { query: 'gardening tomatoes' },
+      });
       assert.equal(all.body.results.length, 10);
       assert.equal(all.body.usage.truncated, false);
       const perItem = all.body.usage.tokens_used / 10;
@@ -133,7 +158,10 @@ for (const engine of ENGINES) {
         assert.deepEqual(r.body.results.map((x: any) => x.text).sort(), [...want].sort(), mode);
       }
       const list = await t.call('GET', bankPath(bank, '/memories?tags=a,b&tags_match=exact'));
-      assert.deepEqual(list.body.items.map((x: any) => x.text), ['tagged a and b apple']);
+      assert.deepEqual(
+        list.body.items.map((x: any) => x.text),
+        ['tagged a and b apple'],
+      );
     });
 
     test('types, min_scores and query_timestamp filter results', async () => {
@@ -141,19 +169,33 @@ for (const engine of ENGINES) {
       await t.call('POST', bankPath(bank, '/memories'), {
         body: {
           items: [
-            { content: 'I prefer green tea in the morning', fact_type: 'preference', timestamp: '2024-01-01T00:00:00Z' },
-            { content: 'Green tea was first grown in China', fact_type: 'world', timestamp: '2024-06-01T00:00:00Z' },
+            {
+              content: 'I prefer green tea in the morning',
+              fact_type: 'preference',
+              timestamp: '2024-01-01T00:00:00Z',
+            },
+            {
+              content: 'Green tea was first grown in China',
+              fact_type: 'world',
+              timestamp: '2024-06-01T00:00:00Z',
+            },
           ],
         },
       });
       const typed = await t.call('POST', bankPath(bank, '/memories/recall'), {
         body: { query: 'green tea', types: ['preference'] },
       });
-      assert.deepEqual(typed.body.results.map((x: any) => x.type), ['preference']);
+      assert.deepEqual(
+        typed.body.results.map((x: any) => x.type),
+        ['preference'],
+      );
       const asOf = await t.call('POST', bankPath(bank, '/memories/recall'), {
         body: { query: 'green tea', query_timestamp: '2024-03-01T00:00:00Z' },
       });
-      assert.deepEqual(asOf.body.results.map((x: any) => x.text), ['I prefer green tea in the morning']);
+      assert.deepEqual(
+        asOf.body.results.map((x: any) => x.text),
+        ['I prefer green tea in the morning'],
+      );
       const none = await t.call('POST', bankPath(bank, '/memories/recall'), {
         body: { query: 'green tea', min_scores: { final: 1.01 } },
       });
@@ -161,7 +203,10 @@ for (const engine of ENGINES) {
       const kw = await t.call('POST', bankPath(bank, '/memories/recall'), {
         body: { query: 'China', min_scores: { keyword: 0.5 } },
       });
-      assert.deepEqual(kw.body.results.map((x: any) => x.text), ['Green tea was first grown in China']);
+      assert.deepEqual(
+        kw.body.results.map((x: any) => x.text),
+        ['Green tea was first grown in China'],
+      );
     });
 
     test('temporal_window ranks memories of that period first', async () => {
@@ -199,22 +244,46 @@ for (const engine of ENGINES) {
       const bank = 'paging';
       for (let i = 0; i < 5; i++) {
         await t.call('POST', bankPath(bank, '/memories'), {
-          body: { items: [{ content: `page item ${i}`, fact_type: i % 2 ? 'world' : 'experience', document_id: `d${i % 2}`, update_mode: 'append' }] },
+          body: {
+            items: [
+              {
+                content: `page item ${i}`,
+                fact_type: i % 2 ? 'world' : 'experience',
+                document_id: `d${i % 2}`,
+                update_mode: 'append',
+              },
+            ],
+          },
         });
       }
       const p1 = await t.call('GET', bankPath(bank, '/memories?limit=2'));
-      assert.deepEqual(p1.body.items.map((x: any) => x.text), ['page item 4', 'page item 3']);
+      assert.deepEqual(
+        p1.body.items.map((x: any) => x.text),
+        ['page item 4', 'page item 3'],
+      );
       const p2 = await t.call('GET', bankPath(bank, `/memories?limit=2&cursor=${p1.body.next_cursor}`));
-      assert.deepEqual(p2.body.items.map((x: any) => x.text), ['page item 2', 'page item 1']);
+      assert.deepEqual(
+        p2.body.items.map((x: any) => x.text),
+        ['page item 2', 'page item 1'],
+      );
       const p3 = await t.call('GET', bankPath(bank, `/memories?limit=2&cursor=${p2.body.next_cursor}`));
-      assert.deepEqual(p3.body.items.map((x: any) => x.text), ['page item 0']);
+      assert.deepEqual(
+        p3.body.items.map((x: any) => x.text),
+        ['page item 0'],
+      );
       assert.equal(p3.body.next_cursor, null);
       const typed = await t.call('GET', bankPath(bank, '/memories?type=world'));
       assert.equal(typed.body.items.length, 2);
       const doc = await t.call('GET', bankPath(bank, '/memories?document_id=d0'));
-      assert.deepEqual(doc.body.items.map((x: any) => x.text), ['page item 4', 'page item 2', 'page item 0']);
+      assert.deepEqual(
+        doc.body.items.map((x: any) => x.text),
+        ['page item 4', 'page item 2', 'page item 0'],
+      );
       const q = await t.call('GET', bankPath(bank, '/memories?q=item%203'));
-      assert.deepEqual(q.body.items.map((x: any) => x.text), ['page item 3']);
+      assert.deepEqual(
+        q.body.items.map((x: any) => x.text),
+        ['page item 3'],
+      );
     });
 
     test('document replace swaps the set; append adds', async () => {
@@ -222,9 +291,14 @@ for (const engine of ENGINES) {
       await t.call('POST', bankPath(bank, '/memories'), {
         body: { document_id: 'notes', items: [{ content: 'old one' }, { content: 'old two' }] },
       });
-      await t.call('POST', bankPath(bank, '/memories'), { body: { document_id: 'notes', items: [{ content: 'new one' }] } });
+      await t.call('POST', bankPath(bank, '/memories'), {
+        body: { document_id: 'notes', items: [{ content: 'new one' }] },
+      });
       let list = await t.call('GET', bankPath(bank, '/memories'));
-      assert.deepEqual(list.body.items.map((x: any) => x.text), ['new one']);
+      assert.deepEqual(
+        list.body.items.map((x: any) => x.text),
+        ['new one'],
+      );
       await t.call('POST', bankPath(bank, '/memories'), {
         body: { document_id: 'notes', items: [{ content: 'appended', update_mode: 'append' }] },
       });
@@ -236,14 +310,18 @@ for (const engine of ENGINES) {
 
     test('delete memory answers {deleted, id}; a missing id is 404', async () => {
       const bank = 'deleting';
-      const r = await t.call('POST', bankPath(bank, '/memories'), { body: { items: [{ content: 'to be deleted soon' }, { content: 'kept' }] } });
+      const r = await t.call('POST', bankPath(bank, '/memories'), {
+        body: { items: [{ content: 'to be deleted soon' }, { content: 'kept' }] },
+      });
       const id = r.body.memory_ids[0];
       const d = await t.call('DELETE', bankPath(bank, `/memories/${id}`));
       assert.equal(d.status, 200);
       assert.deepEqual(d.body, { deleted: true, id });
       assert.equal((await t.call('DELETE', bankPath(bank, `/memories/${id}`))).status, 404);
       assert.equal((await t.call('DELETE', bankPath(bank, '/memories/not-a-uuid'))).status, 404);
-      const rec = await t.call('POST', bankPath(bank, '/memories/recall'), { body: { query: 'deleted soon' } });
+      const rec = await t.call('POST', bankPath(bank, '/memories/recall'), {
+        body: { query: 'deleted soon' },
+      });
       assert.ok(!rec.body.results.some((x: any) => x.text === 'to be deleted soon'));
       assert.equal((await t.call('GET', bankPath(bank))).body.memory_count, 1);
     });

@@ -19,20 +19,33 @@ for (const engine of ENGINES) {
       assert.equal(c.status, 201);
       assert.equal(c.body.id, 'acme');
       assert.equal(c.body.name, 'Acme Inc');
-      assert.equal((await t.call('POST', '/v1/default/spaces', { body: { id: 'acme', name: 'x' } })).status, 409);
+      assert.equal(
+        (await t.call('POST', '/v1/default/spaces', { body: { id: 'acme', name: 'x' } })).status,
+        409,
+      );
       await retain('carol@acme.com', [{ content: 'Carol works on billing' }]);
       const a = await t.call('PUT', `/v1/default/spaces/acme/banks/${encodeURIComponent('carol@acme.com')}`);
       assert.deepEqual(a.body, { space_id: 'acme', bank_id: 'carol@acme.com', attached: true });
       const banks = await t.call('GET', '/v1/default/spaces/acme/banks');
-      assert.deepEqual(banks.body.items.map((b: any) => b.id), ['carol@acme.com']);
+      assert.deepEqual(
+        banks.body.items.map((b: any) => b.id),
+        ['carol@acme.com'],
+      );
       assert.equal(banks.body.items[0].space_id, 'acme');
       const list = await t.call('GET', '/v1/default/spaces');
       assert.equal(list.body.items.find((s: any) => s.id === 'acme').bank_count, 1);
       // a bank is in one space at most
       await t.call('POST', '/v1/default/spaces', { body: { id: 'other', name: 'Other' } });
-      assert.equal((await t.call('PUT', `/v1/default/spaces/other/banks/${encodeURIComponent('carol@acme.com')}`)).status, 409);
+      assert.equal(
+        (await t.call('PUT', `/v1/default/spaces/other/banks/${encodeURIComponent('carol@acme.com')}`))
+          .status,
+        409,
+      );
       // removing keeps the memories
-      const r = await t.call('DELETE', `/v1/default/spaces/acme/banks/${encodeURIComponent('carol@acme.com')}`);
+      const r = await t.call(
+        'DELETE',
+        `/v1/default/spaces/acme/banks/${encodeURIComponent('carol@acme.com')}`,
+      );
       assert.deepEqual(r.body, { space_id: 'acme', bank_id: 'carol@acme.com', attached: false });
       const profile = await t.call('GET', bankPath('carol@acme.com'));
       assert.equal(profile.body.space_id, null);
@@ -74,38 +87,65 @@ for (const engine of ENGINES) {
       await retain(
         'frank',
         [
-          { content: 'Frank prefers to be contacted by email', entities: [{ text: 'Frank', type: 'PERSON' }, { text: 'contact', type: 'OTHER' }] },
+          {
+            content: 'Frank prefers to be contacted by email',
+            entities: [
+              { text: 'Frank', type: 'PERSON' },
+              { text: 'contact', type: 'OTHER' },
+            ],
+          },
           { content: 'Frank bought a red bicycle in May' },
         ],
         '?space=shop',
       );
       await retain('__org__:shop', [
-        { content: 'Customers prefer to be contacted by phone', entities: [{ text: 'contact', type: 'OTHER' }] },
+        {
+          content: 'Customers prefer to be contacted by phone',
+          entities: [{ text: 'contact', type: 'OTHER' }],
+        },
         { content: 'The shop is closed on public holidays' },
         { content: 'Bicycles come with a two year warranty' },
       ]);
-      const plain = await t.call('POST', bankPath('frank', '/memories/recall'), { body: { query: 'bicycle warranty contacted' } });
+      const plain = await t.call('POST', bankPath('frank', '/memories/recall'), {
+        body: { query: 'bicycle warranty contacted' },
+      });
       assert.ok(plain.body.results.every((r: any) => r.bank_id === 'frank'));
       assert.equal(plain.body.usage.org_blended, false);
       const r = await t.call('POST', bankPath('frank', '/memories/recall'), {
-        body: { query: 'how should Frank be contacted, and bicycle warranty', include_org: true, space: 'shop' },
+        body: {
+          query: 'how should Frank be contacted, and bicycle warranty',
+          include_org: true,
+          space: 'shop',
+        },
       });
       assert.equal(r.status, 200);
       assert.equal(r.body.usage.org_blended, true);
       const texts = r.body.results.map((x: any) => `${x.bank_id}|${x.text}`);
       assert.ok(texts.includes('frank|Frank prefers to be contacted by email'));
       assert.ok(texts.includes('__org__:shop|Bicycles come with a two year warranty'), texts.join('\n'));
-      assert.ok(!texts.includes('__org__:shop|Customers prefer to be contacted by phone'), 'conflicting org memory must yield');
+      assert.ok(
+        !texts.includes('__org__:shop|Customers prefer to be contacted by phone'),
+        'conflicting org memory must yield',
+      );
       // same recall twice: same order (deterministic)
       const again = await t.call('POST', bankPath('frank', '/memories/recall'), {
-        body: { query: 'how should Frank be contacted, and bicycle warranty', include_org: true, space: 'shop' },
+        body: {
+          query: 'how should Frank be contacted, and bicycle warranty',
+          include_org: true,
+          space: 'shop',
+        },
       });
-      assert.deepEqual(again.body.results.map((x: any) => x.id), r.body.results.map((x: any) => x.id));
+      assert.deepEqual(
+        again.body.results.map((x: any) => x.id),
+        r.body.results.map((x: any) => x.id),
+      );
     });
 
     test('include_org needs a space the bank is in', async () => {
       await retain('gina', [{ content: 'Gina' }]);
-      const noSpace = await t.call('POST', bankPath('gina', '/memories/recall'), { body: { query: 'x', include_org: true } });
+      const noSpace = await t.call('POST', bankPath('gina', '/memories/recall'), {
+        body: { query: 'x', include_org: true },
+      });
       assert.equal(noSpace.status, 400);
       const wrong = await t.call('POST', bankPath('gina', '/memories/recall'), {
         body: { query: 'x', include_org: true, space: 'shop' },
@@ -120,14 +160,26 @@ for (const engine of ENGINES) {
       assert.equal(g.body.config.disposition_empathy, 3);
       assert.deepEqual(g.body.overrides, {});
       const p = await t.call('PATCH', bankPath('conf', '/config'), {
-        body: { updates: { disposition_empathy: 5, enable_graph_retrieval: false, retain_extraction_mode: 'verbose' } },
+        body: {
+          updates: {
+            disposition_empathy: 5,
+            enable_graph_retrieval: false,
+            retain_extraction_mode: 'verbose',
+          },
+        },
       });
       assert.equal(p.status, 200);
       assert.equal(p.body.config.disposition_empathy, 5);
-      assert.deepEqual(p.body.overrides, { disposition_empathy: 5, enable_graph_retrieval: false, retain_extraction_mode: 'verbose' });
+      assert.deepEqual(p.body.overrides, {
+        disposition_empathy: 5,
+        enable_graph_retrieval: false,
+        retain_extraction_mode: 'verbose',
+      });
       assert.equal((await t.call('GET', bankPath('conf'))).body.disposition.empathy, 5);
       const bad = await t.call('PATCH', bankPath('conf', '/config'), {
-        body: { updates: { disposition_skepticism: 0, disposition_literalism: 6, nonsense: 1, encryption: 'rot13' } },
+        body: {
+          updates: { disposition_skepticism: 0, disposition_literalism: 6, nonsense: 1, encryption: 'rot13' },
+        },
       });
       assert.equal(bad.status, 400);
       assert.equal(bad.body.error.code, 'validation_error');
@@ -139,23 +191,40 @@ for (const engine of ENGINES) {
       ]);
       // nothing of a rejected patch is applied
       assert.equal((await t.call('GET', bankPath('conf', '/config'))).body.config.disposition_skepticism, 3);
-      const noKey = await t.call('PATCH', bankPath('conf', '/config'), { body: { updates: { encryption: 'managed' } } });
+      const noKey = await t.call('PATCH', bankPath('conf', '/config'), {
+        body: { updates: { encryption: 'managed' } },
+      });
       assert.equal(noKey.status, 400);
       assert.equal(noKey.body.error.code, 'master_key_missing');
-      const reset = await t.call('PATCH', bankPath('conf', '/config'), { body: { updates: { disposition_empathy: null } } });
+      const reset = await t.call('PATCH', bankPath('conf', '/config'), {
+        body: { updates: { disposition_empathy: null } },
+      });
       assert.equal(reset.body.config.disposition_empathy, 3);
       assert.ok(!('disposition_empathy' in reset.body.overrides));
     });
 
     test('entities listing and delete bank', async () => {
       await retain('ents', [
-        { content: 'Hank met Ivy in Paris', entities: [{ text: 'Hank', type: 'PERSON' }, { text: 'Ivy', type: 'PERSON' }] },
+        {
+          content: 'Hank met Ivy in Paris',
+          entities: [
+            { text: 'Hank', type: 'PERSON' },
+            { text: 'Ivy', type: 'PERSON' },
+          ],
+        },
         { content: 'Hank moved to Rome', entities: [{ text: 'Hank', type: 'PERSON' }] },
       ]);
       const e = await t.call('GET', bankPath('ents', '/entities'));
       assert.equal(e.status, 200);
-      assert.deepEqual(e.body.items.map((x: any) => [x.name, x.mention_count]), [['Hank', 2], ['Ivy', 1]]);
-      for (const k of ['id', 'name', 'type', 'aliases', 'mention_count', 'first_seen', 'last_seen']) assert.ok(k in e.body.items[0]);
+      assert.deepEqual(
+        e.body.items.map((x: any) => [x.name, x.mention_count]),
+        [
+          ['Hank', 2],
+          ['Ivy', 1],
+        ],
+      );
+      for (const k of ['id', 'name', 'type', 'aliases', 'mention_count', 'first_seen', 'last_seen'])
+        assert.ok(k in e.body.items[0]);
       const d = await t.call('DELETE', bankPath('ents'));
       assert.deepEqual(d.body, { deleted: true, bank_id: 'ents', memories_deleted: 2 });
       assert.equal((await t.call('GET', bankPath('ents'))).status, 404);
@@ -166,7 +235,9 @@ for (const engine of ENGINES) {
         { content: 'Jane is allergic to peanuts', timestamp: '2024-02-02T00:00:00Z' },
         { content: 'Jane runs marathons' },
       ]);
-      const r = await t.call('POST', bankPath('refl', '/reflect'), { body: { query: 'Is Jane allergic to anything?' } });
+      const r = await t.call('POST', bankPath('refl', '/reflect'), {
+        body: { query: 'Is Jane allergic to anything?' },
+      });
       assert.equal(r.status, 200);
       assert.equal(r.body.mode, 'extractive');
       assert.match(r.body.response, /allergic to peanuts/);

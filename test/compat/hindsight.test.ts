@@ -13,7 +13,6 @@ import { ENGINES, openTestStore } from '../helpers/engines.js';
 
 const TOKEN = 'hindsight-compat-token';
 
-
 for (const engine of ENGINES) {
   describe(`Hindsight client compatibility (${engine})`, () => {
     let server: RunningServer;
@@ -57,10 +56,16 @@ for (const engine of ENGINES) {
       const cfg = await client.getBankConfig('hs-user');
       assert.equal(cfg.config.retain_extraction_mode, 'chunks');
       assert.equal(cfg.config.disposition_empathy, 5);
-      const updated = await client.updateBankConfig('hs-user', { dispositionSkepticism: 2, enableGraphRetrieval: false });
+      const updated = await client.updateBankConfig('hs-user', {
+        dispositionSkepticism: 2,
+        enableGraphRetrieval: false,
+      });
       assert.equal(updated.config.disposition_skepticism, 2);
       assert.equal(updated.config.enable_graph_retrieval, false);
-      await assert.rejects(client.updateBankConfig('hs-user', { dispositionEmpathy: 9 }), /updateBankConfig failed/);
+      await assert.rejects(
+        client.updateBankConfig('hs-user', { dispositionEmpathy: 9 }),
+        /updateBankConfig failed/,
+      );
     });
 
     test('retain, retainBatch, recall, listMemories', async () => {
@@ -75,7 +80,10 @@ for (const engine of ENGINES) {
       assert.equal(r.items_count, 1);
       const b = await client.retainBatch(
         'hs-user',
-        [{ content: 'Alice is allergic to peanuts' }, { content: 'Alice works as a nurse in Lyon', entities: [{ text: 'Lyon', type: 'PLACE' }] }],
+        [
+          { content: 'Alice is allergic to peanuts' },
+          { content: 'Alice works as a nurse in Lyon', entities: [{ text: 'Lyon', type: 'PLACE' }] },
+        ],
         { documentId: 'profile-doc' },
       );
       assert.equal(b.items_count, 2);
@@ -83,7 +91,10 @@ for (const engine of ENGINES) {
       assert.equal(rec.results[0]!.text, 'Alice works as a nurse in Lyon');
       assert.ok(rec.results[0]!.entities?.includes('Lyon'));
       const tagged = await client.recall('hs-user', 'hiking', { tags: ['hobby'], tagsMatch: 'all_strict' });
-      assert.deepEqual(tagged.results.map((x) => x.text), ['Alice loves hiking in the Alps']);
+      assert.deepEqual(
+        tagged.results.map((x) => x.text),
+        ['Alice loves hiking in the Alps'],
+      );
       const list = await client.listMemories('hs-user', { limit: 2, offset: 0 });
       assert.equal(list.total, 3);
       assert.equal(list.items.length, 2);
@@ -102,7 +113,10 @@ for (const engine of ENGINES) {
       assert.equal(a.operation_id, operationId);
       assert.equal(again.operation_id, operationId);
       await until(
-        () => fetch(`${server.url}/v1/default/banks/hs-async/operations/${operationId}`, { headers: { authorization: `Bearer ${TOKEN}` } }).then((r) => r.json()),
+        () =>
+          fetch(`${server.url}/v1/default/banks/hs-async/operations/${operationId}`, {
+            headers: { authorization: `Bearer ${TOKEN}` },
+          }).then((r) => r.json()),
         (op: any) => op.status === 'completed',
       );
       const list = await client.listMemories('hs-async');
@@ -116,7 +130,10 @@ for (const engine of ENGINES) {
     });
 
     test('directives: create, list, get, update, delete', async () => {
-      const d = await client.createDirective('hs-user', 'no-medical', 'Never give medical advice', { priority: 5, tags: ['health'] });
+      const d = await client.createDirective('hs-user', 'no-medical', 'Never give medical advice', {
+        priority: 5,
+        tags: ['health'],
+      });
       assert.ok(d.id);
       assert.equal(d.content, 'Never give medical advice');
       assert.equal(d.name, 'no-medical');
@@ -124,7 +141,10 @@ for (const engine of ENGINES) {
       assert.ok(list.items.some((x) => x.id === d.id));
       const got = await client.getDirective('hs-user', d.id);
       assert.equal(got.priority, 5);
-      const up = await client.updateDirective('hs-user', d.id, { isActive: false, content: 'Never diagnose' });
+      const up = await client.updateDirective('hs-user', d.id, {
+        isActive: false,
+        content: 'Never diagnose',
+      });
       assert.equal(up.is_active, false);
       assert.equal(up.content, 'Never diagnose');
       await client.deleteDirective('hs-user', d.id);

@@ -10,7 +10,9 @@ import type { Store } from '../../src/store/store.js';
 
 export type EngineName = 'pglite' | 'postgres';
 
-export const ENGINES: EngineName[] = process.env.MNEMO_TEST_DATABASE_URL ? ['pglite', 'postgres'] : ['pglite'];
+export const ENGINES: EngineName[] = process.env.MNEMO_TEST_DATABASE_URL
+  ? ['pglite', 'postgres']
+  : ['pglite'];
 
 export interface TestDatabase {
   url?: string;

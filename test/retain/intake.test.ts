@@ -16,7 +16,11 @@ const FACTS = {
       occurred_start: '2023-05-07T00:00:00Z',
       occurred_end: '2023-05-08T00:00:00Z',
     },
-    { text: 'Caroline prefers painting at sunrise', fact_type: 'preference', entities: [{ text: 'Caroline', type: 'PERSON' }] },
+    {
+      text: 'Caroline prefers painting at sunrise',
+      fact_type: 'preference',
+      entities: [{ text: 'Caroline', type: 'PERSON' }],
+    },
   ],
 };
 
@@ -42,7 +46,12 @@ for (const engine of ENGINES) {
     const setMode = (bank: string, updates: Record<string, unknown>) =>
       t.call('PATCH', bankPath(bank, '/config'), { body: { updates } });
     const useOpenAI = () => {
-      t.services.llm = createOpenAIModel({ baseUrl: openai.url, model: 'fake-model', maxRetries: 2, timeoutMs: 800 });
+      t.services.llm = createOpenAIModel({
+        baseUrl: openai.url,
+        model: 'fake-model',
+        maxRetries: 2,
+        timeoutMs: 800,
+      });
     };
 
     test('concise mode with an OpenAI-compatible model stores the extracted facts', async () => {
@@ -52,7 +61,12 @@ for (const engine of ENGINES) {
       await retain('llm', { items: [{ content: 'seed' }] });
       await setMode('llm', { retain_extraction_mode: 'concise' });
       const r = await retain('llm', {
-        items: [{ content: 'Caroline: I went to a LGBTQ support group yesterday. I love painting at sunrise!', timestamp: '2023-05-08T13:56:00Z' }],
+        items: [
+          {
+            content: 'Caroline: I went to a LGBTQ support group yesterday. I love painting at sunrise!',
+            timestamp: '2023-05-08T13:56:00Z',
+          },
+        ],
       });
       assert.equal(r.status, 200, JSON.stringify(r.body));
       assert.equal(r.body.extraction, 'llm');
@@ -74,9 +88,14 @@ for (const engine of ENGINES) {
 
     test('custom mode sends the bank instructions; verbose asks for every fact', async () => {
       useOpenAI();
-      openai.respond(() => ({ content: JSON.stringify({ facts: [{ text: 'x fact', fact_type: 'world', entities: [] }] }) }));
+      openai.respond(() => ({
+        content: JSON.stringify({ facts: [{ text: 'x fact', fact_type: 'world', entities: [] }] }),
+      }));
       await retain('custom', { items: [{ content: 'seed' }] });
-      await setMode('custom', { retain_extraction_mode: 'custom', retain_custom_instructions: 'Only keep facts about pets.' });
+      await setMode('custom', {
+        retain_extraction_mode: 'custom',
+        retain_custom_instructions: 'Only keep facts about pets.',
+      });
       const n = openai.requests.length;
       await retain('custom', { items: [{ content: 'My dog is called Rex.' }] });
       assert.match(JSON.stringify(openai.requests[n]!.body), /Only keep facts about pets/);
@@ -92,7 +111,10 @@ for (const engine of ENGINES) {
       useOpenAI();
       await retain('broken', { items: [{ content: 'seed' }] });
       await setMode('broken', { retain_extraction_mode: 'concise' });
-      openai.respond(() => ({ content: "```json\n{facts: [{'text': 'Repaired fact about tea', 'fact_type': 'world', 'entities': [],},]}\n```" }));
+      openai.respond(() => ({
+        content:
+          "```json\n{facts: [{'text': 'Repaired fact about tea', 'fact_type': 'world', 'entities': [],},]}\n```",
+      }));
       const ok = await retain('broken', { items: [{ content: 'tea talk' }] });
       assert.equal(ok.status, 200);
       assert.ok((await texts('broken')).includes('Repaired fact about tea'));
@@ -126,7 +148,12 @@ for (const engine of ENGINES) {
     });
 
     test('an Anthropic model extracts through a forced tool', async () => {
-      t.services.llm = createAnthropicModel({ baseUrl: anthropic.url, model: 'claude-fake', apiKey: 'k', maxRetries: 1 });
+      t.services.llm = createAnthropicModel({
+        baseUrl: anthropic.url,
+        model: 'claude-fake',
+        apiKey: 'k',
+        maxRetries: 1,
+      });
       anthropic.respond(() => ({ toolInput: FACTS }));
       await retain('claude', { items: [{ content: 'seed' }] });
       await setMode('claude', { retain_extraction_mode: 'verbose' });
@@ -142,7 +169,12 @@ for (const engine of ENGINES) {
       await retain('local', { items: [{ content: 'seed' }] });
       await setMode('local', { retain_extraction_mode: 'concise' });
       const r = await retain('local', {
-        items: [{ content: 'Melanie: Hi! I painted a lake sunrise last weekend. We also went camping with the kids in the mountains.' }],
+        items: [
+          {
+            content:
+              'Melanie: Hi! I painted a lake sunrise last weekend. We also went camping with the kids in the mountains.',
+          },
+        ],
       });
       assert.equal(r.body.extraction, 'local');
       const all = await texts('local');
@@ -171,7 +203,9 @@ for (const engine of ENGINES) {
 
     test('entity resolution merges the same person and keeps different ones apart', async () => {
       const P = (text: string) => ({ text, type: 'PERSON' });
-      await retain('people', { items: [{ content: 'Bob Smith joined the team', entities: [P('Bob Smith')] }] });
+      await retain('people', {
+        items: [{ content: 'Bob Smith joined the team', entities: [P('Bob Smith')] }],
+      });
       await retain('people', { items: [{ content: 'bob smith likes golf', entities: [P('bob smith')] }] });
       await retain('people', { items: [{ content: 'Bob fixed the printer', entities: [P('Bob')] }] });
       await retain('people', { items: [{ content: 'Anna arrived', entities: [P('Anna')] }] });
@@ -180,7 +214,10 @@ for (const engine of ENGINES) {
       const bob = ents.find((e: any) => e.name === 'Bob Smith');
       assert.equal(bob.mention_count, 3);
       assert.deepEqual(bob.aliases, ['Bob']);
-      assert.ok(ents.some((e: any) => e.name === 'Anna') && ents.some((e: any) => e.name === 'Ann'), 'Ann is not Anna');
+      assert.ok(
+        ents.some((e: any) => e.name === 'Anna') && ents.some((e: any) => e.name === 'Ann'),
+        'Ann is not Anna',
+      );
       // a second Bob makes "Bob" ambiguous: it no longer merges
       await retain('people', { items: [{ content: 'Bob Jones is new', entities: [P('Bob Jones')] }] });
       await retain('people', { items: [{ content: 'Bob said hi', entities: [P('Bob')] }] });
@@ -191,7 +228,9 @@ for (const engine of ENGINES) {
       // resolve_entities: false keeps the name as given
       await retain('people2', { items: [{ content: 'x', entities: [P('Carl Sagan')] }] });
       await retain('people2', { items: [{ content: 'y', entities: [P('Carl')], resolve_entities: false }] });
-      const e2 = (await t.call('GET', bankPath('people2', '/entities'))).body.items.map((e: any) => e.name).sort();
+      const e2 = (await t.call('GET', bankPath('people2', '/entities'))).body.items
+        .map((e: any) => e.name)
+        .sort();
       assert.deepEqual(e2, ['Carl', 'Carl Sagan']);
     });
 
@@ -199,10 +238,14 @@ for (const engine of ENGINES) {
       const body = { document_id: 'notes', items: [{ content: 'stable one' }, { content: 'stable two' }] };
       const a = await retain('unchanged', body);
       assert.equal(a.body.memories_created, 2);
-      const ids = (await t.call('GET', bankPath('unchanged', '/memories'))).body.items.map((m: any) => m.id).sort();
+      const ids = (await t.call('GET', bankPath('unchanged', '/memories'))).body.items
+        .map((m: any) => m.id)
+        .sort();
       const b = await retain('unchanged', body);
       assert.equal(b.body.memories_created, 0);
-      const again = (await t.call('GET', bankPath('unchanged', '/memories'))).body.items.map((m: any) => m.id).sort();
+      const again = (await t.call('GET', bankPath('unchanged', '/memories'))).body.items
+        .map((m: any) => m.id)
+        .sort();
       assert.deepEqual(again, ids);
       const c = await retain('unchanged', { document_id: 'notes', items: [{ content: 'changed' }] });
       assert.equal(c.body.memories_created, 1);
@@ -210,14 +253,24 @@ for (const engine of ENGINES) {
     });
 
     test('long content is chunked on boundaries in chunks mode', async () => {
-      const turns = Array.from({ length: 300 }, (_, i) => `Speaker${i % 2}: this is sentence number ${i} of a long transcript about gardening.`).join('\n');
+      const turns = Array.from(
+        { length: 300 },
+        (_, i) => `Speaker${i % 2}: this is sentence number ${i} of a long transcript about gardening.`,
+      ).join('\n');
       const r = await retain('long-doc', { document_id: 'transcript', items: [{ content: turns }] });
       assert.equal(r.status, 200);
       assert.ok(r.body.memories_created > 1);
       const items = (await t.call('GET', bankPath('long-doc', '/memories?limit=500'))).body.items;
       assert.ok(items.every((m: any) => m.chunk_id && m.document_id === 'transcript'));
-      assert.ok(items.every((m: any) => /^Speaker\d: /.test(m.text)), 'chunks start at a turn');
-      assert.equal(items.map((m: any) => m.text).join('\n').length, turns.length - (items.length - 1) * 0, 'verbatim');
+      assert.ok(
+        items.every((m: any) => /^Speaker\d: /.test(m.text)),
+        'chunks start at a turn',
+      );
+      assert.equal(
+        items.map((m: any) => m.text).join('\n').length,
+        turns.length - (items.length - 1) * 0,
+        'verbatim',
+      );
     });
   });
 }

@@ -29,14 +29,19 @@ for (const engine of ENGINES) {
         assert.equal(r.status, 200);
         for (const res of seen) {
           const versions = new Set(
-            res.body.results.map((x: any) => /version (\d+)/.exec(x.text)?.[1]).filter((x: unknown) => x !== undefined),
+            res.body.results
+              .map((x: any) => /version (\d+)/.exec(x.text)?.[1])
+              .filter((x: unknown) => x !== undefined),
           );
           assert.equal(res.body.results.length, 3, `a recall saw ${res.body.results.length} memories`);
           assert.equal(versions.size, 1, `a recall saw a mix of versions ${[...versions].join(',')}`);
         }
       }
       const final = await t.call('GET', bankPath(bank, '/memories'));
-      assert.deepEqual(new Set(final.body.items.map((x: any) => /version (\d+)/.exec(x.text)![1])), new Set([String(LAST)]));
+      assert.deepEqual(
+        new Set(final.body.items.map((x: any) => /version (\d+)/.exec(x.text)![1])),
+        new Set([String(LAST)]),
+      );
     });
   });
 }

@@ -123,7 +123,7 @@ for (const engine of ENGINES) {
             want.map((h) => h.text),
             what,
           );
-          got.forEach((h, i) => assert.ok(Math.abs(h.score - want[i]!.score) < 1e-5, what));
+          for (const [i, h] of got.entries()) assert.ok(Math.abs(h.score - want[i]!.score) < 1e-5, what);
         }
       }
       // Recall's candidates carry the similarity of their sealed vectors too.

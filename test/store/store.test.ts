@@ -305,7 +305,8 @@ for (const engine of ENGINES) {
         hits.map((h) => h.id),
         expected.map((e) => e.id),
       );
-      hits.forEach((h, i) => assert.ok(Math.abs(h.score - expected[i]!.score) < 1e-9, `score ${i}`));
+      for (const [i, h] of hits.entries())
+        assert.ok(Math.abs(h.score - expected[i]!.score) < 1e-9, `score ${i}`);
     });
 
     test('audit is append-only and paged; entities page', async () => {

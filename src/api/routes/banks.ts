@@ -64,7 +64,8 @@ export const bankRoutes = router()
       path: '/banks/{bank}/config',
       tags: ['Banks'],
       summary: 'Update bank config',
-      description: 'Unknown keys and bad values are a 400 naming each key; `null` resets a key to its default.',
+      description:
+        'Unknown keys and bad values are a 400 naming each key; `null` resets a key to its default.',
       middleware: [guard('banks.config.update')] as const,
       request: { params: BankParam, ...jsonBody(PatchConfigBody) },
       responses: ok(BankConfigView),
@@ -94,6 +95,9 @@ export const bankRoutes = router()
       const { projectId } = authOf(c);
       const bank = await requireBank(s, projectId, c.req.valid('param').bank);
       const q = c.req.valid('query');
-      return send(c, await s.store.listEntities(projectId, bank.id, { limit: q.limit ?? 50, cursor: q.cursor }));
+      return send(
+        c,
+        await s.store.listEntities(projectId, bank.id, { limit: q.limit ?? 50, cursor: q.cursor }),
+      );
     },
   );

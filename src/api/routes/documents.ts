@@ -4,10 +4,20 @@ import type { DocumentRecord } from '../../core/types.js';
 import { authOf, guard } from '../auth.js';
 import { BankParam } from '../../contract/common.js';
 import { ok } from './openapi.js';
-import { DeletedDocument, DocumentDetail, DocumentPage, DocumentParams, OffsetQuery } from '../../contract/documents.js';
+import {
+  DeletedDocument,
+  DocumentDetail,
+  DocumentPage,
+  DocumentParams,
+  OffsetQuery,
+} from '../../contract/documents.js';
 import { router, send, servicesOf } from './router.js';
 
-const summary = (d: DocumentRecord) => ({ ...d, content_hash: d.content_hash || null, memory_unit_count: d.memory_count });
+const summary = (d: DocumentRecord) => ({
+  ...d,
+  content_hash: d.content_hash || null,
+  memory_unit_count: d.memory_count,
+});
 
 /** Documents: memories grouped by document id (Hindsight-compatible shapes). */
 export const documentRoutes = router()
@@ -25,7 +35,10 @@ export const documentRoutes = router()
       const q = c.req.valid('query');
       const limit = q.limit ?? 100;
       const offset = q.offset ?? 0;
-      const page = await listDocuments(servicesOf(c), authOf(c).projectId, c.req.valid('param').bank, { limit, offset });
+      const page = await listDocuments(servicesOf(c), authOf(c).projectId, c.req.valid('param').bank, {
+        limit,
+        offset,
+      });
       return send(c, { items: page.items.map(summary), total: page.total, limit, offset });
     },
   )

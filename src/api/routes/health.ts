@@ -2,7 +2,9 @@ import { Hono } from 'hono';
 import { readFileSync } from 'node:fs';
 import type { AppEnv } from '../env.js';
 
-const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
+const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
+  version: string;
+};
 
 /** Features this server offers, for clients that adapt (Hindsight's flags plus mnemo's own). */
 export const FEATURES = {

@@ -44,7 +44,8 @@ export const memoryRoutes = router()
       };
       const s = servicesOf(c);
       const { projectId } = authOf(c);
-      if (body.async) return send(c, await retainAsync(s, projectId, bank, req, { operationId: body.operation_id }));
+      if (body.async)
+        return send(c, await retainAsync(s, projectId, bank, req, { operationId: body.operation_id }));
       return send(c, await retain(s, projectId, bank, req, { seed: c.get('idempotencySeed') }));
     },
   )
@@ -54,7 +55,8 @@ export const memoryRoutes = router()
       path: '/banks/{bank}/memories/recall',
       tags: ['Memories'],
       summary: 'Recall memories',
-      description: 'Hybrid retrieval (semantic, keyword, graph, temporal), fused and reranked, cut to `max_tokens`.',
+      description:
+        'Hybrid retrieval (semantic, keyword, graph, temporal), fused and reranked, cut to `max_tokens`.',
       middleware: [guard('memories.recall')] as const,
       request: { params: BankParam, ...jsonBody(RecallBody) },
       responses: ok(RecallResponse),
@@ -93,7 +95,12 @@ export const memoryRoutes = router()
         bank,
         {
           types: q.type ? [q.type] : undefined,
-          tags: q.tags ? q.tags.split(',').map((t) => t.trim()).filter(Boolean) : undefined,
+          tags: q.tags
+            ? q.tags
+                .split(',')
+                .map((t) => t.trim())
+                .filter(Boolean)
+            : undefined,
           tagsMatch: q.tags_match,
           documentId: q.document_id,
           q: q.q,

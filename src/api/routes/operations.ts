@@ -3,7 +3,12 @@ import { cancelOperation, getOperation, listOperations } from '../../core/operat
 import { authOf, guard } from '../auth.js';
 import { BankParam } from '../../contract/common.js';
 import { ok } from './openapi.js';
-import { OperationPage, OperationParams, OperationQuery, OperationRecord } from '../../contract/operations.js';
+import {
+  OperationPage,
+  OperationParams,
+  OperationQuery,
+  OperationRecord,
+} from '../../contract/operations.js';
 import { router, send, servicesOf } from './router.js';
 
 /** Background operations of a bank: async Retain and other durable work. */

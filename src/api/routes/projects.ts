@@ -1,6 +1,13 @@
 import type { Action } from '../../contract/actions.js';
 import { createRoute } from '@hono/zod-openapi';
-import { createKey, createProject, deleteProject, keyView, requireProject, revokeKey } from '../../core/projects.js';
+import {
+  createKey,
+  createProject,
+  deleteProject,
+  keyView,
+  requireProject,
+  revokeKey,
+} from '../../core/projects.js';
 import { projectWithUsage } from '../../core/quotas.js';
 import { guard } from '../auth.js';
 import { toDate } from '../../contract/common.js';

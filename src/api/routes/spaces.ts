@@ -50,7 +50,9 @@ export const spaceRoutes = router()
       responses: ok(SpaceBanks),
     }),
     async (c) =>
-      send(c, { items: await listSpaceBanks(servicesOf(c), authOf(c).projectId, c.req.valid('param').space) }),
+      send(c, {
+        items: await listSpaceBanks(servicesOf(c), authOf(c).projectId, c.req.valid('param').space),
+      }),
   )
   .openapi(
     createRoute({

@@ -93,9 +93,7 @@ const LlmFacts = z.object({
     z.object({
       text: z.string().min(1),
       fact_type: z.enum(FACT_TYPES).catch('world'),
-      entities: z
-        .array(z.object({ text: z.string().min(1), type: z.string().default('OTHER') }))
-        .default([]),
+      entities: z.array(z.object({ text: z.string().min(1), type: z.string().default('OTHER') })).default([]),
       occurred_start: z.string().nullable().optional(),
       occurred_end: z.string().nullable().optional(),
     }),
@@ -114,7 +112,11 @@ const FACT_SCHEMA = {
           fact_type: { type: 'string', enum: [...FACT_TYPES] },
           entities: {
             type: 'array',
-            items: { type: 'object', properties: { text: { type: 'string' }, type: { type: 'string' } }, required: ['text', 'type'] },
+            items: {
+              type: 'object',
+              properties: { text: { type: 'string' }, type: { type: 'string' } },
+              required: ['text', 'type'],
+            },
           },
           occurred_start: { type: ['string', 'null'] },
           occurred_end: { type: ['string', 'null'] },
@@ -129,7 +131,8 @@ const FACT_SCHEMA = {
 const MODE_RULES = {
   concise:
     'Extract few facts: only what is significant and worth remembering about the people involved. Merge related details into one fact. Skip small talk.',
-  verbose: 'Extract every distinct fact, with its details (who, what, where, when, why). Do not skip anything specific.',
+  verbose:
+    'Extract every distinct fact, with its details (who, what, where, when, why). Do not skip anything specific.',
   custom: 'Extract facts as the bank instructions below direct.',
 } as const;
 
@@ -218,7 +221,11 @@ export async function extractItem(
   const mode = cfg.retain_extraction_mode;
   const none = { input: 0, output: 0 };
   if (mode === 'chunks') {
-    return { facts: verbatimChunks(item, cfg.retain_auto_entities, cfg.retain_chunk_size), extraction: 'chunks', usage: none };
+    return {
+      facts: verbatimChunks(item, cfg.retain_auto_entities, cfg.retain_chunk_size),
+      extraction: 'chunks',
+      usage: none,
+    };
   }
   if (!s.llm) return { facts: localFacts(item, mode), extraction: 'local', usage: none };
   const { facts, usage } = await llmFacts(s, item, mode, cfg, signal);

@@ -24,15 +24,22 @@ export function tenancyQueries(db: Db): TenancyStore {
     async setting(key, init) {
       const found = await db.query<{ value: string }>('SELECT value FROM settings WHERE key = $1', [key]);
       if (found[0]) return found[0].value;
-      await db.query('INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING', [key, init()]);
+      await db.query('INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING', [
+        key,
+        init(),
+      ]);
       const rows = await db.query<{ value: string }>('SELECT value FROM settings WHERE key = $1', [key]);
       return rows[0]!.value;
     },
     async getProject(id) {
-      const rows = await db.query<Project>('SELECT id, name, limits, created_at FROM projects WHERE id = $1', [id]);
+      const rows = await db.query<Project>(
+        'SELECT id, name, limits, created_at FROM projects WHERE id = $1',
+        [id],
+      );
       return rows[0] ?? null;
     },
-    listProjects: () => db.query<Project>('SELECT id, name, limits, created_at FROM projects ORDER BY created_at, id'),
+    listProjects: () =>
+      db.query<Project>('SELECT id, name, limits, created_at FROM projects ORDER BY created_at, id'),
     async createProject(p) {
       const rows = await db.query<Project>(
         `INSERT INTO projects (id, name, limits) VALUES ($1, $2, $3::jsonb)
@@ -80,9 +87,10 @@ export function tenancyQueries(db: Db): TenancyStore {
       return rows[0] ?? null;
     },
     listApiKeys: (projectId) =>
-      db.query<ApiKeyRecord>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE project_id = $1 ORDER BY created_at, id`, [
-        projectId,
-      ]),
+      db.query<ApiKeyRecord>(
+        `SELECT ${KEY_COLUMNS} FROM api_keys WHERE project_id = $1 ORDER BY created_at, id`,
+        [projectId],
+      ),
     async revokeApiKey(projectId, id) {
       const rows = await db.query(
         `UPDATE api_keys SET revoked_at = coalesce(revoked_at, now())
