@@ -234,11 +234,14 @@ async function retainSliceOf(
   let extraction: RetainResult['extraction'] = 'chunks';
   // An operation numbers its memories in order; a request names them by item and fact, so a
   // retry whose earlier attempt finished some documents (unchanged now) names the rest the same.
+  // The bank's creation time is part of a request's seed: a bank deleted and created again
+  // never gets the ids of the old one's memories back.
+  const requestSeed = opts.seed && `${opts.seed}:${new Date(bank.created_at).toISOString()}`;
   const memoryId = (i: number, k: number) =>
     opts.idSeed
       ? seededId(opts.idSeed, (slice?.firstMemory ?? 0) + memories.length)
-      : opts.seed
-        ? seededId(opts.seed, `${i}.${k}`)
+      : requestSeed
+        ? seededId(requestSeed, `${i}.${k}`)
         : randomUUID();
   let extracted = false;
   const pace = pacer();
