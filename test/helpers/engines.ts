@@ -5,7 +5,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import type { Db } from '../../src/store/db.js';
+import { migrate } from '../../src/store/migrate.js';
 import { openStore } from '../../src/store/open.js';
+import { openPglite } from '../../src/store/pglite.js';
+import { openPostgres } from '../../src/store/postgres.js';
 import type { Store } from '../../src/store/store.js';
 
 export type EngineName = 'pglite' | 'postgres';
@@ -55,4 +59,18 @@ export async function openTestStore(engine: EngineName): Promise<Store & { dispo
       await db.drop();
     },
   });
+}
+
+/** A migrated database of the engine without a store over it, for tests that read stored rows. */
+export async function openTestDb(engine: EngineName): Promise<{ db: Db; dispose(): Promise<void> }> {
+  const testDb = engine === 'postgres' ? await createTestDatabase() : null;
+  const db = testDb ? await openPostgres(testDb.url!, { poolSize: 4 }) : await openPglite(undefined);
+  await migrate(db);
+  return {
+    db,
+    async dispose() {
+      await db.close();
+      await testDb?.drop();
+    },
+  };
 }

@@ -8,11 +8,8 @@ import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { Db } from '../../src/store/db.js';
-import { migrate } from '../../src/store/migrate.js';
 import { storeOver } from '../../src/store/open.js';
-import { openPglite } from '../../src/store/pglite.js';
-import { openPostgres } from '../../src/store/postgres.js';
-import { createTestDatabase, ENGINES, type TestDatabase } from '../helpers/engines.js';
+import { ENGINES, openTestDb } from '../helpers/engines.js';
 import { until } from '../helpers/until.js';
 import { type EncryptedApp, encryptedApp, newMasterKey } from './encryption-helpers.js';
 
@@ -21,7 +18,7 @@ const canary = (tag: string) => `zq${tag}${randomBytes(5).toString('hex')}`;
 for (const engine of ENGINES) {
   describe(`sealed bank text and document hashes (${engine})`, () => {
     let db: Db;
-    let testDb: TestDatabase | null = null;
+    let dispose: () => Promise<void>;
     let e: EncryptedApp;
     const c = {
       name: canary('name'),
@@ -34,18 +31,12 @@ for (const engine of ENGINES) {
     const doc = `The recipe for ${canary('doc')} needs three eggs`;
 
     before(async () => {
-      if (engine === 'pglite') db = await openPglite(undefined);
-      else {
-        testDb = await createTestDatabase();
-        db = await openPostgres(testDb.url!, { poolSize: 4 });
-      }
-      await migrate(db);
+      ({ db, dispose } = await openTestDb(engine));
       e = encryptedApp(storeOver(db), newMasterKey());
     });
     after(async () => {
       await e.close();
-      await db.close();
-      await testDb?.drop();
+      await dispose();
     });
 
     /** Everything the database holds about the bank, as text. */

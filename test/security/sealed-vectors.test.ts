@@ -9,13 +9,10 @@ import { after, before, describe, test } from 'node:test';
 import { consolidateBank } from '../../src/core/consolidate/consolidate.js';
 import type { MemoryFilter } from '../../src/core/types.js';
 import type { Db } from '../../src/store/db.js';
-import { migrate } from '../../src/store/migrate.js';
 import { MIGRATIONS } from '../../src/store/migrations/index.js';
 import { storeOver } from '../../src/store/open.js';
-import { openPglite } from '../../src/store/pglite.js';
-import { openPostgres } from '../../src/store/postgres.js';
 import type { Store } from '../../src/store/store.js';
-import { createTestDatabase, ENGINES, type TestDatabase } from '../helpers/engines.js';
+import { ENGINES, openTestDb } from '../helpers/engines.js';
 import { until } from '../helpers/until.js';
 import { type EncryptedApp, encryptedApp, newMasterKey } from './encryption-helpers.js';
 
@@ -46,7 +43,7 @@ const FILTERS: MemoryFilter[] = [
 for (const engine of ENGINES) {
   describe(`sealed vectors of encrypted banks (${engine})`, () => {
     let db: Db;
-    let testDb: TestDatabase | null = null;
+    let dispose: () => Promise<void>;
     let store: Store;
     const key = newMasterKey();
     /** Two "processes": each its own services and vector cache, one database. */
@@ -54,12 +51,7 @@ for (const engine of ENGINES) {
     let b: EncryptedApp;
 
     before(async () => {
-      if (engine === 'pglite') db = await openPglite(undefined);
-      else {
-        testDb = await createTestDatabase();
-        db = await openPostgres(testDb.url!, { poolSize: 4 });
-      }
-      await migrate(db);
+      ({ db, dispose } = await openTestDb(engine));
       store = storeOver(db);
       a = encryptedApp(store, key);
       b = encryptedApp(store, key, { worker: false });
@@ -67,8 +59,7 @@ for (const engine of ENGINES) {
     after(async () => {
       await a.close();
       await b.close();
-      await db.close();
-      await testDb?.drop();
+      await dispose();
     });
 
     const makeBank = async (bank: string, encrypted: boolean) => {

@@ -13,11 +13,8 @@ import { after, before, describe, test } from 'node:test';
 import { loadConfig } from '../../src/config/load.js';
 import { type GloveCache, openGloveCache } from '../../src/embed/glove-cache.js';
 import type { Db } from '../../src/store/db.js';
-import { migrate } from '../../src/store/migrate.js';
 import { storeOver } from '../../src/store/open.js';
-import { openPglite } from '../../src/store/pglite.js';
-import { openPostgres } from '../../src/store/postgres.js';
-import { createTestDatabase, ENGINES, type TestDatabase } from '../helpers/engines.js';
+import { ENGINES, openTestDb } from '../helpers/engines.js';
 import { type EncryptedApp, encryptedApp, newMasterKey } from './encryption-helpers.js';
 
 /** Memories with two distinctive words each, the ones an attacker is after. */
@@ -101,24 +98,18 @@ function candidateVectors(row: Record<string, unknown>, dims: number): Float32Ar
 for (const engine of ENGINES) {
   describe(`nearest-word inversion of stored vectors (${engine})`, () => {
     let db: Db;
-    let testDb: TestDatabase | null = null;
+    let dispose: () => Promise<void>;
     let e: EncryptedApp;
     let attack: NearestWords;
 
     before(async () => {
-      if (engine === 'pglite') db = await openPglite(undefined);
-      else {
-        testDb = await createTestDatabase();
-        db = await openPostgres(testDb.url!, { poolSize: 4 });
-      }
-      await migrate(db);
+      ({ db, dispose } = await openTestDb(engine));
       e = encryptedApp(storeOver(db), newMasterKey(), { worker: false });
       attack = new NearestWords(await openGloveCache(loadConfig({}, {}).cacheDir));
     });
     after(async () => {
       await e.close();
-      await db.close();
-      await testDb?.drop();
+      await dispose();
     });
 
     /** Retains the secrets into the bank; then, per memory, the distinctive words recovered from its row. */
