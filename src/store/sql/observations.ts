@@ -4,7 +4,7 @@ import type { Hit, Store } from '../store.js';
 import { EXACT_SEARCH_LIMIT } from '../../core/recall/bank-index.js';
 import { vectorLiteral } from './filters.js';
 import { lockBank } from './bank-lock.js';
-import { deleteMemoriesIn, insertMemoriesIn, MEMORY_SELECT } from './memories.js';
+import { deleteMemoriesIn, insertMemoriesIn, MEMORY_SELECT, readByIds } from './memories.js';
 import { HNSW_DIMENSIONS } from './search.js';
 
 type ObservationStore = Pick<
@@ -77,9 +77,13 @@ export function observationQueries(db: Db): ObservationStore {
         [projectId, bankId, afterSeq, limit],
       );
       if (heads.length === 0) return [];
-      const rows = await db.query<Memory & { seq: number }>(
-        `${MEMORY_SELECT} WHERE m.project_id = $1 AND m.bank_id = $2 AND m.id = ANY($3::uuid[])`,
-        [projectId, bankId, heads.map((h) => h.id)],
+      const rows = await readByIds(
+        heads.map((h) => h.id),
+        (part) =>
+          db.query<Memory & { seq: number }>(
+            `${MEMORY_SELECT} WHERE m.project_id = $1 AND m.bank_id = $2 AND m.id = ANY($3::uuid[])`,
+            [projectId, bankId, part],
+          ),
       );
       const byId = new Map(rows.map(({ seq: _seq, ...m }) => [m.id, m]));
       return heads.flatMap((h): ConsolidationSource[] => {
