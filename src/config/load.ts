@@ -69,6 +69,10 @@ const ConfigSchema = z.object({
   defaultModelCallsPerDay: budget(200_000),
   defaultModelTokensPerMinute: budget(4_000_000),
   defaultModelTokensPerDay: budget(200_000_000),
+  // About 1,000 default Recalls a second (more than one server answers) and a tenth of that
+  // sustained over a day: a backstop, not a plan.
+  defaultRecallUnitsPerMinute: budget(120_000),
+  defaultRecallUnitsPerDay: budget(20_000_000),
 });
 
 export type Config = Readonly<z.infer<typeof ConfigSchema>>;
