@@ -1,4 +1,4 @@
-import type { AuditEntry, Entity } from '../../core/types.js';
+import type { AuditEntry, Entity } from '../records.js';
 import type { Db } from '../db.js';
 import type { Store } from '../store.js';
 import { decodeCursor, encodeCursor } from './filters.js';

@@ -1,5 +1,5 @@
-import { ENCRYPTION_CHANGED, SEALED } from '../../core/crypto/codec.js';
-import { AppError } from '../../core/errors.js';
+import { ENCRYPTION_CHANGED, SEALED } from '../sealed.js';
+import { AppError } from '../../contract/errors.js';
 import type { Db, Queryable } from '../db.js';
 import { lockBank } from './bank-lock.js';
 import type { BankKeyRecord, ConvertedEntity, ConvertedMemory, Store } from '../store.js';

@@ -1,4 +1,4 @@
-import type { Entity } from '../../core/types.js';
+import type { Entity } from '../records.js';
 import type { Db } from '../db.js';
 import type { Store } from '../store.js';
 
