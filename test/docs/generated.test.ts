@@ -8,11 +8,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { REGIONS } from '../../scripts/docs/index.js';
+import { routesByAction } from '../../scripts/docs/scopes.js';
+import { ACTIONS } from '../../src/contract/actions.js';
 import { fillRegion, renderAll, writeAll } from '../../scripts/docs/regions.js';
 
 test('every generated region of the docs matches the code', () => {
   const stale = renderAll(REGIONS).flatMap((f) => f.stale.map((name) => `${f.file}: ${name}`));
   assert.deepEqual(stale, [], `stale generated docs (${stale.join(', ')}): run \`npm run docs\` and commit`);
+});
+
+test('the scope table finds a route for every action (every guarded router is in GUARDED_MOUNTS)', () => {
+  const routes = routesByAction();
+  const missing = Object.keys(ACTIONS).filter((a) => !routes.get(a as keyof typeof ACTIONS)?.length);
+  assert.deepEqual(missing, [], 'mount new guarded routers through GUARDED_MOUNTS (src/api/routes/index.ts)');
 });
 
 test('a region that differs from its render is reported, and npm run docs rewrites only it', () => {
