@@ -4,6 +4,7 @@ import { openPglite } from './pglite.js';
 import { openPostgres } from './postgres.js';
 import { recordQueries } from './sql/audit.js';
 import { bankQueries } from './sql/banks.js';
+import { conversionQueries } from './sql/conversion.js';
 import { encryptionQueries } from './sql/encryption.js';
 import { limitQueries } from './sql/limits.js';
 import { directiveQueries } from './sql/directives.js';
@@ -51,6 +52,7 @@ export function storeOver(db: Db): Store {
     ...recordQueries(db),
     ...limitQueries(db),
     ...encryptionQueries(db),
+    ...conversionQueries(db),
     ...operationQueries(db),
     ...directiveQueries(db),
     ...observationQueries(db),

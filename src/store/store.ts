@@ -1,3 +1,4 @@
+import type { Scope } from '../contract/vocabulary.js';
 import type {
   ApiKeyRecord,
   AuditEntry,
@@ -20,9 +21,8 @@ import type {
   Page,
   Project,
   ProjectLimits,
-  Scope,
   Space,
-} from '../core/types.js';
+} from './records.js';
 import type { EngineMemory, PoolStats } from './db.js';
 
 /** A scored hit of one retrieval channel. */

@@ -1,11 +1,11 @@
 import { anchoredWindow } from '../../text/event-anchor.js';
 import { countTokens } from '../../text/tokens.js';
 import { effectiveConfig } from '../bank-config.js';
+import { requireBank, staleVectors } from '../banks.js';
 import { chargeCost } from '../budgets.js';
-import { requireBank } from '../banks.js';
 import { AppError, invalid } from '../errors.js';
 import { orgBankId } from '../ids.js';
-import { scheduleReembed, staleVectors } from '../reembed.js';
+import { scheduleReembed } from '../reembed.js';
 import type { Services } from '../services.js';
 import type { Bank, FactType, Memory, MemoryFilter, TagsMatch } from '../types.js';
 import { BUDGETS, type Budget, cutToBudget, recallUnits } from './budget.js';
@@ -14,11 +14,13 @@ import { fuse, type RankedList } from './fuse.js';
 import { resolveOrgConflicts } from './org-blend.js';
 import { type AnalyzedQuery, analyzeQuery } from './query.js';
 import { type Candidate, rerank, temporalScore } from './rerank.js';
+import { type RecallResponse, type RecallResult, STAGES, type Stage } from './response.js';
+
+// The answer's shape has its own module so that Services can name it without importing Recall.
+export { type RecallResponse, type RecallResult, STAGES, type Stage };
 
 export const MAX_QUERY_TOKENS = 500;
 const DEFAULT_MAX_TOKENS = 2048;
-export const STAGES = ['semantic', 'keyword', 'graph', 'temporal', 'reranker', 'final'] as const;
-export type Stage = (typeof STAGES)[number];
 
 export interface RecallRequest {
   query: string;
@@ -32,15 +34,6 @@ export interface RecallRequest {
   query_timestamp?: Date;
   temporal_window?: { start: Date; end: Date };
   min_scores?: Partial<Record<Stage, number>>;
-}
-
-export interface RecallResult extends Memory {
-  scores: Record<Stage, number>;
-}
-
-export interface RecallResponse {
-  results: RecallResult[];
-  usage: { tokens_used: number; max_tokens: number; truncated: boolean; org_blended: boolean };
 }
 
 /**

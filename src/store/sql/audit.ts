@@ -1,14 +1,14 @@
-import type { AuditEntry, Entity } from '../../core/types.js';
+import type { AuditEntry } from '../records.js';
 import type { Db } from '../db.js';
 import type { Store } from '../store.js';
 import { decodeCursor, encodeCursor } from './filters.js';
 
-type RecordStore = Pick<Store, 'appendAudit' | 'appendRefusal' | 'listAudit' | 'listEntities'>;
+type RecordStore = Pick<Store, 'appendAudit' | 'appendRefusal' | 'listAudit'>;
 
 /** The action of the aggregate entry of a minute's refusals beyond those kept in full. */
 export const REFUSALS_ACTION = 'auth.refusals';
 
-/** Append-only audit trail and the entity listing: both paged by an opaque cursor. */
+/** Append-only audit trail, paged by an opaque cursor. */
 export function recordQueries(db: Db): RecordStore {
   return {
     async appendAudit(e) {
@@ -91,21 +91,6 @@ export function recordQueries(db: Db): RecordStore {
         count: r.count ?? 1,
       }));
       return { items, next_cursor: more ? encodeCursor(Number(rows[page.limit - 1]!.id)) : null };
-    },
-    async listEntities(projectId, bankId, page) {
-      // Most mentioned first; the cursor is the offset, stable enough for browsing.
-      const offset = decodeCursor(page.cursor) ?? 0;
-      const rows = await db.query<Entity>(
-        `SELECT id::text AS id, name, type, aliases, mention_count, first_seen, last_seen FROM entities
-         WHERE project_id = $1 AND bank_id = $2 AND mention_count > 0
-         ORDER BY mention_count DESC, name_key LIMIT $3 OFFSET $4`,
-        [projectId, bankId, page.limit + 1, offset],
-      );
-      const more = rows.length > page.limit;
-      return {
-        items: rows.slice(0, page.limit),
-        next_cursor: more ? encodeCursor(offset + page.limit) : null,
-      };
     },
   };
 }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Db } from '../db.js';
 import type { Store } from '../store.js';
-import { EXACT_SEARCH_LIMIT } from '../../core/recall/bank-index.js';
+import { EXACT_SEARCH_LIMIT } from '../exact-search.js';
 import { HNSW_DIMENSIONS } from './search.js';
 
 type BankIndexStore = Pick<Store, 'wantedBankIndex' | 'buildBankIndex' | 'dropBankIndexes'>;

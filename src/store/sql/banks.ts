@@ -1,5 +1,5 @@
-import type { Bank, Space } from '../../core/types.js';
-import { notFound } from '../../core/errors.js';
+import type { Bank, Space } from '../records.js';
+import { notFound } from '../../contract/errors.js';
 import type { Db } from '../db.js';
 import type { Store } from '../store.js';
 

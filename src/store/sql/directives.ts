@@ -1,4 +1,4 @@
-import type { Directive } from '../../core/types.js';
+import type { Directive } from '../records.js';
 import type { Db } from '../db.js';
 import type { Store } from '../store.js';
 

@@ -1,4 +1,4 @@
-import type { DocumentRecord } from '../../core/types.js';
+import type { DocumentRecord } from '../records.js';
 import type { Db } from '../db.js';
 import type { Store } from '../store.js';
 import { termGroupsClause } from './encryption.js';

@@ -1,8 +1,8 @@
-import type { Entity } from '../../core/types.js';
+import type { Entity } from '../records.js';
 import type { Db } from '../db.js';
 import type { Store } from '../store.js';
 
-type IntakeStore = Pick<Store, 'findEntities' | 'documentHashes' | 'addLlmUsage'>;
+type IntakeStore = Pick<Store, 'findEntities' | 'documentHashes' | 'latestInSession' | 'addLlmUsage'>;
 
 /**
  * Longer names looked up per word: two tell "Bob" is ambiguous (both "Bob Smith" and "Bob
@@ -10,7 +10,17 @@ type IntakeStore = Pick<Store, 'findEntities' | 'documentHashes' | 'addLlmUsage'
  */
 const WORD_MATCHES = 2;
 
-/** What Retain reads before it writes: entities to resolve against, document hashes; and usage counters. */
+/**
+ * The conversation a memory belongs to when it has no document: the first of these metadata
+ * keys present. Must stay the same expression as the `memories_session` index (migration 6)
+ * and as `SESSION_KEYS` in `core/recall/context-terms.ts`.
+ */
+const SESSION_EXPR = `coalesce(m.metadata->>'session_id', m.metadata->>'session', m.metadata->>'conversation_id', m.metadata->>'thread_id')`;
+
+/**
+ * What Retain reads before it writes: entities to resolve against, document hashes, the latest
+ * memories of a conversation (context indexing); and usage counters.
+ */
 export function intakeQueries(db: Db): IntakeStore {
   return {
     findEntities(projectId, bankId, keys, words) {
@@ -51,6 +61,14 @@ export function intakeQueries(db: Db): IntakeStore {
         [projectId, bankId, ids],
       );
       return new Map(rows.map((r) => [r.id, r.content_hash]));
+    },
+    latestInSession(projectId, bankId, session, limit) {
+      return db.query<{ text: string; context: string | null }>(
+        `SELECT m.text, m.context FROM memories m
+         WHERE m.project_id = $1 AND m.bank_id = $2 AND m.document_id IS NULL AND ${SESSION_EXPR} = $3
+         ORDER BY m.seq DESC LIMIT $4`,
+        [projectId, bankId, session, limit],
+      );
     },
     async addLlmUsage(projectId, bankId, input, output) {
       await db.query(

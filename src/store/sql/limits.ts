@@ -1,5 +1,5 @@
 import type { Db } from '../db.js';
-import type { BudgetName } from '../../core/types.js';
+import type { BudgetName } from '../records.js';
 import type { CostCount, ItemsCharge, RateCount, Store } from '../store.js';
 
 type LimitStore = Pick<

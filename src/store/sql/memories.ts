@@ -1,4 +1,4 @@
-import type { Memory, NewMemory } from '../../core/types.js';
+import type { Memory, NewMemory } from '../records.js';
 import type { Db, Queryable } from '../db.js';
 import type { Store } from '../store.js';
 import { lockBank } from './bank-lock.js';

@@ -1,7 +1,7 @@
-import type { ConsolidationSource, Memory, ObservationDetail } from '../../core/types.js';
+import type { ConsolidationSource, Memory, ObservationDetail } from '../records.js';
 import type { Db, Queryable } from '../db.js';
 import type { Hit, Store } from '../store.js';
-import { EXACT_SEARCH_LIMIT } from '../../core/recall/bank-index.js';
+import { EXACT_SEARCH_LIMIT } from '../exact-search.js';
 import { vectorLiteral } from './filters.js';
 import { lockBank } from './bank-lock.js';
 import { deleteMemoriesIn, insertMemoriesIn, MEMORY_SELECT } from './memories.js';

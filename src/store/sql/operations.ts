@@ -1,5 +1,5 @@
-import { isUuid } from '../../core/ids.js';
-import type { Operation } from '../../core/types.js';
+import { isUuid } from '../uuid.js';
+import type { Operation } from '../records.js';
 import type { Db } from '../db.js';
 import type { Store } from '../store.js';
 import { cursorText, encodeCursor } from './filters.js';

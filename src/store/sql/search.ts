@@ -1,5 +1,5 @@
-import { EXACT_SEARCH_LIMIT } from '../../core/recall/bank-index.js';
-import type { MemoryFilter } from '../../core/types.js';
+import { EXACT_SEARCH_LIMIT } from '../exact-search.js';
+import type { MemoryFilter } from '../records.js';
 import type { Db, Queryable } from '../db.js';
 import type { Store } from '../store.js';
 import { filterClauses, vectorLiteral } from './filters.js';

@@ -1,4 +1,4 @@
-import type { ApiKeyRecord, Project } from '../../core/types.js';
+import type { ApiKeyRecord, Project } from '../records.js';
 import type { Db } from '../db.js';
 import type { Store } from '../store.js';
 
