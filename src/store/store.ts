@@ -256,13 +256,20 @@ export interface Store {
    * Writes memories with their terms and entities in one transaction. With `replaceDocuments`,
    * those documents' previous memories are deleted in the same transaction. If the first
    * memory's id already exists the batch was written before (a repeated operation) and nothing
-   * is done. Returns the number of memories written.
+   * is done. Returns the number of memories written. With `storedQuotaDefault` (the server's
+   * default `stored_memories`, null for none) the project's quota is checked in the same
+   * transaction under the project's lock: a write that would pass it throws
+   * `StoredQuotaExceeded` and writes nothing.
    */
   insertMemories(
     projectId: string,
     bankId: string,
     memories: NewMemory[],
-    opts?: { replaceDocuments?: string[]; documents?: { id: string; contentHash: string }[] },
+    opts?: {
+      replaceDocuments?: string[];
+      documents?: { id: string; contentHash: string }[];
+      storedQuotaDefault?: number | null;
+    },
   ): Promise<number>;
   listMemories(
     projectId: string,

@@ -4,6 +4,7 @@ import type { Store } from '../store.js';
 import { lockBank } from './bank-lock.js';
 import { lockBankForWrite, termGroupsClause } from './encryption.js';
 import { decodeCursor, encodeCursor, filterClauses, vectorLiteral } from './filters.js';
+import { checkStoredQuotaIn, lockStoredQuotaIn } from './limits.js';
 
 type MemoryStore = Pick<
   Store,
@@ -152,7 +153,12 @@ export function memoryQueries(db: Db): MemoryStore {
   return {
     async insertMemories(projectId, bankId, memories, opts = {}) {
       return db.transaction(async (tx) => {
-        // Lock the bank row first: serialises writers of one bank so statistics stay exact (and
+        // A project with a stored-memories quota: its writers take turns from here to commit.
+        const quota =
+          opts.storedQuotaDefault !== undefined && memories.length
+            ? await lockStoredQuotaIn(tx, projectId, opts.storedQuotaDefault)
+            : null;
+        // Lock the bank row next: serialises writers of one bank so statistics stay exact (and
         // refuses rows prepared for the other side of an encryption switch).
         await lockBankForWrite(tx, projectId, bankId, memories);
         if (memories[0]) {
@@ -165,6 +171,7 @@ export function memoryQueries(db: Db): MemoryStore {
         if (opts.replaceDocuments?.length) {
           await deleteMemoriesIn(tx, projectId, bankId, { documentIds: opts.replaceDocuments });
         }
+        if (quota !== null) await checkStoredQuotaIn(tx, projectId, quota, memories.length);
         if (memories.length) await insertMemoriesIn(tx, projectId, bankId, memories);
         if (opts.documents?.length) {
           await tx.query(
