@@ -25,20 +25,9 @@ import type { AppEnv } from './env.js';
 import { renderError } from './errors.js';
 import { limitDefaults, rateLimits } from './limits.js';
 import { createMetrics, instrumentServices, measureRequests, metricsRoutes } from './metrics.js';
-import { auditRoutes } from './routes/audit.js';
-import { bankListRoutes } from './routes/bank-list.js';
-import { bankRoutes } from './routes/banks.js';
-import { directiveRoutes } from './routes/directives.js';
 import { healthRoutes } from './routes/health.js';
-import { mcpRoutes } from './routes/mcp.js';
+import { GUARDED_MOUNTS } from './routes/index.js';
 import { unstorableText } from './body-text.js';
-import { documentRoutes } from './routes/documents.js';
-import { hindsightRoutes } from './routes/hindsight.js';
-import { memoryRoutes } from './routes/memories.js';
-import { operationRoutes } from './routes/operations.js';
-import { projectRoutes } from './routes/projects.js';
-import { reflectRoutes } from './routes/reflect.js';
-import { spaceRoutes } from './routes/spaces.js';
 
 /** Largest accepted request body (a Retain of 1,000 items fits). */
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
@@ -205,23 +194,10 @@ export function createApp(services: Services, config: Config, log: Logger): Open
   app.use('/v1/*', rateLimits());
   // Idempotency-Key is honoured by each route's guard, after its scope check (auth.ts).
 
-  for (const base of ['/v1/me', '/v1/default']) {
-    app.route(base, memoryRoutes);
-    app.route(base, bankListRoutes);
-    app.route(base, bankRoutes);
-    app.route(base, spaceRoutes);
-    app.route(base, auditRoutes);
-    app.route(base, reflectRoutes);
-    app.route(base, directiveRoutes);
-    app.route(base, operationRoutes);
-    app.route(base, documentRoutes);
-    app.route(base, hindsightRoutes);
-  }
-  app.route('/v1/default', projectRoutes);
+  for (const [base, routes] of GUARDED_MOUNTS) app.route(base, routes);
   app.route('/', healthRoutes);
   app.route('/metrics', metricsRoutes(metrics));
   app.route('/docs', docsRoutes);
-  app.route('/mcp', mcpRoutes);
   app.route('/console', consoleRoutes);
 
   app.doc31('/openapi.json', {

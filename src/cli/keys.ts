@@ -78,7 +78,7 @@ export function registerKeyCommands(program: Command): void {
     keys
       .command('revoke')
       .description('revoke a key at once')
-      .argument('<key-id>')
+      .argument('<key-id>', 'the key id (as keys list shows it)')
       .option('--project <id>', 'project id', 'default'),
   ).action(async (keyId: string, opts) => {
     await withServices(opts, (s) => revokeKey(s, opts.project, keyId));

@@ -1,7 +1,7 @@
 import type { Embedder } from '../embed/embedder.js';
 import type { Keyring } from './crypto/keyring.js';
 import type { RecallCache } from './recall/cache.js';
-import type { RecallResponse } from './recall/recall.js';
+import type { RecallResponse } from './recall/response.js';
 import type { LanguageModel } from '../llm/model.js';
 import type { LimitDefaults, Store } from '../store/store.js';
 
