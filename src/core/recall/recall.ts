@@ -2,12 +2,13 @@ import { anchoredWindow } from '../../text/event-anchor.js';
 import { countTokens } from '../../text/tokens.js';
 import { effectiveConfig } from '../bank-config.js';
 import { requireBank, staleVectors } from '../banks.js';
+import { chargeCost } from '../budgets.js';
 import { AppError, invalid } from '../errors.js';
 import { orgBankId } from '../ids.js';
 import { scheduleReembed } from '../reembed.js';
 import type { Services } from '../services.js';
 import type { Bank, FactType, Memory, MemoryFilter, TagsMatch } from '../types.js';
-import { BUDGETS, type Budget, cutToBudget } from './budget.js';
+import { BUDGETS, type Budget, cutToBudget, recallUnits } from './budget.js';
 import { recallCacheKey } from './cache.js';
 import { fuse, type RankedList } from './fuse.js';
 import { resolveOrgConflicts } from './org-blend.js';
@@ -19,6 +20,7 @@ import { type RecallResponse, type RecallResult, STAGES, type Stage } from './re
 export { type RecallResponse, type RecallResult, STAGES, type Stage };
 
 export const MAX_QUERY_TOKENS = 500;
+const DEFAULT_MAX_TOKENS = 2048;
 
 export interface RecallRequest {
   query: string;
@@ -179,13 +181,17 @@ export async function recall(
     throw invalid('temporal_window', 'start must not be after end');
   }
   const bank = await requireBank(s, projectId, bankId);
-  let org: Bank | null = null;
   if (req.include_org) {
     if (!req.space) throw invalid('space', 'include_org needs space');
     if (bank.space_id !== req.space)
       throw invalid('space', `bank '${bankId}' is not in space '${req.space}'`);
-    org = await s.store.getBank(projectId, orgBankId(req.space));
   }
+  // Charged before any search (a 429 leaves nothing done), cached answer or not: the charge
+  // must not depend on what other requests left in this process's cache.
+  const level = req.budget ?? effectiveConfig(bank.config).recall_default_budget;
+  const units = recallUnits(req.query, level, req.include_org ? 2 : 1, req.max_tokens ?? DEFAULT_MAX_TOKENS);
+  await chargeCost(s, projectId, { recall_units: units }, 'check');
+  const org = req.space && req.include_org ? await s.store.getBank(projectId, orgBankId(req.space)) : null;
   for (const b of [bank, org]) if (b && staleVectors(s, b)) await scheduleReembed(s, projectId, b.id);
   const cache = s.recallCache;
   const key = cache ? recallCacheKey(projectId, org ? [bank, org] : [bank], s.embedder.id, req) : null;
@@ -218,7 +224,7 @@ async function search(
     const orgHits = (await searchBank(s, org, req, q)).filter((r) => passes(r.scores, req.min_scores));
     ranked = await resolveOrgConflicts(s, person, orgHits);
   }
-  const maxTokens = req.max_tokens ?? 2048;
+  const maxTokens = req.max_tokens ?? DEFAULT_MAX_TOKENS;
   const limit = BUDGETS[req.budget ?? effectiveConfig(bank.config).recall_default_budget].results;
   const cut = cutToBudget(
     ranked.slice(0, limit).map((r) => ({ ...r.memory, scores: r.scores })),

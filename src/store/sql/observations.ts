@@ -4,7 +4,7 @@ import type { Db, Queryable } from '../db.js';
 import { EXACT_SEARCH_LIMIT } from '../exact-search.js';
 import { vectorLiteral } from './filters.js';
 import { lockBank } from './bank-lock.js';
-import { deleteMemoriesIn, insertMemoriesIn, MEMORY_SELECT } from './memories.js';
+import { deleteMemoriesIn, insertMemoriesIn, MEMORY_SELECT, readByIds } from './memories.js';
 import { HNSW_DIMENSIONS } from './search.js';
 
 /** Consolidation: its cursor, sources and candidates, and the observations it writes and prunes. */
@@ -117,9 +117,13 @@ export function observationQueries(db: Db): ObservationStore {
         [projectId, bankId, afterSeq, limit],
       );
       if (heads.length === 0) return [];
-      const rows = await db.query<Memory & { seq: number }>(
-        `${MEMORY_SELECT} WHERE m.project_id = $1 AND m.bank_id = $2 AND m.id = ANY($3::uuid[])`,
-        [projectId, bankId, heads.map((h) => h.id)],
+      const rows = await readByIds(
+        heads.map((h) => h.id),
+        (part) =>
+          db.query<Memory & { seq: number }>(
+            `${MEMORY_SELECT} WHERE m.project_id = $1 AND m.bank_id = $2 AND m.id = ANY($3::uuid[])`,
+            [projectId, bankId, part],
+          ),
       );
       const byId = new Map(rows.map(({ seq: _seq, ...m }) => [m.id, m]));
       return heads.flatMap((h): ConsolidationSource[] => {
