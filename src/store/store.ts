@@ -24,6 +24,15 @@ import type {
   Space,
 } from './records.js';
 import type { EngineMemory, PoolStats } from './db.js';
+import type { EvaluationStore } from './sql/evaluations.js';
+
+export type {
+  EvaluationFigures,
+  EvaluationStore,
+  EvaluationSummary,
+  NewEvaluation,
+  StoredEvaluation,
+} from './sql/evaluations.js';
 
 /** A scored hit of one retrieval channel. */
 export interface Hit {
@@ -153,7 +162,7 @@ export interface LimitDefaults {
  * same SQL (PGlite embedded, PostgreSQL); core never sees SQL.
  * Methods that take a bank assume the caller checked it belongs to the project.
  */
-export interface Store {
+export interface Store extends EvaluationStore {
   readonly engine: 'pglite' | 'postgres';
   ping(): Promise<void>;
   close(): Promise<void>;
