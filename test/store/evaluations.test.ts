@@ -33,9 +33,9 @@ for (const engine of ENGINES) {
       for (let i = 0; i < 5; i++) {
         const e = run(i / 10);
         const written = await store.insertEvaluation('default', 'paged', e, 100);
-        assert.equal(written.id, e.id);
-        assert.equal(written.bank_id, 'paged');
-        assert.ok(written.created_at instanceof Date);
+        assert.equal(written?.id, e.id);
+        assert.equal(written?.bank_id, 'paged');
+        assert.ok(written?.created_at instanceof Date);
         ids.push(e.id);
       }
       const got = await store.getEvaluation('default', 'paged', ids[2]!);
@@ -90,6 +90,7 @@ for (const engine of ENGINES) {
       await store.ensureBank('default', 'gone', {});
       assert.equal(await store.getEvaluation('default', 'gone', e.id), null);
       assert.deepEqual((await store.listEvaluations('default', 'gone', { limit: 10 })).items, []);
+      assert.equal(await store.insertEvaluation('default', 'never-made', run(0.1), 10), null);
     });
   });
 }

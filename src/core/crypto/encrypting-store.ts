@@ -671,6 +671,7 @@ export function encryptingStore(
       const codec = await writeCodec(projectId, bankId);
       const cases = codec ? codec.seal(e.cases, 'evaluation') : storePlain(e.cases);
       const written = await inner.insertEvaluation(projectId, bankId, { ...e, cases }, keep);
+      if (!written) return null;
       await recheck(projectId, bankId, codec);
       return { ...written, cases: e.cases };
     },

@@ -19,6 +19,8 @@ import { type RecallResponse, type RecallResult, STAGES, type Stage } from './re
 export { type RecallResponse, type RecallResult, STAGES, type Stage };
 
 export const MAX_QUERY_TOKENS = 500;
+/** `max_tokens` of a Recall that gives none. */
+export const DEFAULT_MAX_TOKENS = 2048;
 
 export interface RecallRequest {
   query: string;
@@ -40,6 +42,19 @@ export interface RecallRequest {
  */
 export const CHANNEL_WEIGHTS = { keyword: 1, semantic: 0.5, temporal: 0.6, graph: 0.6 } as const;
 
+export type Channel = keyof typeof CHANNEL_WEIGHTS;
+
+/** The ids each retrieval channel of the searched bank returned, best first (empty when it was off). */
+export type ChannelIds = Record<Channel, string[]>;
+
+export interface RecallOptions {
+  /**
+   * Receives the ids each channel of the bank returned before fusion. The answer is then
+   * computed afresh, never taken from the answer cache (which keeps no channel lists).
+   */
+  onChannels?: (ids: ChannelIds) => void;
+}
+
 interface Scored {
   memory: Memory;
   scores: Record<Stage, number>;
@@ -56,8 +71,14 @@ const round = (x: number) => Math.round(x * 1e6) / 1e6;
  * Every channel of one bank reads one snapshot: a document replaced meanwhile shows its old
  * or its new memories, never a mix or nothing.
  */
-function searchBank(s: Services, bank: Bank, req: RecallRequest, q: AnalyzedQuery): Promise<Scored[]> {
-  return s.store.readSnapshot((store) => searchBankIn({ ...s, store }, bank, req, q));
+function searchBank(
+  s: Services,
+  bank: Bank,
+  req: RecallRequest,
+  q: AnalyzedQuery,
+  onChannels?: RecallOptions['onChannels'],
+): Promise<Scored[]> {
+  return s.store.readSnapshot((store) => searchBankIn({ ...s, store }, bank, req, q, onChannels));
 }
 
 /**
@@ -77,6 +98,7 @@ async function searchBankIn(
   bank: Bank,
   req: RecallRequest,
   q: AnalyzedQuery,
+  onChannels?: RecallOptions['onChannels'],
 ): Promise<Scored[]> {
   const cfg = effectiveConfig(bank.config);
   const budget = BUDGETS[req.budget ?? cfg.recall_default_budget];
@@ -106,6 +128,7 @@ async function searchBankIn(
     { channel: 'temporal', weight: CHANNEL_WEIGHTS.temporal, ids: temporal.map((h) => h.id) },
     { channel: 'graph', weight: CHANNEL_WEIGHTS.graph, ids: graph.map((h) => h.id) },
   ];
+  onChannels?.(Object.fromEntries(lists.map((l) => [l.channel, l.ids])) as ChannelIds);
   const fused = fuse(lists).slice(0, budget.rerank);
   const ids = fused.map((f) => f.id);
   // Candidates are read with their similarity in one query; with stale vectors it means nothing.
@@ -169,6 +192,7 @@ export async function recall(
   projectId: string,
   bankId: string,
   req: RecallRequest,
+  opts: RecallOptions = {},
 ): Promise<RecallResponse> {
   if (countTokens(req.query) > MAX_QUERY_TOKENS) {
     throw new AppError('query_too_long', `query is longer than ${MAX_QUERY_TOKENS} tokens`, {
@@ -187,11 +211,11 @@ export async function recall(
     org = await s.store.getBank(projectId, orgBankId(req.space));
   }
   for (const b of [bank, org]) if (b && staleVectors(s, b)) await scheduleReembed(s, projectId, b.id);
-  const cache = s.recallCache;
+  const cache = opts.onChannels ? undefined : s.recallCache;
   const key = cache ? recallCacheKey(projectId, org ? [bank, org] : [bank], s.embedder.id, req) : null;
   const cached = key ? cache?.get(key, s.now().getTime()) : undefined;
   if (cached) return cached;
-  const response = await search(s, bank, org, req);
+  const response = await search(s, bank, org, req, opts.onChannels);
   if (key) cache?.set(key, freeze(response), s.now().getTime());
   return response;
 }
@@ -208,17 +232,20 @@ async function search(
   bank: Bank,
   org: Bank | null,
   req: RecallRequest,
+  onChannels?: RecallOptions['onChannels'],
 ): Promise<RecallResponse> {
   const q = await analyzeQuery(s, req.query, req.query_timestamp ?? s.now(), req.temporal_window);
   await s.store.maintainStatistics();
   // Floors apply per bank before blending, so a dropped person memory cannot shadow an org one.
-  const person = (await searchBank(s, bank, req, q)).filter((r) => passes(r.scores, req.min_scores));
+  const person = (await searchBank(s, bank, req, q, onChannels)).filter((r) =>
+    passes(r.scores, req.min_scores),
+  );
   let ranked = person;
   if (org) {
     const orgHits = (await searchBank(s, org, req, q)).filter((r) => passes(r.scores, req.min_scores));
     ranked = await resolveOrgConflicts(s, person, orgHits);
   }
-  const maxTokens = req.max_tokens ?? 2048;
+  const maxTokens = req.max_tokens ?? DEFAULT_MAX_TOKENS;
   const limit = BUDGETS[req.budget ?? effectiveConfig(bank.config).recall_default_budget].results;
   const cut = cutToBudget(
     ranked.slice(0, limit).map((r) => ({ ...r.memory, scores: r.scores })),

@@ -2,7 +2,7 @@ import type { Db } from '../db.js';
 import type { Page } from '../records.js';
 import { SEALED } from '../sealed.js';
 import { decodeCursor, encodeCursor } from './filters.js';
-import { lockTarget } from './encryption.js';
+import { lockBank } from './bank-lock.js';
 
 /** Recall@k and MRR of one ranked list over an evaluation's cases. */
 export interface EvaluationFigures {
@@ -34,13 +34,16 @@ export type NewEvaluation = Omit<StoredEvaluation, 'bank_id' | 'created_at'>;
 
 /** A bank's recall evaluation runs. */
 export interface EvaluationStore {
-  /** Keeps a run; beyond `keep` runs in the bank the oldest go, in the same transaction. */
+  /**
+   * Keeps a run; beyond `keep` runs in the bank the oldest go, in the same transaction. Null
+   * when the bank is gone.
+   */
   insertEvaluation(
     projectId: string,
     bankId: string,
     e: NewEvaluation,
     keep: number,
-  ): Promise<StoredEvaluation>;
+  ): Promise<StoredEvaluation | null>;
   getEvaluation(projectId: string, bankId: string, id: string): Promise<StoredEvaluation | null>;
   /** Newest first, paged by `cursor`. */
   listEvaluations(
@@ -74,6 +77,12 @@ export function evaluationQueries(db: Db): EvaluationStore {
   return {
     async insertEvaluation(projectId, bankId, e, keep) {
       return db.transaction(async (tx) => {
+        // The bank held until commit: one deleted meanwhile gets no run (null), not a key error.
+        const bank = await tx.query('SELECT 1 FROM banks WHERE project_id = $1 AND id = $2 FOR SHARE', [
+          projectId,
+          bankId,
+        ]);
+        if (bank.length === 0) return null;
         const rows = await tx.query<Row<StoredEvaluation>>(
           `INSERT INTO evaluations (project_id, bank_id, id, k, options, case_count, recall_at_k, mrr, channels, cases)
            VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9::jsonb, $10)
@@ -135,7 +144,8 @@ export function evaluationQueries(db: Db): EvaluationStore {
 
     async convertEvaluations(projectId, bankId, toEncrypted, limit, convert) {
       return db.transaction(async (tx) => {
-        if ((await lockTarget(tx, projectId, bankId)) !== toEncrypted) return 0;
+        const target = await lockBank(tx, projectId, bankId);
+        if (target === null || (target === 'managed') !== toEncrypted) return 0;
         const rows = await tx.query<{ id: string; cases: string }>(
           `SELECT id::text AS id, cases FROM evaluations
            WHERE project_id = $1 AND bank_id = $2 AND starts_with(cases, $3) <> $4
