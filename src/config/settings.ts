@@ -159,6 +159,13 @@ export const SETTINGS = {
     'language model tokens, input + output, as the provider reports them',
   ),
   defaultModelTokensPerDay: costBudget(200_000_000, 'language model tokens, per UTC day'),
+  // About 1,000 default Recalls a second (more than one server answers) and a tenth of that
+  // sustained over a day: a backstop, not a plan.
+  defaultRecallUnitsPerMinute: costBudget(
+    120_000,
+    "Recall work, Reflect's retrieval included (a default Recall is 2 units)",
+  ),
+  defaultRecallUnitsPerDay: costBudget(20_000_000, 'Recall work, per UTC day'),
 } as const satisfies Record<string, Setting>;
 
 export type SettingKey = keyof typeof SETTINGS;

@@ -93,9 +93,15 @@ export async function openPglite(dataDir?: string, opts: { cacheMb?: number } = 
     pg = await PGlite.create({
       dataDir: dataDir ? join(dataDir, 'pgdata') : undefined,
       extensions: { vector, pg_buffercache },
-      ...(opts.cacheMb
-        ? { startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${opts.cacheMb}MB`] }
-        : {}),
+      startParams: [
+        ...PGlite.defaultStartParams,
+        // A new 16 MB WAL segment was written full of zeros first, inside whichever statement
+        // crossed into it: 70–100 ms with the event loop held, every 16 MB written. PGlite runs
+        // without fsync already; the segment is extended instead (as on copy-on-write file systems).
+        '-c',
+        'wal_init_zero=off',
+        ...(opts.cacheMb ? ['-c', `shared_buffers=${opts.cacheMb}MB`] : []),
+      ],
     });
     // Reads how much of the page cache is in use (engineMemory).
     await pg.exec('CREATE EXTENSION IF NOT EXISTS pg_buffercache');

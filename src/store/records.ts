@@ -27,6 +27,8 @@ export interface ProjectLimits {
   model_calls_per_day?: number | null;
   model_tokens_per_minute?: number | null;
   model_tokens_per_day?: number | null;
+  recall_units_per_minute?: number | null;
+  recall_units_per_day?: number | null;
 }
 
 /** The cost budgets among the project limits (see core/budgets.ts). */

@@ -1,5 +1,5 @@
 /**
- * A sync Retain writes in bounded slices (25 items / 500 entities / 100k characters), each in its
+ * A sync Retain writes in bounded slices (25 items / 200 entities / 100k characters), each in its
  * own transaction. What users rely on stays: the answer lists every memory, a document whose
  * items span slices is replaced whole (and is unchanged when sent again), and a request that
  * fails midway converges when retried: with the same Idempotency-Key to exactly what one run

@@ -10,7 +10,8 @@ import { effectiveConfig } from '../bank-config.js';
 import { requireBank } from '../banks.js';
 import { AppError, notFound } from '../errors.js';
 import { isUuid } from '../ids.js';
-import type { Budget } from '../recall/budget.js';
+import { chargeCost } from '../budgets.js';
+import { type Budget, recallUnits } from '../recall/budget.js';
 import { type ChannelIds, DEFAULT_MAX_TOKENS, MAX_QUERY_TOKENS, recall } from '../recall/recall.js';
 import type { Services } from '../services.js';
 import { meanFigures, ranksWithin, round6, scoreCase } from './metrics.js';
@@ -151,6 +152,11 @@ export async function runEvaluation(
     request,
   };
 
+  // Each case is one Recall and costs what it would alone; all are charged before the first
+  // runs, so a spent budget refuses the evaluation whole (429) rather than half-way.
+  const units = cases.reduce((n, c) => n + recallUnits(c.query, options.budget, 1, options.max_tokens), 0);
+  await chargeCost(s, projectId, { recall_units: units }, 'check');
+
   const outcomes: CaseOutcome[] = [];
   const fused = [];
   const perChannel = Object.fromEntries(
@@ -170,7 +176,7 @@ export async function runEvaluation(
         tags: c.tags,
         query_timestamp: c.query_timestamp === undefined ? undefined : new Date(c.query_timestamp),
       },
-      { onChannels: (ids) => (lists = ids) },
+      { onChannels: (ids) => (lists = ids), charged: true },
     );
     const expected = c.expected_memory_ids;
     const ranks = ranksWithin(

@@ -2,12 +2,13 @@ import { anchoredWindow } from '../../text/event-anchor.js';
 import { countTokens } from '../../text/tokens.js';
 import { effectiveConfig } from '../bank-config.js';
 import { requireBank, staleVectors } from '../banks.js';
+import { chargeCost } from '../budgets.js';
 import { AppError, invalid } from '../errors.js';
 import { orgBankId } from '../ids.js';
 import { scheduleReembed } from '../reembed.js';
 import type { Services } from '../services.js';
 import type { Bank, FactType, Memory, MemoryFilter, TagsMatch } from '../types.js';
-import { BUDGETS, type Budget, cutToBudget } from './budget.js';
+import { BUDGETS, type Budget, cutToBudget, recallUnits } from './budget.js';
 import { recallCacheKey } from './cache.js';
 import { fuse, type RankedList } from './fuse.js';
 import { resolveOrgConflicts } from './org-blend.js';
@@ -53,6 +54,11 @@ export interface RecallOptions {
    * computed afresh, never taken from the answer cache (which keeps no channel lists).
    */
   onChannels?: (ids: ChannelIds) => void;
+  /**
+   * The caller charged this Recall's units already (an evaluation charges all its cases before
+   * the first runs, so that a spent budget refuses it whole rather than half-way).
+   */
+  charged?: boolean;
 }
 
 interface Scored {
@@ -203,13 +209,17 @@ export async function recall(
     throw invalid('temporal_window', 'start must not be after end');
   }
   const bank = await requireBank(s, projectId, bankId);
-  let org: Bank | null = null;
   if (req.include_org) {
     if (!req.space) throw invalid('space', 'include_org needs space');
     if (bank.space_id !== req.space)
       throw invalid('space', `bank '${bankId}' is not in space '${req.space}'`);
-    org = await s.store.getBank(projectId, orgBankId(req.space));
   }
+  // Charged before any search (a 429 leaves nothing done), cached answer or not: the charge
+  // must not depend on what other requests left in this process's cache.
+  const level = req.budget ?? effectiveConfig(bank.config).recall_default_budget;
+  const units = recallUnits(req.query, level, req.include_org ? 2 : 1, req.max_tokens ?? DEFAULT_MAX_TOKENS);
+  if (!opts.charged) await chargeCost(s, projectId, { recall_units: units }, 'check');
+  const org = req.space && req.include_org ? await s.store.getBank(projectId, orgBankId(req.space)) : null;
   for (const b of [bank, org]) if (b && staleVectors(s, b)) await scheduleReembed(s, projectId, b.id);
   const cache = opts.onChannels ? undefined : s.recallCache;
   const key = cache ? recallCacheKey(projectId, org ? [bank, org] : [bank], s.embedder.id, req) : null;

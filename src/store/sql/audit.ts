@@ -1,15 +1,39 @@
-import type { AuditEntry } from '../records.js';
+import type { AuditEntry, Page } from '../records.js';
 import type { Db } from '../db.js';
-import type { Store } from '../store.js';
 import { decodeCursor, encodeCursor } from './filters.js';
 
-type RecordStore = Pick<Store, 'appendAudit' | 'appendRefusal' | 'listAudit'>;
+export interface AuditInput {
+  projectId: string;
+  actorType: string;
+  keyId: string | null;
+  action: string;
+  bankId: string | null;
+  spaceId: string | null;
+  status: number;
+  requestId: string;
+}
+
+/** The append-only audit trail. */
+export interface AuditStore {
+  appendAudit(entry: AuditInput): Promise<void>;
+  /**
+   * An unauthenticated refusal: the first `inFull` of a project's minute are ordinary entries,
+   * the rest add to that minute's one aggregate entry (`count`). One statement, shared by
+   * every process on the database.
+   */
+  appendRefusal(entry: AuditInput, inFull: number): Promise<void>;
+  listAudit(
+    projectId: string,
+    filter: { bankId?: string; action?: string; since?: Date; until?: Date },
+    page: { limit: number; cursor?: string },
+  ): Promise<Page<AuditEntry>>;
+}
 
 /** The action of the aggregate entry of a minute's refusals beyond those kept in full. */
 export const REFUSALS_ACTION = 'auth.refusals';
 
 /** Append-only audit trail, paged by an opaque cursor. */
-export function recordQueries(db: Db): RecordStore {
+export function auditQueries(db: Db): AuditStore {
   return {
     async appendAudit(e) {
       await db.query(

@@ -1,18 +1,105 @@
 import type { Db } from '../db.js';
 import { SEALED } from '../sealed.js';
-import type { ConvertedEntity, ConvertedMemory, Store } from '../store.js';
 import { lockTarget } from './encryption.js';
 
-type ConversionStore = Pick<
-  Store,
-  | 'convertMemories'
-  | 'convertEntities'
-  | 'convertPayloads'
-  | 'convertDirectives'
-  | 'finishConversion'
-  | 'convertBankText'
-  | 'convertDocuments'
->;
+/** A memory's stored fields as read for conversion between plain and encrypted form. */
+export interface StoredMemoryFields {
+  id: string;
+  text: string;
+  context: string | null;
+  metadata: Record<string, unknown>;
+  content_hash: string;
+  terms: { term: string; tf: number }[];
+  /** The plain vector as pgvector text (`[1,2,...]`), or null. */
+  embedding: string | null;
+  /** The sealed vector, or null. */
+  embedding_sealed: string | null;
+  /** The form of its text, terms and hashes (its vector may still be in the other form). */
+  encrypted: boolean;
+}
+
+export interface ConvertedMemory {
+  id: string;
+  text: string;
+  context: string | null;
+  metadata: Record<string, unknown>;
+  content_hash: string;
+  terms: { term: string; tf: number }[];
+  /** Plain vector as pgvector text; null in the encrypted form. */
+  embedding: string | null;
+  embedding_sealed: string | null;
+  encrypted: boolean;
+}
+
+export interface ConvertedEntity {
+  id: string;
+  name: string;
+  key: string;
+  aliases: string[];
+  encrypted: boolean;
+}
+
+/** The batches that move a bank's rows between plain and encrypted form. */
+export interface ConversionStore {
+  /**
+   * Converts up to `limit` memories not yet in the wanted form (with their keyword terms) in one
+   * transaction under the bank lock; 0 when none are left or the bank's config changed meanwhile.
+   */
+  convertMemories(
+    projectId: string,
+    bankId: string,
+    toEncrypted: boolean,
+    limit: number,
+    convert: (rows: StoredMemoryFields[]) => ConvertedMemory[],
+  ): Promise<number>;
+  /** The same for entities; an entity whose new key exists already is merged into that one. */
+  convertEntities(
+    projectId: string,
+    bankId: string,
+    toEncrypted: boolean,
+    limit: number,
+    convert: (rows: { id: string; name: string; name_key: string; aliases: string[] }[]) => ConvertedEntity[],
+  ): Promise<number>;
+  /** The same for the payloads of the bank's operations (queued Retain items). */
+  convertPayloads(
+    projectId: string,
+    bankId: string,
+    toEncrypted: boolean,
+    limit: number,
+    convert: (payload: unknown) => unknown,
+  ): Promise<number>;
+  /** The same for the bank's directives (name and text), all in one transaction. */
+  convertDirectives(
+    projectId: string,
+    bankId: string,
+    toEncrypted: boolean,
+    convert: (d: { id: string; name: string; text: string }) => { name: string; text: string },
+  ): Promise<number>;
+  /**
+   * The same for the bank's own free text (name, mission, config text): `convert` gets them as
+   * stored and returns their new form; the config values it returns are merged into the config.
+   */
+  convertBankText(
+    projectId: string,
+    bankId: string,
+    toEncrypted: boolean,
+    convert: (b: { name: string | null; mission: string | null; config: Record<string, unknown> }) => {
+      name: string | null;
+      mission: string | null;
+      config: Record<string, unknown>;
+    },
+  ): Promise<void>;
+  /** The same for the content hashes of the bank's documents (sealed in an encrypted bank). */
+  convertDocuments(
+    projectId: string,
+    bankId: string,
+    toEncrypted: boolean,
+    limit: number,
+    convert: (hash: string) => string,
+  ): Promise<number>;
+  /** Under the bank lock: if no row is left in the wrong form, ends the conversion (true). */
+  finishConversion(projectId: string, bankId: string): Promise<boolean>;
+}
 
 /**
  * A memory not in the form `$3` (wants encryption) asks for: its text and hashes, or its vector

@@ -2,17 +2,38 @@ import { ENCRYPTION_CHANGED } from '../sealed.js';
 import { AppError } from '../../contract/errors.js';
 import type { Db, Queryable } from '../db.js';
 import { lockBank } from './bank-lock.js';
-import type { BankKeyRecord, Store } from '../store.js';
 
-type EncryptionStore = Pick<
-  Store,
-  | 'bankEncryption'
-  | 'createBankKey'
-  | 'setBankKeyConverting'
-  | 'listBankKeys'
-  | 'rewrapBankKeys'
-  | 'countUnkeyedEncryptedBanks'
->;
+/** A bank's wrapped data key (managed encryption). */
+export interface BankKeyRecord {
+  wrapped: string;
+  fingerprint: string;
+  /** A background operation is moving the bank's rows to the form its config wants. */
+  converting: boolean;
+}
+
+/** Banks' data keys (managed encryption): made once per bank, rewrapped when the master key rotates. */
+export interface BankKeyStore {
+  /** The bank's wanted form (its config) and its data key, if it has one; null for no such bank. */
+  bankEncryption(
+    projectId: string,
+    bankId: string,
+  ): Promise<{ target: 'none' | 'managed'; key: BankKeyRecord | null } | null>;
+  /** Stores the bank's data key unless it has one already; returns the one that is kept. */
+  createBankKey(
+    projectId: string,
+    bankId: string,
+    key: { wrapped: string; fingerprint: string },
+    converting: boolean,
+  ): Promise<BankKeyRecord>;
+  setBankKeyConverting(projectId: string, bankId: string, converting: boolean): Promise<void>;
+  listBankKeys(): Promise<{ project_id: string; bank_id: string; wrapped: string; fingerprint: string }[]>;
+  /** Replaces wrapped keys (master key rotation), all in one transaction. */
+  rewrapBankKeys(
+    updates: { project_id: string; bank_id: string; wrapped: string; fingerprint: string }[],
+  ): Promise<void>;
+  /** Banks whose config asks for encryption but that have no data key yet. */
+  countUnkeyedEncryptedBanks(): Promise<number>;
+}
 
 const KEY_COLUMNS = 'wrapped_key AS wrapped, master_fingerprint AS fingerprint, converting';
 
@@ -60,7 +81,7 @@ export async function lockTarget(tx: Queryable, projectId: string, bankId: strin
 }
 
 /** Bank data keys (managed encryption); the batches that convert a bank's rows are in conversion.ts. */
-export function encryptionQueries(db: Db): EncryptionStore {
+export function encryptionQueries(db: Db): BankKeyStore {
   return {
     async bankEncryption(projectId, bankId) {
       const rows = await db.query<{

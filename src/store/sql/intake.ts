@@ -1,8 +1,25 @@
 import type { Entity } from '../records.js';
 import type { Db } from '../db.js';
-import type { Store } from '../store.js';
 
-type IntakeStore = Pick<Store, 'findEntities' | 'documentHashes' | 'latestInSession' | 'addLlmUsage'>;
+/** What Retain reads before it writes, and the bank's language model usage counters. */
+export interface IntakeStore {
+  /**
+   * Entities for resolution, by index lookups: named or aliased one of `keys`, named one of
+   * `words`, and, for each word, up to two longer names whose first or last word it is.
+   */
+  findEntities(projectId: string, bankId: string, keys: string[], words: string[]): Promise<Entity[]>;
+  /** Content hashes of documents, by id. */
+  documentHashes(projectId: string, bankId: string, ids: string[]): Promise<Map<string, string>>;
+  /** The latest memories (without document) of a conversation, by session metadata; newest first. */
+  latestInSession(
+    projectId: string,
+    bankId: string,
+    session: string,
+    limit: number,
+  ): Promise<{ text: string; context: string | null }[]>;
+  /** Adds language model token usage to the bank's counters. */
+  addLlmUsage(projectId: string, bankId: string, inputTokens: number, outputTokens: number): Promise<void>;
+}
 
 /**
  * Longer names looked up per word: two tell "Bob" is ambiguous (both "Bob Smith" and "Bob

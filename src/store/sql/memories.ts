@@ -1,23 +1,96 @@
-import type { Memory, NewMemory } from '../records.js';
+import type { Memory, MemoryFilter, NewMemory, Page } from '../records.js';
 import type { Db, Queryable } from '../db.js';
-import type { Store } from '../store.js';
 import { lockBank } from './bank-lock.js';
 import { lockBankForWrite, termGroupsClause } from './encryption.js';
 import { decodeCursor, encodeCursor, filterClauses, vectorLiteral } from './filters.js';
+import { checkStoredQuotaIn, lockStoredQuotaIn } from './limits.js';
 
-type MemoryStore = Pick<
-  Store,
-  'insertMemories' | 'listMemories' | 'getMemories' | 'getCandidates' | 'setEmbeddings' | 'deleteMemory'
->;
+/** A bank's memories: written with their terms and entities, read, re-embedded, deleted. */
+export interface MemoryStore {
+  /**
+   * Writes memories with their terms and entities in one transaction. With `replaceDocuments`,
+   * those documents' previous memories are deleted in the same transaction. If the first
+   * memory's id already exists the batch was written before (a repeated operation) and nothing
+   * is done. Returns the number of memories written. With `storedQuotaDefault` (the server's
+   * default `stored_memories`, null for none) the project's quota is checked in the same
+   * transaction under the project's lock: a write that would pass it throws
+   * `StoredQuotaExceeded` and writes nothing.
+   */
+  insertMemories(
+    projectId: string,
+    bankId: string,
+    memories: NewMemory[],
+    opts?: {
+      replaceDocuments?: string[];
+      documents?: { id: string; contentHash: string }[];
+      storedQuotaDefault?: number | null;
+    },
+  ): Promise<number>;
+  listMemories(
+    projectId: string,
+    bankId: string,
+    filter: MemoryFilter & { q?: string; qTerms?: string[][] },
+    page: { limit: number; cursor?: string; offset?: number },
+  ): Promise<Page<Memory>>;
+  getMemories(projectId: string, bankId: string, ids: string[]): Promise<Memory[]>;
+  /**
+   * Recall's candidates: the memories with their cosine similarity to `vector` (null for a memory
+   * without an embedding of its size), read in one query.
+   */
+  getCandidates(
+    projectId: string,
+    bankId: string,
+    ids: string[],
+    vector: Float32Array,
+  ): Promise<(Memory & { similarity: number | null })[]>;
+  /**
+   * Replaces the vectors of existing memories (a re-embed); ids not in the bank are ignored. A row
+   * with `embedding_sealed` stores that instead of a plain vector. With `encrypted`, the rows were
+   * prepared for that form and are refused (conflict, reason `encryption_changed`) when the bank's
+   * setting no longer wants it.
+   */
+  setEmbeddings(
+    projectId: string,
+    bankId: string,
+    rows: { id: string; embedding: Float32Array | null; embedding_sealed?: string | null }[],
+    opts?: { encrypted?: boolean },
+  ): Promise<void>;
+  deleteMemory(projectId: string, bankId: string, id: string): Promise<boolean>;
+}
 
+/**
+ * Each link's entity name is read by its key, one index lookup per link (the foreign key
+ * guarantees the row). A join let the planner, once the bank had statistics, hash the bank's
+ * whole entities table for every memory read: 45 ms a memory at 20,000 entities on the
+ * embedded engine, growing with the bank.
+ */
 const MEMORY_COLUMNS = `m.id::text AS id, m.bank_id, m.type, m.text, m.context, m.occurred_start, m.occurred_end,
   m.mentioned_at, m.tags, m.metadata, m.document_id, m.chunk_id, m.created_at, m.seq,
-  coalesce((SELECT array_agg(e.name ORDER BY e.name) FROM memory_entities me
-    JOIN entities e ON e.project_id = me.project_id AND e.bank_id = me.bank_id AND e.id = me.entity_id
-    WHERE me.project_id = m.project_id AND me.bank_id = m.bank_id AND me.memory_id = m.id), '{}') AS entities`;
+  coalesce((SELECT array_agg(l.name ORDER BY l.name) FROM (
+    SELECT (SELECT e.name FROM entities e
+            WHERE e.project_id = me.project_id AND e.bank_id = me.bank_id AND e.id = me.entity_id) AS name
+    FROM memory_entities me
+    WHERE me.project_id = m.project_id AND me.bank_id = m.bank_id AND me.memory_id = m.id) l), '{}') AS entities`;
 
 /** Columns of a memory record, over alias `m`, with its entity names. */
 export const MEMORY_SELECT = `SELECT ${MEMORY_COLUMNS} FROM memories m`;
+
+/**
+ * Memories one statement reads by id. A memory's entity names cost an index lookup each (up to
+ * a hundred or so a memory); on the embedded engine a statement holds the only thread, and 100
+ * memories of 100 entities took 100 ms in one statement.
+ */
+const MEMORIES_PER_READ = 20;
+
+/** Reads memories by id a bounded part at a time (see MEMORIES_PER_READ); order is not kept. */
+export async function readByIds<T>(ids: string[], read: (part: string[]) => Promise<T[]>): Promise<T[]> {
+  if (ids.length <= MEMORIES_PER_READ) return ids.length ? read(ids) : [];
+  const out: T[] = [];
+  for (let i = 0; i < ids.length; i += MEMORIES_PER_READ) {
+    out.push(...(await read(ids.slice(i, i + MEMORIES_PER_READ))));
+  }
+  return out;
+}
 
 type MemoryRow = Memory & { seq: number };
 
@@ -152,7 +225,12 @@ export function memoryQueries(db: Db): MemoryStore {
   return {
     async insertMemories(projectId, bankId, memories, opts = {}) {
       return db.transaction(async (tx) => {
-        // Lock the bank row first: serialises writers of one bank so statistics stay exact (and
+        // A project with a stored-memories quota: its writers take turns from here to commit.
+        const quota =
+          opts.storedQuotaDefault !== undefined && memories.length
+            ? await lockStoredQuotaIn(tx, projectId, opts.storedQuotaDefault)
+            : null;
+        // Lock the bank row next: serialises writers of one bank so statistics stay exact (and
         // refuses rows prepared for the other side of an encryption switch).
         await lockBankForWrite(tx, projectId, bankId, memories);
         if (memories[0]) {
@@ -165,6 +243,7 @@ export function memoryQueries(db: Db): MemoryStore {
         if (opts.replaceDocuments?.length) {
           await deleteMemoriesIn(tx, projectId, bankId, { documentIds: opts.replaceDocuments });
         }
+        if (quota !== null) await checkStoredQuotaIn(tx, projectId, quota, memories.length);
         if (memories.length) await insertMemoriesIn(tx, projectId, bankId, memories);
         if (opts.documents?.length) {
           await tx.query(
@@ -235,21 +314,24 @@ export function memoryQueries(db: Db): MemoryStore {
     },
 
     async getMemories(projectId, bankId, ids) {
-      if (ids.length === 0) return [];
-      const rows = await db.query<MemoryRow>(
-        `${MEMORY_SELECT} WHERE m.project_id = $1 AND m.bank_id = $2 AND m.id = ANY($3::uuid[])`,
-        [projectId, bankId, ids],
+      const rows = await readByIds(ids, (part) =>
+        db.query<MemoryRow>(
+          `${MEMORY_SELECT} WHERE m.project_id = $1 AND m.bank_id = $2 AND m.id = ANY($3::uuid[])`,
+          [projectId, bankId, part],
+        ),
       );
       return rows.map(toMemory);
     },
 
     async getCandidates(projectId, bankId, ids, vector) {
-      if (ids.length === 0) return [];
-      const rows = await db.query<MemoryRow & { similarity: number | null }>(
-        `SELECT ${MEMORY_COLUMNS},
-           CASE WHEN vector_dims(m.embedding) = $5 THEN 1 - (m.embedding <=> $4::vector) END AS similarity
-         FROM memories m WHERE m.project_id = $1 AND m.bank_id = $2 AND m.id = ANY($3::uuid[])`,
-        [projectId, bankId, ids, vectorLiteral(vector), vector.length],
+      const literal = vectorLiteral(vector);
+      const rows = await readByIds(ids, (part) =>
+        db.query<MemoryRow & { similarity: number | null }>(
+          `SELECT ${MEMORY_COLUMNS},
+             CASE WHEN vector_dims(m.embedding) = $5 THEN 1 - (m.embedding <=> $4::vector) END AS similarity
+           FROM memories m WHERE m.project_id = $1 AND m.bank_id = $2 AND m.id = ANY($3::uuid[])`,
+          [projectId, bankId, part, literal, vector.length],
+        ),
       );
       return rows.map(toMemory);
     },
@@ -292,8 +374,8 @@ async function linkEntities(
   for (const l of links) byKey.set(l.key, [...(byKey.get(l.key) ?? []), l]);
   const keys = [...byKey.keys()].sort();
   const idOf = new Map<string, string>();
-  for (let i = 0; i < keys.length; i += ROWS_PER_STATEMENT) {
-    const part = keys.slice(i, i + ROWS_PER_STATEMENT).flatMap((k) => byKey.get(k)!);
+  for (let i = 0; i < keys.length; i += ENTITIES_PER_STATEMENT) {
+    const part = keys.slice(i, i + ENTITIES_PER_STATEMENT).flatMap((k) => byKey.get(k)!);
     const rows = await tx.query<{ id: string; name_key: string }>(
       `INSERT INTO entities (project_id, bank_id, id, name, name_key, type, mention_count, first_seen, last_seen, encrypted)
        SELECT $1, $2, gen_random_uuid(), min(r.name), r.key, min(r.type), count(*), min(r.at), max(r.at), bool_or(r.enc)
@@ -347,6 +429,9 @@ async function linkEntities(
  * only thread, and a few hundred index insertions take a few tens of milliseconds.
  */
 const ROWS_PER_STATEMENT = 100;
+
+/** New entities one upsert takes: each also writes its resolution keys, with their checks. */
+const ENTITIES_PER_STATEMENT = 50;
 
 /** New entities in one Retain past which their table's statistics are refreshed before linking. */
 const ANALYZE_AFTER = 1000;

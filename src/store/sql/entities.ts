@@ -1,9 +1,28 @@
+import type { Hit } from './search.js';
 import type { Db } from '../db.js';
-import type { Store } from '../store.js';
-import type { Entity } from '../records.js';
+import type { Entity, MemoryFilter, Page } from '../records.js';
 import { decodeCursor, encodeCursor, filterClauses } from './filters.js';
 
-type GraphStore = Pick<Store, 'graphSearch' | 'listEntities'>;
+/** A bank's entities: their listing and Recall's graph channel. */
+export interface EntityStore {
+  listEntities(
+    projectId: string,
+    bankId: string,
+    page: { limit: number; cursor?: string },
+  ): Promise<Page<Entity>>;
+  /**
+   * Memories linked to the entities named by `probes` (entity names or aliases, any case) and,
+   * with `depth` 1 or 2, to the entities co-mentioned with them; scored in [0, 1].
+   */
+  graphSearch(
+    projectId: string,
+    bankId: string,
+    probes: string[],
+    filter: MemoryFilter,
+    limit: number,
+    depth: number,
+  ): Promise<Hit[]>;
+}
 
 /** Neighbour entities kept per hop: the ones co-mentioned most often with the hop before. */
 const NEIGHBOURS = 8;
@@ -13,7 +32,7 @@ const LINK_SAMPLE = 2000;
 const HOP_DECAY = 0.5;
 
 /** A bank's entities: their listing (paged by an opaque cursor) and the graph channel of Recall. */
-export function graphQueries(db: Db): GraphStore {
+export function entityQueries(db: Db): EntityStore {
   return {
     async graphSearch(projectId, bankId, probes, filter, limit, depth) {
       const keys = [...new Set(probes.map((p) => p.trim().toLowerCase()).filter(Boolean))];
