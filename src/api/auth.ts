@@ -63,14 +63,17 @@ export function authOf(c: Context<AppEnv>): Auth {
   return auth;
 }
 
+/** A route's guard, carrying its action so the docs can tell which routes need which scope. */
+export type Guard = MiddlewareHandler<AppEnv> & { readonly action: Action };
+
 /**
  * Route guard: names the audit action and demands its scope from the catalogue (403 naming it).
  * Only then does the request's `Idempotency-Key` count: a replay is answered to a caller allowed
  * to make the request.
  */
-export function guard(action: Action): MiddlewareHandler<AppEnv> {
+export function guard(action: Action): Guard {
   const { scope } = ACTIONS[action];
-  return async (c, next) => {
+  const check: MiddlewareHandler<AppEnv> = async (c, next) => {
     c.set('action', action);
     const auth = authOf(c);
     const allowed =
@@ -86,4 +89,5 @@ export function guard(action: Action): MiddlewareHandler<AppEnv> {
     }
     return idempotency(c, next);
   };
+  return Object.assign(check, { action });
 }

@@ -21,6 +21,8 @@ export function limitDefaults(config: Config): LimitDefaults {
       model_calls_per_day: config.defaultModelCallsPerDay,
       model_tokens_per_minute: config.defaultModelTokensPerMinute,
       model_tokens_per_day: config.defaultModelTokensPerDay,
+      recall_units_per_minute: config.defaultRecallUnitsPerMinute,
+      recall_units_per_day: config.defaultRecallUnitsPerDay,
     },
   };
 }

@@ -4,6 +4,7 @@ import {
   BudgetSchema,
   DateOut,
   FactTypeSchema,
+  FactTypes,
   IsoDate,
   Metadata,
   PageQuery,
@@ -96,7 +97,7 @@ export const StageScores = z
 export const RecallBody = z
   .object({
     query: z.string().min(1).max(20_000),
-    types: z.array(FactTypeSchema).optional(),
+    types: FactTypes.optional(),
     max_tokens: z.number().int().min(1).max(100_000).optional(),
     budget: BudgetSchema.optional(),
     include_org: z.boolean().optional(),

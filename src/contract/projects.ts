@@ -21,6 +21,10 @@ export const Limits = z
       'language model tokens, input and output, as the provider reports them',
     ),
     model_tokens_per_day: limit,
+    recall_units_per_minute: limit.describe(
+      "Recall work (also Reflect's): per bank searched 1 unit at budget low, 2 at mid, 5 at high; plus 1 per 1,000 query characters and 1 per 10,000 max_tokens",
+    ),
+    recall_units_per_day: limit,
   })
   .register(named, { name: 'ProjectLimits' });
 
@@ -37,6 +41,8 @@ export const BudgetUsage = z
     model_calls_per_day: count,
     model_tokens_per_minute: count,
     model_tokens_per_day: count,
+    recall_units_per_minute: count,
+    recall_units_per_day: count,
   })
   .register(named, { name: 'BudgetUsage' });
 

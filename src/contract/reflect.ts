@@ -1,7 +1,38 @@
 import { z } from 'zod';
 import { named } from './names.js';
-import { BudgetSchema, DateOut, FactTypeSchema, Tags, TagsMatchSchema } from './common.js';
+import { BudgetSchema, DateOut, deeperThan, FactTypes, Tags, TagsMatchSchema } from './common.js';
 import { OperationRecord } from './operations.js';
+
+/** Largest `response_schema`, as serialised JSON (UTF-8 bytes). */
+export const MAX_RESPONSE_SCHEMA_BYTES = 8 * 1024;
+/** Deepest nesting of objects and arrays in a `response_schema`. */
+export const MAX_RESPONSE_SCHEMA_DEPTH = 32;
+
+/**
+ * A JSON Schema for Reflect's structured answer. Bounded because ajv compiles it on the event
+ * loop in time that grows with its size (about 1 s for 27 KB of nested objects, 16 s for 2.3 MB):
+ * 8 KB holds any schema a structured answer needs.
+ */
+const ResponseSchema = z
+  .record(z.string(), z.unknown())
+  .superRefine((schema, ctx) => {
+    if (deeperThan(schema, MAX_RESPONSE_SCHEMA_DEPTH)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `response_schema nests deeper than ${MAX_RESPONSE_SCHEMA_DEPTH} levels`,
+      });
+    } else if (new TextEncoder().encode(JSON.stringify(schema)).length > MAX_RESPONSE_SCHEMA_BYTES) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `response_schema is larger than ${MAX_RESPONSE_SCHEMA_BYTES} bytes as JSON`,
+      });
+    }
+  })
+  .meta({
+    description:
+      'JSON Schema (draft-07, or 2020-12 by `$schema`) for `structured_output`; needs a language model. ' +
+      `At most ${MAX_RESPONSE_SCHEMA_BYTES} bytes as JSON, nested at most ${MAX_RESPONSE_SCHEMA_DEPTH} levels`,
+  });
 
 export const ReflectBody = z
   .object({
@@ -10,11 +41,8 @@ export const ReflectBody = z
     budget: BudgetSchema.optional(),
     tags: Tags.optional(),
     tags_match: TagsMatchSchema.optional(),
-    fact_types: z.array(FactTypeSchema).optional(),
-    response_schema: z.record(z.string(), z.unknown()).optional().meta({
-      description:
-        'JSON Schema (draft-07, or 2020-12 by `$schema`) for `structured_output`; needs a language model',
-    }),
+    fact_types: FactTypes.optional(),
+    response_schema: ResponseSchema.optional(),
   })
   .register(named, { name: 'ReflectRequest' });
 

@@ -4,6 +4,10 @@ import { checkId, orgSpaceOf } from './ids.js';
 import type { Services } from './services.js';
 import type { Bank } from './types.js';
 
+/** The bank's vectors come from another embedder than the server's: not comparable to its queries. */
+export const staleVectors = (s: Services, bank: Bank) =>
+  bank.embedder !== null && bank.embedder !== s.embedder.id;
+
 /** The bank, or 404. A bank of another project is simply not found. */
 export async function requireBank(s: Services, projectId: string, bankId: string): Promise<Bank> {
   checkId('bank id', bankId, 'bank');

@@ -5,7 +5,13 @@ import type { Services } from './services.js';
 import type { BudgetName } from './types.js';
 
 /** What a request or job costs, in the units budgets count. */
-export type CostUnit = 'retained_items' | 'characters' | 'entities' | 'model_calls' | 'model_tokens';
+export type CostUnit =
+  | 'retained_items'
+  | 'characters'
+  | 'entities'
+  | 'model_calls'
+  | 'model_tokens'
+  | 'recall_units';
 export type Cost = Partial<Record<CostUnit, number>>;
 
 interface BudgetSpec {
@@ -28,6 +34,8 @@ export const BUDGETS: readonly BudgetSpec[] = [
   { name: 'model_calls_per_day', unit: 'model_calls', window: 'day' },
   { name: 'model_tokens_per_minute', unit: 'model_tokens', window: 'minute' },
   { name: 'model_tokens_per_day', unit: 'model_tokens', window: 'day' },
+  { name: 'recall_units_per_minute', unit: 'recall_units', window: 'minute' },
+  { name: 'recall_units_per_day', unit: 'recall_units', window: 'day' },
 ];
 
 export const BUDGET_NAMES = BUDGETS.map((b) => b.name);

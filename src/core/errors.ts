@@ -1,36 +1,4 @@
-import { ERROR_STATUS, type ErrorCode } from '../contract/vocabulary.js';
-
-// The codes are part of the wire contract; core throws them.
-export { ERROR_STATUS, type ErrorCode };
-
-export interface ErrorDetail {
-  path: string;
-  message: string;
-}
-
-/** The one error class. Core, store and API throw it; one handler renders it. */
-export class AppError extends Error {
-  readonly code: ErrorCode;
-  readonly status: number;
-  readonly details?: ErrorDetail[];
-  readonly extra?: Record<string, unknown>;
-  readonly headers?: Record<string, string>;
-
-  constructor(
-    code: ErrorCode,
-    message: string,
-    opts: { details?: ErrorDetail[]; extra?: Record<string, unknown>; headers?: Record<string, string> } = {},
-  ) {
-    super(message);
-    this.name = 'AppError';
-    this.code = code;
-    this.status = ERROR_STATUS[code];
-    this.details = opts.details;
-    this.extra = opts.extra;
-    this.headers = opts.headers;
-  }
-}
-
-export const notFound = (what: string) => new AppError('not_found', `${what} not found`);
-export const invalid = (path: string, message: string) =>
-  new AppError('validation_error', message, { details: [{ path, message }] });
+// The codes and the error class are part of the wire contract (src/contract/errors.ts); core
+// throws them, and its modules import them from here.
+export { ERROR_STATUS, type ErrorCode } from '../contract/vocabulary.js';
+export { AppError, type ErrorDetail, invalid, notFound } from '../contract/errors.js';

@@ -30,10 +30,8 @@ export function checkSlug(kind: string, id: string, path = kind): string {
   return id;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** A UUID in its text form (memory, directive and operation ids). */
-export const isUuid = (id: string) => UUID.test(id);
+// Memory, directive and operation ids are uuid columns of the store.
+export { isUuid } from '../store/uuid.js';
 
 export const ORG_PREFIX = '__org__:';
 

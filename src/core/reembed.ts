@@ -1,7 +1,6 @@
 import { scheduleConsolidation } from './consolidate/schedule.js';
 import { enqueueOnce, type OperationRunner, sliceDeadline } from './operations.js';
 import type { Services } from './services.js';
-import type { Bank } from './types.js';
 
 /** The operation kind that rewrites a bank's vectors with the server's embedder. */
 export const REEMBED = 'reembed';
@@ -11,10 +10,6 @@ export const REEMBED = 'reembed';
  * their vectors holds the embedded engine (and the event loop with it) only briefly.
  */
 const BATCH = 64;
-
-/** The bank's vectors come from another embedder than the server's: not comparable to its queries. */
-export const staleVectors = (s: Services, bank: Bank) =>
-  bank.embedder !== null && bank.embedder !== s.embedder.id;
 
 /**
  * Queues a re-embed of the bank unless one is waiting or running. Called when a Retain or Recall

@@ -1,4 +1,4 @@
-import { AppError } from '../core/errors.js';
+import { AppError } from '../contract/errors.js';
 
 /**
  * A database error caused by a value the client sent (SQLSTATE class 22, "data exception":

@@ -2,14 +2,16 @@ import type { Db, Queryable } from './db.js';
 import { migrate, refuseNewerSchema } from './migrate.js';
 import { openPglite } from './pglite.js';
 import { openPostgres } from './postgres.js';
-import { recordQueries } from './sql/audit.js';
+import { auditQueries } from './sql/audit.js';
 import { bankQueries } from './sql/banks.js';
+import { conversionQueries } from './sql/conversion.js';
 import { encryptionQueries } from './sql/encryption.js';
+import { evaluationQueries } from './sql/evaluations.js';
 import { limitQueries } from './sql/limits.js';
 import { directiveQueries } from './sql/directives.js';
 import { documentQueries } from './sql/documents.js';
 import { bankIndexQueries } from './sql/bank-index.js';
-import { graphQueries } from './sql/graph.js';
+import { entityQueries } from './sql/entities.js';
 import { intakeQueries } from './sql/intake.js';
 import { memoryQueries } from './sql/memories.js';
 import { observationQueries } from './sql/observations.js';
@@ -47,14 +49,16 @@ export function storeOver(db: Db): Store {
     ...memoryQueries(db),
     ...searchQueries(db),
     ...bankIndexQueries(db),
-    ...graphQueries(db),
-    ...recordQueries(db),
+    ...entityQueries(db),
+    ...auditQueries(db),
     ...limitQueries(db),
     ...encryptionQueries(db),
+    ...conversionQueries(db),
     ...operationQueries(db),
     ...directiveQueries(db),
     ...observationQueries(db),
     ...vectorQueries(db),
+    ...evaluationQueries(db),
   };
 }
 

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { pg_buffercache } from '@electric-sql/pglite/contrib/pg_buffercache';
 import { vector } from '@electric-sql/pglite-pgvector';
-import { AppError } from '../core/errors.js';
+import { AppError } from '../contract/errors.js';
 import type { Db, EngineMemory, Queryable } from './db.js';
 import { inputError } from './input-errors.js';
 import { preparedStatements } from './pglite-prepared.js';

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { AppError } from '../core/errors.js';
+import { AppError } from '../contract/errors.js';
 import { changedUnderStatement, type Db, type Queryable } from './db.js';
 import { inputError } from './input-errors.js';
 

@@ -11,6 +11,7 @@
  */
 import * as chrono from 'chrono-node';
 import nlp from 'compromise';
+import { segmentsForTagging } from './segments.js';
 import { isStopWord } from './terms.js';
 
 export type EntityType = 'PERSON' | 'PLACE' | 'ORGANIZATION' | 'DATE' | 'OTHER';
@@ -175,13 +176,16 @@ function shortenRuns(text: string): string {
   });
 }
 
+/** The longest text compromise tags at once ({@link segmentsForTagging}). */
+export const TAGGED_PIECE = 1000;
+
 /**
  * People, places, organisations, explicit dates and other proper names in a text, in order
  * of first appearance, each once (case-insensitive). Possessives are removed
  * ("Caroline's" -> "Caroline"); sentence-initial capitals ("Yesterday", "The") are not names
  * unless the tagger knows the word as one.
  */
-export function extractEntities(text: string): Entity[] {
+export function extractEntities(text: string, pieceChars = TAGGED_PIECE): Entity[] {
   const found: Entity[] = [];
   const body = text
     .split('\n')
@@ -192,7 +196,9 @@ export function extractEntities(text: string): Entity[] {
       return line.slice(m[0].length);
     })
     .join('\n');
-  for (const sentence of nlp(shortenRuns(body)).document) namesIn(sentence, found);
+  for (const piece of segmentsForTagging(shortenRuns(body), pieceChars)) {
+    for (const sentence of nlp(piece).document) namesIn(sentence, found);
+  }
   datesIn(body, found);
 
   const seen = new Map<string, Entity>();

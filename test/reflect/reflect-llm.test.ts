@@ -39,8 +39,10 @@ for (const engine of ENGINES) {
     };
 
     before(async () => {
-      t = await testApp(engine);
       fake = await startFakeOpenAI();
+      t = await testApp(engine, {
+        llm: createOpenAIModel({ baseUrl: fake.url, model: 'fake-model', maxRetries: 0 }),
+      });
       const r = await t.call('POST', bankPath(BANK, '/memories'), {
         body: {
           items: [
@@ -76,7 +78,6 @@ for (const engine of ENGINES) {
       });
       ids.support = await directive({ text: 'Offer a callback from the support team.', tags: ['support'] });
       ids.inactive = await directive({ text: 'Always answer in French.', active: false });
-      t.services.llm = createOpenAIModel({ baseUrl: fake.url, model: 'fake-model', maxRetries: 0 });
     });
     beforeEach(() => fake.respond());
     after(async () => {
@@ -255,6 +256,28 @@ for (const engine of ENGINES) {
       assert.equal(r.body.error.code, 'validation_error');
       assert.equal(r.body.error.details[0].path, 'response_schema');
       assert.equal(fake.requests.length, start);
+    });
+
+    test('a response_schema is compiled for its request only: an $id reused by another request (another tenant) is no conflict', async () => {
+      // Before: ajv kept every compiled schema for the life of the process (memory growing with
+      // each Reflect), and a second schema with the same $id was refused as "already exists".
+      const id = 'https://example.com/answer.json';
+      const first = { $id: id, type: 'object', properties: { a: { type: 'string' } }, required: ['a'] };
+      const second = { $id: id, type: 'object', properties: { b: { type: 'number' } }, required: ['b'] };
+      fake.respond(() => ({ content: '{"a": "x"}' }));
+      for (let i = 0; i < 2; i++) {
+        const r = await reflect({ query: 'What is Alice training for?', response_schema: first });
+        assert.equal(r.status, 200, JSON.stringify(r.body));
+      }
+      fake.respond(() => ({ content: '{"b": 3}' }));
+      const r = await reflect({ query: 'What is Alice training for?', response_schema: second });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      assert.deepEqual(r.body.structured_output, { b: 3 });
+      // a schema claiming the meta-schema's own id is refused, and breaks nothing after it
+      const meta = { $id: 'http://json-schema.org/draft-07/schema#', type: 'object' };
+      assert.equal((await reflect({ query: 'q', response_schema: meta })).status, 400);
+      const again = await reflect({ query: 'What is Alice training for?', response_schema: second });
+      assert.equal(again.status, 200, JSON.stringify(again.body));
     });
 
     test('a model error is a clear 502 and nothing stored changes', async () => {

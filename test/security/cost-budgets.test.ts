@@ -52,7 +52,7 @@ for (const engine of ENGINES) {
     before(async () => {
       t = await testApp(engine, { now: () => new Date(clock) });
       fake = await startFakeOpenAI();
-      for (const p of ['huge', 'small', 'other', 'llm']) {
+      for (const p of ['huge', 'small', 'other', 'llm', 'reader']) {
         assert.equal(
           (await t.call('POST', '/v1/default/projects', { body: { id: p, name: p } })).status,
           201,
@@ -145,6 +145,70 @@ for (const engine of ENGINES) {
       assert.equal((await usage('other')).entities_per_minute, 2);
     });
 
+    test('Recall and Reflect are charged recall units before any search: 429 with the headers, other projects unaffected', async () => {
+      const recall = (body: Record<string, unknown>, project = 'reader') =>
+        t.call('POST', me('lib', '/memories/recall'), { token: keys[project], body });
+      const units = async () => (await usage('reader')).recall_units_per_minute ?? 0;
+      assert.equal((await retain('reader', 'lib', [{ content: 'Alice keeps bees in Lyon.' }])).status, 200);
+      assert.equal((await retain('other', 'lib', [{ content: 'Bob keeps goats.' }])).status, 200);
+      // What each Recall costs: 1 / 2 / 5 per bank at low / mid / high, +1 per 1,000 query
+      // characters, +1 per 10,000 max_tokens.
+      const costs: [Record<string, unknown>, number][] = [
+        [{ query: 'bees', budget: 'low' }, 1],
+        [{ query: 'bees' }, 2],
+        [{ query: 'bees', budget: 'high' }, 5],
+        [{ query: `bees ${'x'.repeat(2_500)}`, budget: 'low' }, 3],
+        [{ query: 'bees', budget: 'low', max_tokens: 25_000 }, 3],
+      ];
+      for (const [body, cost] of costs) {
+        const before = await units();
+        const r = await recall(body);
+        assert.equal(r.status, 200, JSON.stringify(r.body));
+        assert.equal((await units()) - before, cost, JSON.stringify(body).slice(0, 60));
+      }
+      // A Reflect pays for its retrieval the same way (mid: 2).
+      let before = await units();
+      const rf = await t.call('POST', me('lib', '/reflect'), {
+        token: keys.reader,
+        body: { query: 'bees?' },
+      });
+      assert.equal(rf.status, 200, JSON.stringify(rf.body));
+      assert.equal((await units()) - before, 2);
+
+      clock += 60_000;
+      await setLimits('reader', { recall_units_per_minute: 6 });
+      for (let i = 0; i < 3; i++) assert.equal((await recall({ query: `bees ${i}` })).status, 200);
+      assert429(await recall({ query: 'bees again' }), 'recall_units_per_minute', 6, 0);
+      assert429(
+        await t.call('POST', me('lib', '/reflect'), { token: keys.reader, body: { query: 'bees?' } }),
+        'recall_units_per_minute',
+        6,
+        0,
+      );
+      // the same query again would be a cached answer: charged all the same
+      assert429(await recall({ query: 'bees 0' }), 'recall_units_per_minute', 6, 0);
+      assert.equal(await units(), 6, 'refused Recalls charged nothing');
+      // the other tenant, same minute, recalls freely
+      for (let i = 0; i < 5; i++) assert.equal((await recall({ query: `goats ${i}` }, 'other')).status, 200);
+      // a Recall dearer than the whole budget says so; the next window recovers
+      clock += 60_000;
+      before = await units();
+      const dear = await recall({ query: 'bees', budget: 'high', max_tokens: 20_000 });
+      assert429(dear, 'recall_units_per_minute', 6, 6);
+      assert.match(dear.body.error.message, /alone costs 7 recall units/);
+      assert.equal((await recall({ query: 'bees', budget: 'high' })).status, 200);
+      // the day's budget counts every window of the day
+      const today = (await usage('reader')).recall_units_per_day!;
+      assert.equal(today, 1 + 2 + 5 + 3 + 3 + 2 + 6 + 5);
+      await setLimits('reader', { recall_units_per_minute: null, recall_units_per_day: today + 2 });
+      assert.equal((await recall({ query: 'bees day' })).status, 200);
+      assert429(await recall({ query: 'bees' }), 'recall_units_per_day', today + 2, 0);
+      const p = await t.call('GET', '/v1/default/projects/reader');
+      assert.equal(p.body.effective_limits.recall_units_per_day, today + 2);
+      assert.equal(p.body.effective_limits.recall_units_per_minute, null);
+      assert.equal(p.body.usage.budgets.recall_units_per_day, today + 2);
+    });
+
     test('concurrent charges are all or nothing, never pass a budget and never deadlock', async () => {
       assert.equal(
         (await t.call('POST', '/v1/default/projects', { body: { id: 'race', name: 'r' } })).status,
@@ -171,7 +235,11 @@ for (const engine of ENGINES) {
     });
 
     test('model calls are charged before each call: a spent budget is 429 and the model is not called', async () => {
-      t.services.llm = createOpenAIModel({ baseUrl: fake.url, model: 'fake-model', maxRetries: 0 });
+      // The same database served with a model configured (closed with `t`).
+      const noModel = t;
+      t = await noModel.reconfigured({
+        llm: createOpenAIModel({ baseUrl: fake.url, model: 'fake-model', maxRetries: 0 }),
+      });
       try {
         assert.equal((await retain('llm', 'r', [{ content: 'Alice runs marathons.' }])).status, 200);
         await setLimits('llm', { model_calls_per_minute: 2 });
@@ -222,7 +290,7 @@ for (const engine of ENGINES) {
         const listed = await t.call('GET', me('r', '/memories'), { token: keys.llm });
         assert.equal(listed.body.items.length, 1);
       } finally {
-        t.services.llm = null;
+        t = noModel;
       }
     });
   });
@@ -234,7 +302,6 @@ for (const engine of ENGINES) {
     let clock = Date.parse('2030-01-01T10:00:59.2Z');
 
     before(async () => {
-      t = await testApp(engine, { now: () => new Date(clock), runWorker: true });
       fake = await startFakeOpenAI();
       fake.respond(() => ({
         content: JSON.stringify({
@@ -243,7 +310,11 @@ for (const engine of ENGINES) {
           ],
         }),
       }));
-      t.services.llm = createOpenAIModel({ baseUrl: fake.url, model: 'fake-model', maxRetries: 0 });
+      t = await testApp(engine, {
+        now: () => new Date(clock),
+        runWorker: true,
+        llm: createOpenAIModel({ baseUrl: fake.url, model: 'fake-model', maxRetries: 0 }),
+      });
     });
     after(async () => {
       await t.close();

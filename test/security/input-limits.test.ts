@@ -6,6 +6,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { MAX_BODY_BYTES } from '../../src/api/app.js';
 import { MAX_METADATA_BYTES, MAX_METADATA_DEPTH } from '../../src/contract/common.js';
+import { MAX_RESPONSE_SCHEMA_BYTES, MAX_RESPONSE_SCHEMA_DEPTH } from '../../src/contract/reflect.js';
+import { FACT_TYPES } from '../../src/contract/vocabulary.js';
 import { MAX_CONTENT_CHARS, MAX_ITEMS } from '../../src/contract/memories.js';
 import { MAX_ID_LENGTH } from '../../src/core/ids.js';
 import { ENGINES } from '../helpers/engines.js';
@@ -159,6 +161,32 @@ for (const engine of ENGINES) {
         'query',
       );
       assert400(await t.call('GET', bankPath(bank, '/memories?limit=501')), 'limit');
+    });
+
+    test('the dearest Recall and Reflect are bounded: at most one of each fact type, a response_schema of 8 KB', async () => {
+      // Before: a Recall listing "world" a million times (a 9 MB body) held the embedded
+      // engine for 13 s; a 2.3 MB response_schema took ajv 16 s to compile, on the event loop.
+      const types = (n: number) => Array.from({ length: n }, (_, i) => FACT_TYPES[i % FACT_TYPES.length]);
+      const recall = (body: unknown) => t.call('POST', bankPath(bank, '/memories/recall'), { body });
+      assert400(await recall({ query: 'q', types: types(FACT_TYPES.length + 1) }), 'types');
+      assert400(await recall({ query: 'q', types: types(200_000) }), 'types');
+      assert.equal((await recall({ query: 'q', types: types(FACT_TYPES.length) })).status, 200);
+      const reflect = (body: unknown) => t.call('POST', bankPath(bank, '/reflect'), { body });
+      assert400(await reflect({ query: 'q', fact_types: types(FACT_TYPES.length + 1) }), 'fact_types');
+      const props = (n: number) =>
+        Object.fromEntries(Array.from({ length: n }, (_, i) => [`p${i}`, { type: 'string' }]));
+      const schema = (n: number) => ({ type: 'object', properties: props(n) });
+      let n = 1;
+      while (JSON.stringify(schema(n + 1)).length <= MAX_RESPONSE_SCHEMA_BYTES) n++;
+      assert400(await reflect({ query: 'q', response_schema: schema(n + 1) }), 'response_schema');
+      assert400(
+        await reflect({ query: 'q', response_schema: nested(MAX_RESPONSE_SCHEMA_DEPTH + 1) }),
+        'response_schema',
+      );
+      // within the bounds the schema passes validation (and then needs a model: 422, not 400)
+      const ok = await reflect({ query: 'q', response_schema: schema(n) });
+      assert.equal(ok.status, 422, JSON.stringify(ok.body).slice(0, 300));
+      assert.equal(ok.body.error.code, 'llm_required');
     });
 
     test('values exactly at every limit are accepted', async () => {

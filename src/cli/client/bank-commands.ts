@@ -51,14 +51,14 @@ export function registerBankCommands(program: Command): void {
       emit(opts.json, { items }, () => table(items, bankColumns));
     }),
   );
-  withConnection(banks.command('show').description("a bank's profile").argument('<bank>')).action(
+  withConnection(banks.command('show').description("a bank's profile").argument('<bank>', 'bank id')).action(
     action(async (bank: string, opts: ConnectionOptions) => {
       const p = await connect(opts).banks.get(bank);
       emit(opts.json, p, () => record(profileView(p)));
     }),
   );
   withConnection(
-    banks.command('delete').description('delete a bank and its memories').argument('<bank>'),
+    banks.command('delete').description('delete a bank and its memories').argument('<bank>', 'bank id'),
   ).action(
     action(async (bank: string, opts: ConnectionOptions) => {
       const res = await connect(opts).banks.delete(bank);
@@ -69,7 +69,7 @@ export function registerBankCommands(program: Command): void {
     banks
       .command('config')
       .description("show a bank's configuration, or change it with --set key=value (null resets)")
-      .argument('<bank>')
+      .argument('<bank>', 'bank id')
       .option('--set <key=value...>', 'keys to change'),
   ).action(
     action(async (bank: string, opts: ConnectionOptions & { set?: string[] }) => {
@@ -90,7 +90,10 @@ export function registerBankCommands(program: Command): void {
     }),
   );
   withConnection(
-    banks.command('entities').description("a bank's entities, most mentioned first").argument('<bank>'),
+    banks
+      .command('entities')
+      .description("a bank's entities, most mentioned first")
+      .argument('<bank>', 'bank id'),
   ).action(
     action(async (bank: string, opts: ConnectionOptions) => {
       const items = await connect(opts).entities.list(bank, { limit: 500 }).toArray();
@@ -124,7 +127,7 @@ export function registerBankCommands(program: Command): void {
     spaces
       .command('create')
       .description('create a space')
-      .argument('<space>')
+      .argument('<space>', 'space id')
       .option('--name <name>', 'display name'),
   ).action(
     action(async (space: string, opts: ConnectionOptions & { name?: string }) => {
@@ -132,7 +135,9 @@ export function registerBankCommands(program: Command): void {
       emit(opts.json, s, () => `created space ${s.id}`);
     }),
   );
-  withConnection(spaces.command('banks').description('the banks in a space').argument('<space>')).action(
+  withConnection(
+    spaces.command('banks').description('the banks in a space').argument('<space>', 'space id'),
+  ).action(
     action(async (space: string, opts: ConnectionOptions) => {
       const items = await connect(opts).spaces.banks(space);
       emit(opts.json, { items }, () => table(items, bankColumns));
@@ -142,8 +147,8 @@ export function registerBankCommands(program: Command): void {
     spaces
       .command('attach')
       .description('put a bank in a space (creates the bank)')
-      .argument('<space>')
-      .argument('<bank>'),
+      .argument('<space>', 'space id')
+      .argument('<bank>', 'bank id'),
   ).action(
     action(async (space: string, bank: string, opts: ConnectionOptions) => {
       const a = await connect(opts).spaces.attach(space, bank);
@@ -151,7 +156,11 @@ export function registerBankCommands(program: Command): void {
     }),
   );
   withConnection(
-    spaces.command('remove').description('take a bank out of a space').argument('<space>').argument('<bank>'),
+    spaces
+      .command('remove')
+      .description('take a bank out of a space')
+      .argument('<space>', 'space id')
+      .argument('<bank>', 'bank id'),
   ).action(
     action(async (space: string, bank: string, opts: ConnectionOptions) => {
       const a = await connect(opts).spaces.remove(space, bank);
@@ -159,7 +168,7 @@ export function registerBankCommands(program: Command): void {
     }),
   );
   withConnection(
-    spaces.command('delete').description('delete a space (its banks stay)').argument('<space>'),
+    spaces.command('delete').description('delete a space (its banks stay)').argument('<space>', 'space id'),
   ).action(
     action(async (space: string, opts: ConnectionOptions) => {
       const d = await connect(opts).spaces.delete(space);

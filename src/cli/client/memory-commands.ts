@@ -6,6 +6,7 @@ import type {
   RetainItem,
   TagsMatch,
 } from '../../../packages/client/src/index.js';
+import { FACT_TYPES } from '../../contract/vocabulary.js';
 import { action, type ConnectionOptions, connect, withConnection } from './connect.js';
 import { cliIo } from '../io.js';
 import { emit, list, shortDate, table } from './format.js';
@@ -71,7 +72,7 @@ export function registerMemoryCommands(program: Command): void {
       .argument('<bank>', 'bank id')
       .argument('[text...]', 'the memory; read from stdin when absent')
       .option('--context <text>', 'where it came from')
-      .option('--type <type>', 'world | experience | opinion | observation (guessed when absent)')
+      .option('--type <type>', `${FACT_TYPES.join(' | ')} (guessed when absent)`)
       .option('--tags <list>', 'comma-separated tags')
       .option('--timestamp <iso>', 'when it was said (anchors "yesterday")')
       .option('--document-id <id>', 'group under a document')
@@ -226,7 +227,11 @@ export function registerMemoryCommands(program: Command): void {
     }),
   );
   withConnection(
-    memories.command('delete').description('delete memories by id').argument('<bank>').argument('<id...>'),
+    memories
+      .command('delete')
+      .description('delete memories by id')
+      .argument('<bank>', 'bank id')
+      .argument('<id...>', 'memory ids'),
   ).action(
     action(async (bank: string, ids: string[], opts: ConnectionOptions) => {
       const client = connect(opts);

@@ -1,5 +1,4 @@
-import { requireBank } from '../banks.js';
-import { staleVectors } from '../reembed.js';
+import { requireBank, staleVectors } from '../banks.js';
 import type { Services } from '../services.js';
 import type { ConsolidationSource } from '../types.js';
 import { planWithModel } from './model-plan.js';

@@ -1,11 +1,10 @@
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
+import { ENCRYPTION_CHANGED, SEALED } from '../../store/sealed.js';
 
-/**
- * How a value is stored. Encrypted values and escaped plaintext both start with U+0001, which
- * makes the two forms unambiguous: a plaintext that happens to start with U+0001 is escaped on
- * the way in and unescaped on the way out, so nothing plain can pass for a ciphertext.
- */
-export const SEALED = '\u0001e1:';
+// The sealed prefix is defined beside the store's SQL, which tells the two forms apart by it.
+export { ENCRYPTION_CHANGED, SEALED };
+
+/** Escaped plaintext starts with U+0001 too (see SEALED), so nothing plain can pass for a ciphertext. */
 const ESCAPED = '\u0001p:';
 /** The member of a stored metadata object holding the encrypted original. */
 export const SEALED_MEMBER = '\u0001e1';
@@ -26,12 +25,10 @@ export type Field =
   | 'directive'
   | 'bank'
   | 'document'
-  | 'reply';
+  | 'reply'
+  | 'evaluation';
 
 export const isSealed = (v: string) => v.startsWith(SEALED);
-
-/** `extra.reason` of the store's conflict when a bank's encryption setting changed under a write. */
-export const ENCRYPTION_CHANGED = 'encryption_changed';
 
 /** The stored form of a plaintext string in any bank (escaped if it could look sealed). */
 export const storePlain = (v: string) => (v.startsWith('\u0001') ? ESCAPED + v : v);

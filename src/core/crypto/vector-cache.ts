@@ -1,4 +1,4 @@
-import type { Hit, Store, StoredVector } from '../../store/store.js';
+import type { Hit, StoredVector, VectorStore } from '../../store/store.js';
 import type { MemoryFilter } from '../types.js';
 import type { BankCodec } from './codec.js';
 
@@ -175,7 +175,7 @@ export class VectorCache {
    * it without an await in between, only when it is newer than what the cache holds.
    */
   async #current(
-    store: Store,
+    store: VectorStore,
     projectId: string,
     bankId: string,
     codec: BankCodec | null,
@@ -222,7 +222,7 @@ export class VectorCache {
   }
 
   async #load(
-    store: Store,
+    store: VectorStore,
     projectId: string,
     bankId: string,
     codec: BankCodec | null,
@@ -265,7 +265,7 @@ export class VectorCache {
 
   /** Recall's semantic channel over an encrypted bank: the same hits the SQL channel returns. */
   async search(
-    store: Store,
+    store: VectorStore,
     target: { projectId: string; bankId: string; codec: BankCodec | null; keyId: string },
     vector: Float32Array,
     filter: MemoryFilter,
@@ -284,7 +284,7 @@ export class VectorCache {
    * registry, supporting links) in widening rounds until `limit` pass or none are left.
    */
   async consolidationCandidates(
-    store: Store,
+    store: VectorStore,
     target: { projectId: string; bankId: string; codec: BankCodec | null; keyId: string },
     vector: Float32Array,
     opts: { observations: boolean; tags: string[]; beforeSeq: number; limit: number },

@@ -1,12 +1,8 @@
 import { enqueueOnce, type OperationRunner } from '../operations.js';
 import type { Services } from '../services.js';
 
-/**
- * Below this many memories a bank is searched exactly: scanning a few thousand vectors costs
- * less than walking an HNSW graph, and the answer is exact. Above it, a bank is searched through
- * an HNSW index: its own, or the one shared by every bank with vectors of its size.
- */
-export const EXACT_SEARCH_LIMIT = 4000;
+// The store searches by it (store/exact-search.ts); Retain reads it from here.
+export { EXACT_SEARCH_LIMIT } from '../../store/exact-search.js';
 
 /** The operation kind that builds a bank's own vector index. */
 export const BANK_INDEX = 'vector-index';

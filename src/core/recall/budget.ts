@@ -30,6 +30,25 @@ export const BUDGETS = {
 
 export type Budget = keyof typeof BUDGETS;
 
+/** Candidates read and reranked per recall unit, query characters and `max_tokens` per unit. */
+const UNIT = { candidates: 50, queryChars: 1000, maxTokens: 10_000 } as const;
+
+/**
+ * What one Recall costs against the project's `recall_units_*` budgets, known before any work:
+ * per bank searched, one unit per 50 candidates its budget level reads and reranks (low 1,
+ * mid 2, high 5), plus one unit per whole 1,000 characters of query (the query is tagged and
+ * embedded) and per whole 10,000 `max_tokens` (the answer's size). A default Recall of one bank
+ * costs 2; the dearest the contract allows (high, with the org bank, a 20,000-character query,
+ * 100,000 tokens) costs 40.
+ */
+export function recallUnits(query: string, level: Budget, banks: number, maxTokens: number): number {
+  return (
+    banks * Math.ceil(BUDGETS[level].rerank / UNIT.candidates) +
+    Math.floor(query.length / UNIT.queryChars) +
+    Math.floor(maxTokens / UNIT.maxTokens)
+  );
+}
+
 /**
  * Keeps results in order until the next one would overflow `maxTokens` (counted with the
  * o200k_base tokenizer over each result's text).

@@ -6,20 +6,50 @@ import { AppError, invalid } from '../errors.js';
 
 // Not strict: client schemas carry keywords (titles, examples, vendor extensions) that only
 // describe; unknown formats are accepted rather than refused.
-const draft7 = new Ajv({ allErrors: true, strict: false, validateFormats: false });
-const draft2020 = new Ajv2020({ allErrors: true, strict: false, validateFormats: false });
+const OPTIONS = { allErrors: true, strict: false, validateFormats: false } as const;
+
+/**
+ * Schemas one ajv instance compiles before it is replaced. An instance keeps a reference to
+ * every schema and function it ever compiled (in its code-generation scope, whatever
+ * `removeSchema` says), so one shared for the life of the process grew with every Reflect;
+ * a new one costs ~20 ms, here once per 100 schemas, and what it holds is bounded (at most
+ * 100 schemas of at most 8 KB).
+ */
+const COMPILES_PER_INSTANCE = 100;
+const compilers = {
+  draft7: { make: () => new Ajv(OPTIONS), ajv: null as Ajv | null, compiled: 0 },
+  draft2020: { make: () => new Ajv2020(OPTIONS), ajv: null as Ajv | null, compiled: 0 },
+};
+
+function compilerFor(kind: keyof typeof compilers): Ajv {
+  const c = compilers[kind];
+  if (!c.ajv || c.compiled >= COMPILES_PER_INSTANCE) {
+    c.ajv = c.make();
+    c.compiled = 0;
+  }
+  c.compiled++;
+  return c.ajv;
+}
 
 /**
  * Compiles a request's `response_schema` before any model is called: a schema that is not
  * valid JSON Schema (draft-07, or 2020-12 when its `$schema` says so) is the caller's 400.
+ * The compiled schema is removed again: ajv would otherwise refuse a later schema of another
+ * request, or another tenant, with the same `$id`. Only a schema it added is removed: one
+ * refused for claiming a meta-schema's `$id` must not take that meta-schema with it.
  */
 export function compileResponseSchema(schema: Record<string, unknown>): ValidateFunction {
-  const ajv = typeof schema.$schema === 'string' && schema.$schema.includes('2020-12') ? draft2020 : draft7;
+  const ajv = compilerFor(
+    typeof schema.$schema === 'string' && schema.$schema.includes('2020-12') ? 'draft2020' : 'draft7',
+  );
+  let validate: ValidateFunction;
   try {
-    return ajv.compile(schema);
+    validate = ajv.compile(schema);
   } catch (err) {
     throw invalid('response_schema', `not a usable JSON schema: ${(err as Error).message}`);
   }
+  ajv.removeSchema(schema);
+  return validate;
 }
 
 function describe(errors: ErrorObject[] | null | undefined): string {

@@ -2,17 +2,17 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { FactType } from '../../text/fact-type.js';
 import { termFrequencies } from '../../text/terms.js';
 import { effectiveConfig } from '../bank-config.js';
-import { bankForWrite } from '../banks.js';
+import { bankForWrite, staleVectors } from '../banks.js';
 import { chargeCost, withMeteredModel } from '../budgets.js';
 import { scheduleConsolidation } from '../consolidate/schedule.js';
 import { EXACT_SEARCH_LIMIT, scheduleBankIndex } from '../recall/bank-index.js';
-import { scheduleReembed, staleVectors } from '../reembed.js';
+import { scheduleReembed } from '../reembed.js';
 import { AppError, invalid } from '../errors.js';
 import { checkId } from '../ids.js';
 import { pacer } from '../pace.js';
 import { checkStorable } from '../storable.js';
 import { sliceEnd } from './slices.js';
-import { chargeRetain } from '../quotas.js';
+import { chargeRetain, insertWithinQuota } from '../quotas.js';
 import { addNeighbourContext } from '../recall/context-terms.js';
 import type { Services } from '../services.js';
 import type { EntityInput, NewMemory } from '../types.js';
@@ -315,7 +315,7 @@ async function retainSliceOf(
   const appended = [...new Set(memories.map((m) => m.document_id))].filter(
     (d): d is string => d !== null && !replacing.has(d),
   );
-  const created = await s.store.insertMemories(projectId, bankId, memories, {
+  const created = await insertWithinQuota(s, projectId, bankId, memories, {
     replaceDocuments: changed,
     documents: [
       ...[...changed, ...touched].map((id) => ({ id, contentHash: complete(id) ? hashes.get(id)! : '' })),

@@ -1,15 +1,39 @@
-import type { AuditEntry, Entity } from '../../core/types.js';
+import type { AuditEntry, Page } from '../records.js';
 import type { Db } from '../db.js';
-import type { Store } from '../store.js';
 import { decodeCursor, encodeCursor } from './filters.js';
 
-type RecordStore = Pick<Store, 'appendAudit' | 'appendRefusal' | 'listAudit' | 'listEntities'>;
+export interface AuditInput {
+  projectId: string;
+  actorType: string;
+  keyId: string | null;
+  action: string;
+  bankId: string | null;
+  spaceId: string | null;
+  status: number;
+  requestId: string;
+}
+
+/** The append-only audit trail. */
+export interface AuditStore {
+  appendAudit(entry: AuditInput): Promise<void>;
+  /**
+   * An unauthenticated refusal: the first `inFull` of a project's minute are ordinary entries,
+   * the rest add to that minute's one aggregate entry (`count`). One statement, shared by
+   * every process on the database.
+   */
+  appendRefusal(entry: AuditInput, inFull: number): Promise<void>;
+  listAudit(
+    projectId: string,
+    filter: { bankId?: string; action?: string; since?: Date; until?: Date },
+    page: { limit: number; cursor?: string },
+  ): Promise<Page<AuditEntry>>;
+}
 
 /** The action of the aggregate entry of a minute's refusals beyond those kept in full. */
 export const REFUSALS_ACTION = 'auth.refusals';
 
-/** Append-only audit trail and the entity listing: both paged by an opaque cursor. */
-export function recordQueries(db: Db): RecordStore {
+/** Append-only audit trail, paged by an opaque cursor. */
+export function auditQueries(db: Db): AuditStore {
   return {
     async appendAudit(e) {
       await db.query(
@@ -91,21 +115,6 @@ export function recordQueries(db: Db): RecordStore {
         count: r.count ?? 1,
       }));
       return { items, next_cursor: more ? encodeCursor(Number(rows[page.limit - 1]!.id)) : null };
-    },
-    async listEntities(projectId, bankId, page) {
-      // Most mentioned first; the cursor is the offset, stable enough for browsing.
-      const offset = decodeCursor(page.cursor) ?? 0;
-      const rows = await db.query<Entity>(
-        `SELECT id::text AS id, name, type, aliases, mention_count, first_seen, last_seen FROM entities
-         WHERE project_id = $1 AND bank_id = $2 AND mention_count > 0
-         ORDER BY mention_count DESC, name_key LIMIT $3 OFFSET $4`,
-        [projectId, bankId, page.limit + 1, offset],
-      );
-      const more = rows.length > page.limit;
-      return {
-        items: rows.slice(0, page.limit),
-        next_cursor: more ? encodeCursor(offset + page.limit) : null,
-      };
     },
   };
 }

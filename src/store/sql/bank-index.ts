@@ -1,10 +1,17 @@
 import { createHash } from 'node:crypto';
 import type { Db } from '../db.js';
-import type { Store } from '../store.js';
-import { EXACT_SEARCH_LIMIT } from '../../core/recall/bank-index.js';
+import { EXACT_SEARCH_LIMIT } from '../exact-search.js';
 import { HNSW_DIMENSIONS } from './search.js';
 
-type BankIndexStore = Pick<Store, 'wantedBankIndex' | 'buildBankIndex' | 'dropBankIndexes'>;
+/** Per-bank HNSW indexes, for banks past the exact-search size (store/exact-search.ts). */
+export interface BankIndexStore {
+  /** The vector size of a bank that should have an HNSW index of its own and has none yet, else null. */
+  wantedBankIndex(projectId: string, bankId: string): Promise<number | null>;
+  /** Builds the bank's own HNSW index for vectors of `dims` (without blocking writers on PostgreSQL). */
+  buildBankIndex(projectId: string, bankId: string, dims: number): Promise<void>;
+  /** Drops the bank's own indexes (after the bank is deleted). */
+  dropBankIndexes(projectId: string, bankId: string): Promise<void>;
+}
 
 /**
  * A bank that is a small share of a large table gets an HNSW index of its own: a partial index

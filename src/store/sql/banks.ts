@@ -1,24 +1,77 @@
-import type { Bank, Space } from '../../core/types.js';
-import { notFound } from '../../core/errors.js';
+import type { Bank, BankCounts, Space } from '../records.js';
+import { notFound } from '../../contract/errors.js';
 import type { Db } from '../db.js';
-import type { Store } from '../store.js';
 
-type BankStore = Pick<
-  Store,
-  | 'createSpace'
-  | 'getSpace'
-  | 'listSpaces'
-  | 'deleteSpace'
-  | 'getBank'
-  | 'ensureBank'
-  | 'listBanks'
-  | 'attachBankToSpace'
-  | 'detachBankFromSpace'
-  | 'updateBank'
-  | 'updateBankConfig'
-  | 'bankCounts'
-  | 'deleteBank'
->;
+/** Spaces and the banks in them: a bank's row, its config, its counts, and its deletion. */
+export interface BankStore {
+  createSpace(projectId: string, s: { id: string; name: string }): Promise<Space | null>;
+  getSpace(projectId: string, id: string): Promise<Space | null>;
+  listSpaces(projectId: string): Promise<Space[]>;
+  /** Unassigns the space's banks (never deletes them); returns how many, or null if no such space. */
+  deleteSpace(projectId: string, id: string): Promise<number | null>;
+  getBank(projectId: string, id: string): Promise<Bank | null>;
+  /**
+   * Creates the bank if missing (with the given space and org flag) and returns it; a new bank
+   * whose space does not exist (deleted meanwhile) is a not_found error.
+   */
+  ensureBank(
+    projectId: string,
+    id: string,
+    init: { spaceId?: string | null; isOrgBank?: boolean },
+  ): Promise<Bank>;
+  /**
+   * Banks of the project (optionally of one space), oldest first; with `page`, ordered by id and
+   * keyset-paged: at most `limit` banks whose id sorts after `after`.
+   */
+  listBanks(
+    projectId: string,
+    filter: { spaceId?: string },
+    page?: { limit: number; after?: string },
+  ): Promise<Bank[]>;
+  /**
+   * Puts the bank in the space if it is in no space yet, holding the space row meanwhile: a
+   * concurrent deletion of the space waits and then unassigns it, so a bank never points at a
+   * deleted space. The outcome: attached (or was there already), no such space or bank, or the
+   * other space the bank is in.
+   */
+  attachBankToSpace(
+    projectId: string,
+    bankId: string,
+    spaceId: string,
+  ): Promise<{ status: 'attached' | 'no_space' | 'no_bank' } | { status: 'elsewhere'; spaceId: string }>;
+  /** Takes the bank out of the space if it is in it at that moment; false when it is not. */
+  detachBankFromSpace(projectId: string, bankId: string, spaceId: string): Promise<boolean>;
+  /**
+   * Sets the bank's name, mission or embedder in one statement. `embedderIfUnset`: records the
+   * embedder only when the bank has none yet (first vectors), so a concurrent re-embed's value
+   * is never overwritten by a stale read.
+   */
+  updateBank(
+    projectId: string,
+    bankId: string,
+    patch: {
+      name?: string | null;
+      mission?: string | null;
+      embedder?: string;
+      embedderIfUnset?: string;
+    },
+  ): Promise<Bank | null>;
+  /**
+   * Merges config changes into the bank's stored overrides in the database, under the bank's
+   * row lock: a key with a value is set, a key with `null` is removed, every other key is kept
+   * as it is in the row at that moment — concurrent updates of other keys all survive. Returns
+   * the overrides as they were just before (read under the lock, so a side effect of a change is
+   * decided from the real transition) and the bank after, or null if there is no such bank.
+   */
+  updateBankConfig(
+    projectId: string,
+    bankId: string,
+    changes: Record<string, unknown>,
+  ): Promise<{ before: Record<string, unknown>; bank: Bank } | null>;
+  bankCounts(projectId: string, bankId: string): Promise<BankCounts>;
+  /** Deletes the bank and all its data; returns the number of memories deleted, or null if absent. */
+  deleteBank(projectId: string, bankId: string): Promise<number | null>;
+}
 
 const SPACE_SELECT = `SELECT s.id, s.name, s.created_at,
   (SELECT count(*)::int FROM banks b WHERE b.project_id = s.project_id AND b.space_id = s.id) AS bank_count

@@ -1,11 +1,29 @@
-import type { Directive } from '../../core/types.js';
+import type { Directive } from '../records.js';
 import type { Db } from '../db.js';
-import type { Store } from '../store.js';
 
-type DirectiveStore = Pick<
-  Store,
-  'listDirectives' | 'getDirective' | 'insertDirective' | 'updateDirective' | 'deleteDirective'
->;
+/** A bank's directives: its hard rules for Reflect. */
+export interface DirectiveStore {
+  /** A bank's directives, highest priority first. */
+  listDirectives(projectId: string, bankId: string): Promise<Directive[]>;
+  getDirective(projectId: string, bankId: string, id: string): Promise<Directive | null>;
+  /**
+   * Inserts a directive unless the bank holds `max` already (null then): counted and inserted
+   * under the bank's row lock, so concurrent inserts cannot pass the limit together.
+   */
+  insertDirective(
+    projectId: string,
+    bankId: string,
+    d: { id: string; name: string; text: string; priority: number; tags: string[]; active: boolean },
+    max: number,
+  ): Promise<Directive | null>;
+  updateDirective(
+    projectId: string,
+    bankId: string,
+    id: string,
+    patch: { name?: string; text?: string; priority?: number; tags?: string[]; active?: boolean },
+  ): Promise<Directive | null>;
+  deleteDirective(projectId: string, bankId: string, id: string): Promise<boolean>;
+}
 
 const COLUMNS = 'id::text AS id, bank_id, name, text, priority, tags, active, created_at, updated_at';
 

@@ -1,11 +1,25 @@
-import type { DocumentRecord } from '../../core/types.js';
+import type { DocumentRecord, MemoryFilter } from '../records.js';
 import type { Db } from '../db.js';
-import type { Store } from '../store.js';
 import { termGroupsClause } from './encryption.js';
 import { lockBank } from './bank-lock.js';
 import { deleteMemoriesIn } from './memories.js';
 
-type DocumentStore = Pick<Store, 'listDocuments' | 'getDocument' | 'deleteDocument' | 'countMemories'>;
+/** Documents (the groups of memories retained under one document id), and counting memories by filter. */
+export interface DocumentStore {
+  listDocuments(
+    projectId: string,
+    bankId: string,
+    page: { limit: number; offset: number },
+  ): Promise<{ items: DocumentRecord[]; total: number }>;
+  getDocument(projectId: string, bankId: string, id: string): Promise<DocumentRecord | null>;
+  /** Deletes a document and its memories; the number of memories deleted, or null if absent. */
+  deleteDocument(projectId: string, bankId: string, id: string): Promise<number | null>;
+  countMemories(
+    projectId: string,
+    bankId: string,
+    filter: MemoryFilter & { q?: string; qTerms?: string[][] },
+  ): Promise<number>;
+}
 
 const DOC_SELECT = `SELECT d.id, d.bank_id, d.content_hash, d.created_at, d.updated_at,
   (SELECT count(*)::int FROM memories m WHERE m.project_id = d.project_id AND m.bank_id = d.bank_id

@@ -1,4 +1,4 @@
-import type { MemoryFilter } from '../../core/types.js';
+import type { MemoryFilter } from '../records.js';
 
 /**
  * Appends the WHERE clauses of a memory filter over alias `m`, pushing parameters.

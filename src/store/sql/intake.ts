@@ -1,8 +1,25 @@
-import type { Entity } from '../../core/types.js';
+import type { Entity } from '../records.js';
 import type { Db } from '../db.js';
-import type { Store } from '../store.js';
 
-type IntakeStore = Pick<Store, 'findEntities' | 'documentHashes' | 'addLlmUsage'>;
+/** What Retain reads before it writes, and the bank's language model usage counters. */
+export interface IntakeStore {
+  /**
+   * Entities for resolution, by index lookups: named or aliased one of `keys`, named one of
+   * `words`, and, for each word, up to two longer names whose first or last word it is.
+   */
+  findEntities(projectId: string, bankId: string, keys: string[], words: string[]): Promise<Entity[]>;
+  /** Content hashes of documents, by id. */
+  documentHashes(projectId: string, bankId: string, ids: string[]): Promise<Map<string, string>>;
+  /** The latest memories (without document) of a conversation, by session metadata; newest first. */
+  latestInSession(
+    projectId: string,
+    bankId: string,
+    session: string,
+    limit: number,
+  ): Promise<{ text: string; context: string | null }[]>;
+  /** Adds language model token usage to the bank's counters. */
+  addLlmUsage(projectId: string, bankId: string, inputTokens: number, outputTokens: number): Promise<void>;
+}
 
 /**
  * Longer names looked up per word: two tell "Bob" is ambiguous (both "Bob Smith" and "Bob
@@ -10,7 +27,17 @@ type IntakeStore = Pick<Store, 'findEntities' | 'documentHashes' | 'addLlmUsage'
  */
 const WORD_MATCHES = 2;
 
-/** What Retain reads before it writes: entities to resolve against, document hashes; and usage counters. */
+/**
+ * The conversation a memory belongs to when it has no document: the first of these metadata
+ * keys present. Must stay the same expression as the `memories_session` index (migration 6)
+ * and as `SESSION_KEYS` in `core/recall/context-terms.ts`.
+ */
+const SESSION_EXPR = `coalesce(m.metadata->>'session_id', m.metadata->>'session', m.metadata->>'conversation_id', m.metadata->>'thread_id')`;
+
+/**
+ * What Retain reads before it writes: entities to resolve against, document hashes, the latest
+ * memories of a conversation (context indexing); and usage counters.
+ */
 export function intakeQueries(db: Db): IntakeStore {
   return {
     findEntities(projectId, bankId, keys, words) {
@@ -51,6 +78,14 @@ export function intakeQueries(db: Db): IntakeStore {
         [projectId, bankId, ids],
       );
       return new Map(rows.map((r) => [r.id, r.content_hash]));
+    },
+    latestInSession(projectId, bankId, session, limit) {
+      return db.query<{ text: string; context: string | null }>(
+        `SELECT m.text, m.context FROM memories m
+         WHERE m.project_id = $1 AND m.bank_id = $2 AND m.document_id IS NULL AND ${SESSION_EXPR} = $3
+         ORDER BY m.seq DESC LIMIT $4`,
+        [projectId, bankId, session, limit],
+      );
     },
     async addLlmUsage(projectId, bankId, input, output) {
       await db.query(

@@ -1,18 +1,103 @@
-import type { Db } from '../db.js';
-import type { BudgetName } from '../../core/types.js';
-import type { CostCount, ItemsCharge, RateCount, Store } from '../store.js';
+import type { Db, Queryable } from '../db.js';
+import { StoredQuotaExceeded } from '../quota-error.js';
+import type { BudgetName } from '../records.js';
 
-type LimitStore = Pick<
-  Store,
-  | 'countRequest'
-  | 'chargeItems'
-  | 'refundItems'
-  | 'projectUsage'
-  | 'pruneRateCounters'
-  | 'chargeCost'
-  | 'costCounts'
-  | 'deferOperation'
->;
+/** One rate-limit counter after a request was counted. */
+export interface RateCount {
+  scope: 'project' | 'key';
+  count: number;
+  limit: number;
+}
+
+/** Outcome of charging a Retain against the items-per-day and stored-memories quotas. */
+export type ItemsCharge =
+  | { accepted: true }
+  | { accepted: false; exceeded: 'retained_items_per_day' | 'stored_memories'; limit: number; used: number };
+
+/**
+ * One cost counter to charge: the project's limit `name` (its own setting, else `defaultLimit`;
+ * null = unlimited, and then nothing is counted) over the counter (kind, subject, window).
+ */
+export interface CostCharge {
+  name: BudgetName;
+  kind: string;
+  subject: string;
+  windowStart: Date;
+  amount: number;
+  defaultLimit: number | null;
+}
+
+/** A cost counter after a charge: `used` is the count after an accepted charge, before a refused one. */
+export interface CostCount {
+  name: BudgetName;
+  limit: number;
+  used: number;
+}
+
+/** Outcome of a cost charge: all counters charged, or none (the first refusing counter is named). */
+export type CostResult =
+  | { accepted: true; counts: CostCount[] }
+  | { accepted: false; exceeded: CostCount; amount: number };
+
+/** Server-wide defaults for projects that do not set a limit themselves (null = unlimited). */
+export interface LimitDefaults {
+  requestsPerMinute: number | null;
+  requestsPerMinutePerKey: number | null;
+  retainedItemsPerDay: number | null;
+  storedMemories: number | null;
+  /** Defaults of the cost budgets (`MNEMO_DEFAULT_CHARACTERS_PER_MINUTE`, ...); absent = unlimited. */
+  budgets?: Partial<Record<BudgetName, number | null>>;
+}
+
+/** Rate limits, quotas and cost budgets: fixed-window counters shared by every process on the database. */
+export interface LimitStore {
+  /** Counts one request of the project (and key) in the window; returns the counters that have a limit. */
+  countRequest(input: {
+    projectId: string;
+    keyId: string | null;
+    windowStart: Date;
+    defaults: Pick<LimitDefaults, 'requestsPerMinute' | 'requestsPerMinutePerKey'>;
+  }): Promise<RateCount[]>;
+  /** Counts `items` retained items of the day unless a quota would be exceeded (then nothing is counted). */
+  chargeItems(input: {
+    projectId: string;
+    items: number;
+    windowStart: Date;
+    defaults: Pick<LimitDefaults, 'retainedItemsPerDay' | 'storedMemories'>;
+  }): Promise<ItemsCharge>;
+  /** Gives back items charged by a Retain that then failed. */
+  refundItems(projectId: string, items: number, windowStart: Date): Promise<void>;
+  projectUsage(
+    projectId: string,
+    windows: { minuteStart: Date; dayStart: Date },
+  ): Promise<{ requests_this_minute: number; retained_items_today: number; stored_memories: number }>;
+  /**
+   * Charges cost counters in one statement, all or nothing: unless `force`, a counter is only
+   * charged when its count stays within its limit (a zero amount asks for room: count < limit),
+   * and a refusal gives back what the same call charged on other counters. `force` charges
+   * regardless (cost already incurred). Counters without a limit are not written.
+   */
+  chargeCost(projectId: string, charges: CostCharge[], force: boolean): Promise<CostResult>;
+  /** Current counts of cost counters (0 for none). */
+  costCounts(
+    projectId: string,
+    counters: Pick<CostCharge, 'name' | 'kind' | 'subject' | 'windowStart'>[],
+  ): Promise<Map<BudgetName, number>>;
+  /**
+   * Puts a claimed operation of a project over its budget back to pending until `delayMs` from
+   * now, without using up one of its attempts (waiting is not failing).
+   */
+  deferOperation(
+    projectId: string,
+    bankId: string,
+    id: string,
+    workerId: string,
+    delayMs: number,
+    reason: string,
+  ): Promise<void>;
+  /** Deletes counters of windows that started before `before`; returns how many. */
+  pruneRateCounters(before: Date): Promise<number>;
+}
 
 /** "No default" in the int8[] of defaults (an array of numbers travels the same on both engines). */
 const NONE = -1;
@@ -23,6 +108,51 @@ const NONE = -1;
  */
 const effective = (key: string, param: string) =>
   `CASE WHEN limits ? '${key}' THEN (limits->>'${key}')::bigint ELSE ${param}::bigint END`;
+
+/**
+ * The project's `stored_memories` quota, taken for a write: when the project has one (its own
+ * or the server's `defaultLimit`), locks the project row until the transaction ends and returns
+ * the quota; null (and no lock) when it has none. Every quota-checked write of the project, in
+ * any process, then runs its check and insert one at a time. Taken first in the transaction,
+ * before any bank row: a project's deletion locks the project before its banks too.
+ * `FOR NO KEY UPDATE` does not block the key-share locks of rows that reference the project
+ * (a new bank, a key), only other quota writers and changes of the project row itself.
+ */
+export async function lockStoredQuotaIn(
+  tx: Queryable,
+  projectId: string,
+  defaultLimit: number | null,
+): Promise<number | null> {
+  const quota = (lock: string) =>
+    tx.query<{ lim: number | null }>(
+      `SELECT ${effective('stored_memories', '$2')} AS lim FROM projects WHERE id = $1 ${lock}`,
+      [projectId, defaultLimit],
+    );
+  // Unlocked first: a project without a quota must not serialise its writers.
+  if ((await quota(''))[0]?.lim == null) return null;
+  const lim = (await quota('FOR NO KEY UPDATE'))[0]?.lim;
+  return lim == null ? null : Number(lim);
+}
+
+/**
+ * Refuses (`StoredQuotaExceeded`) a write of `adding` memories that would take the project past
+ * `limit`. Run under `lockStoredQuotaIn`'s lock, after the write's own deletions: on PostgreSQL
+ * this statement's snapshot is taken after the lock was granted, so it sees every memory
+ * committed by the writers before it.
+ */
+export async function checkStoredQuotaIn(
+  tx: Queryable,
+  projectId: string,
+  limit: number,
+  adding: number,
+): Promise<void> {
+  const [row] = await tx.query<{ stored: number }>(
+    'SELECT coalesce(sum(memory_count), 0)::int8 AS stored FROM banks WHERE project_id = $1',
+    [projectId],
+  );
+  const stored = Number(row?.stored ?? 0);
+  if (stored + adding > limit) throw new StoredQuotaExceeded(limit, stored, adding);
+}
 
 /**
  * Rate limits and quotas as fixed-window counters in `rate_counters`. Every statement here is

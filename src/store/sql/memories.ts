@@ -1,14 +1,62 @@
-import type { Memory, NewMemory } from '../../core/types.js';
+import type { Memory, MemoryFilter, NewMemory, Page } from '../records.js';
 import type { Db, Queryable } from '../db.js';
-import type { Store } from '../store.js';
 import { lockBank } from './bank-lock.js';
 import { lockBankForWrite, termGroupsClause } from './encryption.js';
 import { decodeCursor, encodeCursor, filterClauses, vectorLiteral } from './filters.js';
+import { checkStoredQuotaIn, lockStoredQuotaIn } from './limits.js';
 
-type MemoryStore = Pick<
-  Store,
-  'insertMemories' | 'listMemories' | 'getMemories' | 'getCandidates' | 'setEmbeddings' | 'deleteMemory'
->;
+/** A bank's memories: written with their terms and entities, read, re-embedded, deleted. */
+export interface MemoryStore {
+  /**
+   * Writes memories with their terms and entities in one transaction. With `replaceDocuments`,
+   * those documents' previous memories are deleted in the same transaction. If the first
+   * memory's id already exists the batch was written before (a repeated operation) and nothing
+   * is done. Returns the number of memories written. With `storedQuotaDefault` (the server's
+   * default `stored_memories`, null for none) the project's quota is checked in the same
+   * transaction under the project's lock: a write that would pass it throws
+   * `StoredQuotaExceeded` and writes nothing.
+   */
+  insertMemories(
+    projectId: string,
+    bankId: string,
+    memories: NewMemory[],
+    opts?: {
+      replaceDocuments?: string[];
+      documents?: { id: string; contentHash: string }[];
+      storedQuotaDefault?: number | null;
+    },
+  ): Promise<number>;
+  listMemories(
+    projectId: string,
+    bankId: string,
+    filter: MemoryFilter & { q?: string; qTerms?: string[][] },
+    page: { limit: number; cursor?: string; offset?: number },
+  ): Promise<Page<Memory>>;
+  getMemories(projectId: string, bankId: string, ids: string[]): Promise<Memory[]>;
+  /**
+   * Recall's candidates: the memories with their cosine similarity to `vector` (null for a memory
+   * without an embedding of its size), read in one query.
+   */
+  getCandidates(
+    projectId: string,
+    bankId: string,
+    ids: string[],
+    vector: Float32Array,
+  ): Promise<(Memory & { similarity: number | null })[]>;
+  /**
+   * Replaces the vectors of existing memories (a re-embed); ids not in the bank are ignored. A row
+   * with `embedding_sealed` stores that instead of a plain vector. With `encrypted`, the rows were
+   * prepared for that form and are refused (conflict, reason `encryption_changed`) when the bank's
+   * setting no longer wants it.
+   */
+  setEmbeddings(
+    projectId: string,
+    bankId: string,
+    rows: { id: string; embedding: Float32Array | null; embedding_sealed?: string | null }[],
+    opts?: { encrypted?: boolean },
+  ): Promise<void>;
+  deleteMemory(projectId: string, bankId: string, id: string): Promise<boolean>;
+}
 
 /**
  * Each link's entity name is read by its key, one index lookup per link (the foreign key
@@ -177,7 +225,12 @@ export function memoryQueries(db: Db): MemoryStore {
   return {
     async insertMemories(projectId, bankId, memories, opts = {}) {
       return db.transaction(async (tx) => {
-        // Lock the bank row first: serialises writers of one bank so statistics stay exact (and
+        // A project with a stored-memories quota: its writers take turns from here to commit.
+        const quota =
+          opts.storedQuotaDefault !== undefined && memories.length
+            ? await lockStoredQuotaIn(tx, projectId, opts.storedQuotaDefault)
+            : null;
+        // Lock the bank row next: serialises writers of one bank so statistics stay exact (and
         // refuses rows prepared for the other side of an encryption switch).
         await lockBankForWrite(tx, projectId, bankId, memories);
         if (memories[0]) {
@@ -190,6 +243,7 @@ export function memoryQueries(db: Db): MemoryStore {
         if (opts.replaceDocuments?.length) {
           await deleteMemoriesIn(tx, projectId, bankId, { documentIds: opts.replaceDocuments });
         }
+        if (quota !== null) await checkStoredQuotaIn(tx, projectId, quota, memories.length);
         if (memories.length) await insertMemoriesIn(tx, projectId, bankId, memories);
         if (opts.documents?.length) {
           await tx.query(

@@ -1,21 +1,61 @@
-import type { ConsolidationSource, Memory, ObservationDetail } from '../../core/types.js';
+import type { ConsolidationSource, Memory, ObservationChange, ObservationDetail } from '../records.js';
+import type { Hit } from './search.js';
 import type { Db, Queryable } from '../db.js';
-import type { Hit, Store } from '../store.js';
-import { EXACT_SEARCH_LIMIT } from '../../core/recall/bank-index.js';
+import { EXACT_SEARCH_LIMIT } from '../exact-search.js';
 import { vectorLiteral } from './filters.js';
 import { lockBank } from './bank-lock.js';
 import { deleteMemoriesIn, insertMemoriesIn, MEMORY_SELECT, readByIds } from './memories.js';
 import { HNSW_DIMENSIONS } from './search.js';
 
-type ObservationStore = Pick<
-  Store,
-  | 'consolidationCursor'
-  | 'consolidationSources'
-  | 'consolidationCandidates'
-  | 'observationDetails'
-  | 'saveObservation'
-  | 'pruneObservations'
->;
+/** Consolidation: its cursor, sources and candidates, and the observations it writes and prunes. */
+export interface ObservationStore {
+  /** The highest memory seq consolidation has processed (0 before the first run). */
+  consolidationCursor(projectId: string, bankId: string): Promise<number>;
+  /** Memories after `afterSeq` other than consolidated observations, oldest first. */
+  consolidationSources(
+    projectId: string,
+    bankId: string,
+    afterSeq: number,
+    limit: number,
+  ): Promise<ConsolidationSource[]>;
+  /**
+   * Nearest memories with exactly these tags: consolidated observations, or other memories
+   * retained before `beforeSeq` that support no observation yet. `bankSize`: the bank's memory
+   * count as the caller read it (past the exact-search size, memories are found by the index).
+   */
+  consolidationCandidates(
+    projectId: string,
+    bankId: string,
+    vector: Float32Array,
+    opts: { observations: boolean; tags: string[]; beforeSeq: number; limit: number; bankSize: number },
+  ): Promise<Hit[]>;
+  /** Proof and conflicts of consolidated observations; ids that are not ones are left out. */
+  observationDetails(
+    projectId: string,
+    bankId: string,
+    ids: string[],
+  ): Promise<Map<string, ObservationDetail>>;
+  /**
+   * Applies one consolidation step and moves the cursor from `from` to `to` in one transaction;
+   * false (and nothing written) when another run moved the cursor first.
+   */
+  saveObservation(
+    projectId: string,
+    bankId: string,
+    change: ObservationChange | null,
+    cursor: { from: number; to: number },
+  ): Promise<boolean>;
+  /**
+   * Deletes consolidated observations left with no supporting memory, and refreshes stale proof
+   * counts, over one page of the bank's observations (ids after `page.after`, default the first
+   * 500); `next` is where the next page starts, null after the last.
+   */
+  pruneObservations(
+    projectId: string,
+    bankId: string,
+    page?: { after: string; limit: number },
+  ): Promise<{ pruned: number; next: string | null }>;
+}
 
 /**
  * Whether memory `m` is an observation consolidation wrote. Memories retained with (or

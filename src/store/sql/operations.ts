@@ -1,26 +1,93 @@
-import { isUuid } from '../../core/ids.js';
-import type { Operation } from '../../core/types.js';
+import { isUuid } from '../uuid.js';
+import type { IdempotencyClaim, IdempotencyScope, IdempotentReply, Operation, Page } from '../records.js';
 import type { Db } from '../db.js';
-import type { Store } from '../store.js';
 import { cursorText, encodeCursor } from './filters.js';
 
-type OperationStore = Pick<
-  Store,
-  | 'insertOperation'
-  | 'getOperation'
-  | 'listOperations'
-  | 'cancelOperation'
-  | 'claimOperation'
-  | 'yieldOperation'
-  | 'renewOperation'
-  | 'finishOperation'
-  | 'retryOperation'
-  | 'countPendingOperations'
-  | 'claimIdempotencyKey'
-  | 'saveIdempotentResponse'
-  | 'releaseIdempotencyKey'
-  | 'deleteIdempotentResponses'
->;
+/** Operations: durable background work, queued per bank and claimed by workers. */
+export interface OperationStore {
+  /**
+   * Inserts an operation; an existing id is returned as is (`created: false`). With `onceAmong`,
+   * an operation of the same kind of the bank in one of those states is returned instead of
+   * inserting another, decided under the bank's row lock (concurrent callers queue one).
+   */
+  insertOperation(o: {
+    projectId: string;
+    bankId: string;
+    id: string;
+    kind: string;
+    payload: unknown;
+    itemsCount: number;
+    onceAmong?: ('pending' | 'processing')[];
+  }): Promise<{ operation: Operation; created: boolean }>;
+  getOperation(projectId: string, bankId: string, id: string): Promise<Operation | null>;
+  listOperations(
+    projectId: string,
+    bankId: string,
+    filter: { status?: string },
+    page: { limit: number; cursor?: string },
+  ): Promise<Page<Operation>>;
+  /** Cancels a pending operation; null when it is not pending (or absent). */
+  cancelOperation(projectId: string, bankId: string, id: string): Promise<Operation | null>;
+  /**
+   * Claims the next runnable operation (pending, or processing with an expired lease), fairly:
+   * the project, then the bank, whose last claim is oldest goes first. `progress` is where a
+   * sliced operation got to (null on its first run).
+   */
+  claimOperation(
+    workerId: string,
+    leaseMs: number,
+  ): Promise<{ operation: Operation; projectId: string; payload: unknown; progress: unknown } | null>;
+  /**
+   * Ends one slice of a claimed operation: records its progress and the memories it created and
+   * gives the operation back, still processing, to be claimed again in its bank's next turn.
+   */
+  yieldOperation(
+    projectId: string,
+    bankId: string,
+    id: string,
+    workerId: string,
+    progress: unknown,
+    memoriesCreated: number,
+  ): Promise<void>;
+  renewOperation(
+    projectId: string,
+    bankId: string,
+    id: string,
+    workerId: string,
+    leaseMs: number,
+  ): Promise<boolean>;
+  finishOperation(
+    projectId: string,
+    bankId: string,
+    id: string,
+    workerId: string,
+    outcome: { status: 'completed' | 'failed'; memoriesCreated?: number; error?: string },
+  ): Promise<void>;
+  retryOperation(
+    projectId: string,
+    bankId: string,
+    id: string,
+    workerId: string,
+    delayMs: number,
+    error: string,
+  ): Promise<void>;
+  countPendingOperations(): Promise<number>;
+}
+
+/** Idempotency keys, and the answers kept for their retries. */
+export interface IdempotencyStore {
+  /** `staleMs`: an in-progress claim older than this was left by a dead request and is taken over. */
+  claimIdempotencyKey(
+    scope: IdempotencyScope,
+    requestHash: string,
+    staleMs: number,
+  ): Promise<IdempotencyClaim>;
+  /** Keeps the answer of a claimed key; nothing is kept when the claim is gone (dropped meanwhile). */
+  saveIdempotentResponse(scope: IdempotencyScope, reply: IdempotentReply): Promise<void>;
+  releaseIdempotencyKey(scope: IdempotencyScope): Promise<void>;
+  /** Drops the kept answers of a bank (its encryption setting switched, or it was deleted). */
+  deleteIdempotentResponses(projectId: string, bankId: string): Promise<void>;
+}
 
 const OP_COLUMNS = `id::text AS id, project_id, bank_id, kind, status, items_count, memories_created, error, attempts,
   created_at, updated_at, extract(epoch FROM created_at) * 1000000 AS seq`;
@@ -113,7 +180,7 @@ async function claimIn(
 const IDEMPOTENCY_SWEEP_MS = 60_000;
 
 /** Durable operations (claimed with FOR UPDATE SKIP LOCKED) and idempotency keys. */
-export function operationQueries(db: Db): OperationStore {
+export function operationQueries(db: Db): OperationStore & IdempotencyStore {
   let lastSweep = 0;
   return {
     async insertOperation(o) {

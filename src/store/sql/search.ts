@@ -1,10 +1,44 @@
-import { EXACT_SEARCH_LIMIT } from '../../core/recall/bank-index.js';
-import type { MemoryFilter } from '../../core/types.js';
+import { EXACT_SEARCH_LIMIT } from '../exact-search.js';
+import type { MemoryFilter } from '../records.js';
 import type { Db, Queryable } from '../db.js';
-import type { Store } from '../store.js';
 import { filterClauses, vectorLiteral } from './filters.js';
 
-type SearchStore = Pick<Store, 'semanticSearch' | 'keywordSearch' | 'temporalSearch' | 'maintainStatistics'>;
+/** A scored hit of one retrieval channel. */
+export interface Hit {
+  id: string;
+  score: number;
+}
+
+/** Recall's retrieval channels in SQL: semantic, keyword and temporal (the graph channel is in entities.ts). */
+export interface SearchStore {
+  semanticSearch(
+    projectId: string,
+    bankId: string,
+    vector: Float32Array,
+    filter: MemoryFilter,
+    limit: number,
+  ): Promise<Hit[]>;
+  keywordSearch(
+    projectId: string,
+    bankId: string,
+    terms: string[],
+    filter: MemoryFilter,
+    limit: number,
+  ): Promise<Hit[]>;
+  /** Memories whose occurred (or else mentioned) time falls in the window; nearest the middle first. */
+  temporalSearch(
+    projectId: string,
+    bankId: string,
+    window: { start: Date; end: Date },
+    filter: MemoryFilter,
+    limit: number,
+  ): Promise<Hit[]>;
+  /**
+   * Refreshes planner statistics when the data has outgrown them (the embedded engine has no
+   * autovacuum); cheap when they are current. Called before searching, outside any transaction.
+   */
+  maintainStatistics(): Promise<void>;
+}
 
 /** BM25 parameters: the usual defaults, which suit short conversational memories. */
 export const K1 = 1.2;

@@ -1,20 +1,28 @@
-import type { ApiKeyRecord, Project } from '../../core/types.js';
+import type { ApiKeyRecord, Project, ProjectLimits } from '../records.js';
+import type { Scope } from '../../contract/vocabulary.js';
 import type { Db } from '../db.js';
-import type { Store } from '../store.js';
 
-type TenancyStore = Pick<
-  Store,
-  | 'setting'
-  | 'getProject'
-  | 'listProjects'
-  | 'createProject'
-  | 'updateProjectLimits'
-  | 'deleteProject'
-  | 'createApiKey'
-  | 'getApiKey'
-  | 'listApiKeys'
-  | 'revokeApiKey'
->;
+/** Projects (the tenants), their API keys, and server-wide settings kept in the database. */
+export interface TenancyStore {
+  /** A value kept in the settings table, created with `init()` on first use (e.g. the key pepper). */
+  setting(key: string, init: () => string): Promise<string>;
+  getProject(id: string): Promise<Project | null>;
+  listProjects(): Promise<Project[]>;
+  createProject(p: { id: string; name: string; limits?: ProjectLimits }): Promise<Project | null>;
+  updateProjectLimits(id: string, limits: ProjectLimits): Promise<Project | null>;
+  deleteProject(id: string): Promise<boolean>;
+  createApiKey(k: {
+    id: string;
+    projectId: string;
+    name: string;
+    scopes: Scope[];
+    secretHash: string;
+    expiresAt: Date | null;
+  }): Promise<ApiKeyRecord>;
+  getApiKey(id: string): Promise<ApiKeyRecord | null>;
+  listApiKeys(projectId: string): Promise<ApiKeyRecord[]>;
+  revokeApiKey(projectId: string, id: string): Promise<boolean>;
+}
 
 const KEY_COLUMNS = 'id, project_id, name, scopes, secret_hash, created_at, expires_at, revoked_at';
 

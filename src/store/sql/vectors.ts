@@ -1,7 +1,49 @@
 import type { Db } from '../db.js';
-import type { Store } from '../store.js';
 
-type VectorStore = Pick<Store, 'vectorState' | 'memoryVectors' | 'memoryIds' | 'consolidationEligible'>;
+/** A memory's vector as stored (one of the two forms, or none) with the columns Recall filters on. */
+export interface StoredVector {
+  id: string;
+  seq: number;
+  type: string;
+  document_id: string | null;
+  /** `mentioned_at` in epoch milliseconds. */
+  mentioned_ms: number | null;
+  tags: string[];
+  /** Plain vector as pgvector text. */
+  embedding: string | null;
+  embedding_sealed: string | null;
+}
+
+/** A bank's stored vectors, read out for searching an encrypted bank's vectors in memory. */
+export interface VectorStore {
+  /**
+   * What an in-memory copy of the bank's vectors is checked against: `generation` (every write),
+   * `version` (moved when vectors of existing memories change: re-embed) and the memory count
+   * (deletions). Null for no such bank.
+   */
+  vectorState(
+    projectId: string,
+    bankId: string,
+  ): Promise<{ generation: number; version: number; count: number } | null>;
+  /** Stored vectors of the given memories, or of every memory after `afterSeq` in seq order. */
+  memoryVectors(
+    projectId: string,
+    bankId: string,
+    sel: { ids?: string[]; afterSeq?: number },
+  ): Promise<StoredVector[]>;
+  /** Ids of every memory of the bank. */
+  memoryIds(projectId: string, bankId: string): Promise<string[]>;
+  /**
+   * The memories (of `ids`, or all when null) that pass `consolidationCandidates`' conditions,
+   * without the vector: for searching an encrypted bank's vectors in memory.
+   */
+  consolidationEligible(
+    projectId: string,
+    bankId: string,
+    ids: string[] | null,
+    opts: { observations: boolean; tags: string[]; beforeSeq: number },
+  ): Promise<string[]>;
+}
 
 const VECTOR_COLUMNS = `m.id::text AS id, m.seq::float8 AS seq, m.type, m.document_id,
   (extract(epoch FROM m.mentioned_at) * 1000)::float8 AS mentioned_ms, m.tags,

@@ -1,8 +1,28 @@
+import type { Hit } from './search.js';
 import type { Db } from '../db.js';
-import type { Store } from '../store.js';
-import { filterClauses } from './filters.js';
+import type { Entity, MemoryFilter, Page } from '../records.js';
+import { decodeCursor, encodeCursor, filterClauses } from './filters.js';
 
-type GraphStore = Pick<Store, 'graphSearch' | 'latestInSession'>;
+/** A bank's entities: their listing and Recall's graph channel. */
+export interface EntityStore {
+  listEntities(
+    projectId: string,
+    bankId: string,
+    page: { limit: number; cursor?: string },
+  ): Promise<Page<Entity>>;
+  /**
+   * Memories linked to the entities named by `probes` (entity names or aliases, any case) and,
+   * with `depth` 1 or 2, to the entities co-mentioned with them; scored in [0, 1].
+   */
+  graphSearch(
+    projectId: string,
+    bankId: string,
+    probes: string[],
+    filter: MemoryFilter,
+    limit: number,
+    depth: number,
+  ): Promise<Hit[]>;
+}
 
 /** Neighbour entities kept per hop: the ones co-mentioned most often with the hop before. */
 const NEIGHBOURS = 8;
@@ -11,15 +31,8 @@ const LINK_SAMPLE = 2000;
 /** Weight of an entity one hop further from the query. */
 const HOP_DECAY = 0.5;
 
-/**
- * The conversation a memory belongs to when it has no document: the first of these metadata
- * keys present. Must stay the same expression as the `memories_session` index (migration 6)
- * and as `SESSION_KEYS` in `core/recall/context-terms.ts`.
- */
-const SESSION_EXPR = `coalesce(m.metadata->>'session_id', m.metadata->>'session', m.metadata->>'conversation_id', m.metadata->>'thread_id')`;
-
-/** Entity graph channel, and the neighbour lookup of Retain's context indexing. */
-export function graphQueries(db: Db): GraphStore {
+/** A bank's entities: their listing (paged by an opaque cursor) and the graph channel of Recall. */
+export function entityQueries(db: Db): EntityStore {
   return {
     async graphSearch(projectId, bankId, probes, filter, limit, depth) {
       const keys = [...new Set(probes.map((p) => p.trim().toLowerCase()).filter(Boolean))];
@@ -84,13 +97,20 @@ export function graphQueries(db: Db): GraphStore {
       );
     },
 
-    latestInSession(projectId, bankId, session, limit) {
-      return db.query<{ text: string; context: string | null }>(
-        `SELECT m.text, m.context FROM memories m
-         WHERE m.project_id = $1 AND m.bank_id = $2 AND m.document_id IS NULL AND ${SESSION_EXPR} = $3
-         ORDER BY m.seq DESC LIMIT $4`,
-        [projectId, bankId, session, limit],
+    async listEntities(projectId, bankId, page) {
+      // Most mentioned first; the cursor is the offset, stable enough for browsing.
+      const offset = decodeCursor(page.cursor) ?? 0;
+      const rows = await db.query<Entity>(
+        `SELECT id::text AS id, name, type, aliases, mention_count, first_seen, last_seen FROM entities
+         WHERE project_id = $1 AND bank_id = $2 AND mention_count > 0
+         ORDER BY mention_count DESC, name_key LIMIT $3 OFFSET $4`,
+        [projectId, bankId, page.limit + 1, offset],
       );
+      const more = rows.length > page.limit;
+      return {
+        items: rows.slice(0, page.limit),
+        next_cursor: more ? encodeCursor(offset + page.limit) : null,
+      };
     },
   };
 }
