@@ -38,6 +38,7 @@ const RELEASED: Record<number, string> = {
   16: '88362c57427483c5cbe8e736d4d288638b9c04c2c00412a8302a6c3cb263f97d',
   18: '17254185be3286389d547dc8661eb5d8d7173a363cb689a14389e5185e9fdeb4',
   19: 'abef573859616ac6c5decb31541c9e7806c2f33bff8764c35a7be9bf941ec603',
+  20: '8f069ba070a36651988efb4e1c73795b2195c6cafdac8dadc7681f58beebac49',
 };
 
 describe('the migration list', () => {
