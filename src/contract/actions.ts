@@ -45,6 +45,11 @@ export const ACTIONS = {
   'directives.create': { scope: 'admin', read: false },
   'directives.update': { scope: 'admin', read: false },
   'directives.delete': { scope: 'admin', read: false },
+  /** Runs Recall over each case and keeps the run: it writes, so it is audited. */
+  'evaluations.run': { scope: 'recall', read: false },
+  'evaluations.list': { scope: 'recall', read: true },
+  'evaluations.get': { scope: 'recall', read: true },
+  'evaluations.delete': { scope: 'admin', read: false },
   'spaces.list': { scope: 'admin', read: true },
   'spaces.create': { scope: 'admin', read: false },
   'spaces.delete': { scope: 'admin', read: false },

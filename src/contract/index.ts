@@ -10,6 +10,7 @@ export * from './common.js';
 export * from './directives.js';
 export * from './documents.js';
 export * from './error-meanings.js';
+export * from './evaluations.js';
 export * from './memories.js';
 export * from './operations.js';
 export * from './projects.js';

@@ -6,6 +6,7 @@ import { auditQueries } from './sql/audit.js';
 import { bankQueries } from './sql/banks.js';
 import { conversionQueries } from './sql/conversion.js';
 import { encryptionQueries } from './sql/encryption.js';
+import { evaluationQueries } from './sql/evaluations.js';
 import { limitQueries } from './sql/limits.js';
 import { directiveQueries } from './sql/directives.js';
 import { documentQueries } from './sql/documents.js';
@@ -57,6 +58,7 @@ export function storeOver(db: Db): Store {
     ...directiveQueries(db),
     ...observationQueries(db),
     ...vectorQueries(db),
+    ...evaluationQueries(db),
   };
 }
 

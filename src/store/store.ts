@@ -18,6 +18,13 @@ import type { DirectiveStore } from './sql/directives.js';
 import type { DocumentStore } from './sql/documents.js';
 import type { BankKeyRecord, BankKeyStore } from './sql/encryption.js';
 import type { EntityStore } from './sql/entities.js';
+import type {
+  EvaluationFigures,
+  EvaluationStore,
+  EvaluationSummary,
+  NewEvaluation,
+  StoredEvaluation,
+} from './sql/evaluations.js';
 import type { IntakeStore } from './sql/intake.js';
 import type {
   CostCharge,
@@ -51,6 +58,9 @@ export type {
   DirectiveStore,
   DocumentStore,
   EntityStore,
+  EvaluationFigures,
+  EvaluationStore,
+  EvaluationSummary,
   Hit,
   IdempotencyStore,
   IntakeStore,
@@ -58,10 +68,12 @@ export type {
   LimitDefaults,
   LimitStore,
   MemoryStore,
+  NewEvaluation,
   ObservationStore,
   OperationStore,
   RateCount,
   SearchStore,
+  StoredEvaluation,
   StoredMemoryFields,
   StoredVector,
   TenancyStore,
@@ -90,7 +102,8 @@ export interface Store
     LimitStore,
     BankKeyStore,
     ConversionStore,
-    AuditStore {
+    AuditStore,
+    EvaluationStore {
   readonly engine: 'pglite' | 'postgres';
   ping(): Promise<void>;
   close(): Promise<void>;

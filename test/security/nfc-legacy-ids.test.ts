@@ -44,7 +44,7 @@ for (const engine of ENGINES) {
 
     before(async () => {
       ({ db, dispose } = await openTestDb(engine));
-      const old = encryptedApp(storeOver(db), masterKey, { worker: false });
+      const old = await encryptedApp(storeOver(db), masterKey, { worker: false });
       const s = old.services;
       const put = (bank: string, content: string, document_id?: string) =>
         retain(s, 'default', bank, { items: [{ content, ...(document_id && { document_id }) }] });
@@ -82,14 +82,14 @@ for (const engine of ENGINES) {
       await put(SEALED, 'the second secret recipe');
       await old.close();
       // Before migration 20 the decomposed banks answer 404 to every spelling of their id.
-      app = encryptedApp(storeOver(db), masterKey, { worker: false });
+      app = await encryptedApp(storeOver(db), masterKey, { worker: false });
       assert.equal((await app.call('GET', bankPath(ALONE, '/memories'))).status, 404);
       assert.equal((await app.call('GET', bankPath(SEALED, '/memories'))).status, 404);
       await app.close();
       // The upgrade: migration 20 runs on the database that holds them.
       await db.query('DELETE FROM schema_migrations WHERE version = 20');
       await migrate(db);
-      app = encryptedApp(storeOver(db), masterKey, { worker: false });
+      app = await encryptedApp(storeOver(db), masterKey, { worker: false });
     });
     after(async () => {
       await app.close();

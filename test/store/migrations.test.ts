@@ -39,6 +39,7 @@ const RELEASED: Record<number, string> = {
   18: '17254185be3286389d547dc8661eb5d8d7173a363cb689a14389e5185e9fdeb4',
   19: 'abef573859616ac6c5decb31541c9e7806c2f33bff8764c35a7be9bf941ec603',
   20: '8f069ba070a36651988efb4e1c73795b2195c6cafdac8dadc7681f58beebac49',
+  22: 'b364d3bc54144178cfa4cf6b706175ad39e0264357fc18b5a7421a369d0affce',
 };
 
 describe('the migration list', () => {

@@ -5,6 +5,7 @@ import { bankListRoutes } from './bank-list.js';
 import { bankRoutes } from './banks.js';
 import { directiveRoutes } from './directives.js';
 import { documentRoutes } from './documents.js';
+import { evaluationRoutes } from './evaluations.js';
 import { hindsightRoutes } from './hindsight.js';
 import { mcpRoutes } from './mcp.js';
 import { memoryRoutes } from './memories.js';
@@ -24,6 +25,7 @@ const BANK_ROUTERS = [
   directiveRoutes,
   operationRoutes,
   documentRoutes,
+  evaluationRoutes,
   hindsightRoutes,
 ];
 
