@@ -11,13 +11,12 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
-import { Keyring } from '../src/core/crypto/keyring.js';
-import { installEncryption } from '../src/core/crypto/setup.js';
-import type { Services } from '../src/core/services.js';
+import { loadConfig } from '../src/config/load.js';
 import type { NewMemory } from '../src/core/types.js';
 import { migrate } from '../src/store/migrate.js';
 import { storeOver } from '../src/store/open.js';
 import { openPglite } from '../src/store/pglite.js';
+import { compose } from '../src/runtime/compose.js';
 
 const DIMS = 100;
 const BATCH = 5000;
@@ -67,8 +66,11 @@ export async function benchSealedVectors(
     const db = await openPglite(undefined);
     try {
       await migrate(db);
-      const s = { store: storeOver(db) } as Services;
-      installEncryption(s, new Keyring(randomBytes(32)), { vectorCacheMb: 1024 });
+      const config = loadConfig(
+        { logLevel: 'silent', masterKey: randomBytes(32).toString('base64'), vectorCacheMb: 1024 },
+        {},
+      );
+      const { services: s } = await compose(config, { store: storeOver(db) });
       const bank = `sealed-${size}`;
       await s.store.ensureBank('default', bank, {});
       await s.store.updateBankConfig('default', bank, { encryption: 'managed' });

@@ -7,9 +7,12 @@ import { addConfigOptions, configOptions } from './options.js';
 import { openConfiguredStore } from './store.js';
 
 /** Key commands need only the store; the embedder and model are never loaded. */
-async function withServices<T>(opts: Record<string, unknown>, fn: (s: Services) => Promise<T>): Promise<T> {
+async function withServices<T>(
+  opts: Record<string, unknown>,
+  fn: (s: Pick<Services, 'store' | 'now'>) => Promise<T>,
+): Promise<T> {
   const store = await openConfiguredStore(configOptions(opts));
-  const s = { store, now: () => new Date() } as unknown as Services;
+  const s = { store, now: () => new Date() };
   try {
     return await fn(s);
   } finally {

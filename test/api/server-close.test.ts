@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { createLogger } from '../../src/api/logger.js';
-import { startServer } from '../../src/api/server.js';
+import { startServer } from '../../src/runtime/server.js';
 import { loadConfig } from '../../src/config/load.js';
 import { createEmbedder } from '../../src/embed/index.js';
 import { openTestStore } from '../helpers/engines.js';

@@ -85,7 +85,7 @@ for (const engine of ENGINES) {
     let e: EncryptedApp;
     before(async () => {
       store = await openTestStore(engine);
-      e = encryptedApp(store, newMasterKey(), { worker: false });
+      e = await encryptedApp(store, newMasterKey(), { worker: false });
     });
     after(async () => {
       await e.close();
