@@ -3,7 +3,7 @@
  * top 10, where it ranked, where each channel ranked it (searched again over the whole bank, so
  * a rank beyond the channel's pool shows too) with its score there, and what outranked it.
  */
-import { analyzeQuery } from '../src/core/recall/query.js';
+import { analyzeQuery, asOf } from '../src/core/recall/query.js';
 import type { Services } from '../src/core/services.js';
 import type { Memory } from '../src/core/types.js';
 import { anchoredWindow } from '../src/text/event-anchor.js';
@@ -53,7 +53,7 @@ export async function explainMisses(s: Services, miss: Miss): Promise<string> {
   if (!bank) return `${miss.title}: no bank`;
   const p = bank.project_id;
   const q = await analyzeQuery(s, miss.query, reference, undefined);
-  const filter = { mentionedBefore: miss.reference };
+  const filter = { mentionedBefore: asOf(miss.reference) };
   let window = q.window;
   if (!window && q.anchor) {
     const [hit] = await s.store.keywordSearch(p, bank.id, q.anchor.terms, filter, 1);
