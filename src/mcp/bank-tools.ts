@@ -1,7 +1,6 @@
 import { BankListPage, BankListQuery, BankProfile, EntityPage, EntityQuery } from '../contract/banks.js';
 import { listBankPage } from '../core/bank-list.js';
 import { bankProfile, requireBank } from '../core/banks.js';
-import { notFound } from '../core/errors.js';
 import { bankLine } from './render.js';
 import { defineTool } from './tool.js';
 

@@ -132,7 +132,14 @@ for (const engine of ENGINES) {
       assert.equal(denied.status, 403);
       assert.equal(denied.body.error.required_scope, 'recall');
       const empty = await t.call('GET', '/v1/me/banks', { token: recallKey });
-      assert.deepEqual(empty.body, { items: [], next_cursor: null, banks: [], total: 0, limit: 50, offset: 0 });
+      assert.deepEqual(empty.body, {
+        items: [],
+        next_cursor: null,
+        banks: [],
+        total: 0,
+        limit: 50,
+        offset: 0,
+      });
       await t.call('POST', bankPath('zed', '/memories', '/v1/me'), {
         token: recallKey,
         body: { items: [{ content: 'zed is here' }] },
