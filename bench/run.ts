@@ -10,6 +10,7 @@ import { benchIsolation, isolationArgs } from './isolation.js';
 import { benchLinear } from './linear.js';
 import { benchLoad } from './load.js';
 import { benchLocomo, locomoArgs } from './locomo.js';
+import { benchLongMemEval, longMemEvalArgs } from './longmemeval.js';
 import { benchRecallLatency, latencyArgs } from './recall-latency.js';
 import { benchRetain } from './retain.js';
 import { benchSealedVectors, sealedVectorArgs } from './sealed-vectors.js';
@@ -23,6 +24,7 @@ const BENCHMARKS: Record<string, (argv: string[]) => Promise<Rows>> = {
   retain: () => benchRetain(),
   linear: (argv) => benchLinear(argv),
   locomo: (argv) => benchLocomo(locomoArgs(argv)),
+  longmemeval: (argv) => benchLongMemEval(longMemEvalArgs(argv)),
   load: () =>
     benchLoad({ log: (m) => process.stderr.write(`  ${m}\n`) }).then((rows) => rows.map((r) => ({ ...r }))),
   isolation: (argv) => benchIsolation(isolationArgs(argv)).then((rows) => rows.map((r) => ({ ...r }))),
