@@ -69,6 +69,12 @@ const STATEMENT_EXCEPTIONS: Record<string, { statements: number; reason: string 
       "the stored_memories quota sums memory_count over the project's banks, on every Retain of a project " +
       'with that quota; a per-project counter would make it single-shard',
   },
+  'limits.ts:checkStoredQuotaIn': {
+    statements: 1,
+    reason:
+      "the stored_memories quota re-checked inside each Retain write's transaction (under the project row lock) " +
+      "sums memory_count over the project's banks; a per-project counter would make it single-shard",
+  },
   'limits.ts:projectUsage': { statements: 1, reason: "the project's usage (stored memories over its banks)" },
   'operations.ts:claimOperation': {
     statements: 1,
