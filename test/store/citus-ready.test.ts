@@ -72,8 +72,8 @@ const STATEMENT_EXCEPTIONS: Record<string, { statements: number; reason: string 
   'limits.ts:checkStoredQuotaIn': {
     statements: 1,
     reason:
-      "the stored_memories quota re-checked inside each Retain write's transaction (under the project row lock) " +
-      "sums memory_count over the project's banks; a per-project counter would make it single-shard",
+      'the same sum again inside each Retain write of a project with that quota, under the project lock, ' +
+      'so that concurrent Retains cannot pass the quota together',
   },
   'limits.ts:projectUsage': { statements: 1, reason: "the project's usage (stored memories over its banks)" },
   'operations.ts:claimOperation': {
