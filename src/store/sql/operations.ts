@@ -116,18 +116,18 @@ export interface OperationFilter {
   kind?: string;
 }
 
-/** The WHERE clause of a listing, after the bank's two parameters. */
-function operationWhere(filter: OperationFilter, params: unknown[]): string {
-  let where = 'project_id = $1 AND bank_id = $2';
+/** The filter's conditions (`AND …`), its parameters after the bank's two. */
+function operationFilter(filter: OperationFilter, params: unknown[]): string {
+  let extra = '';
   if (filter.status) {
     params.push(filter.status);
-    where += ` AND status = $${params.length}`;
+    extra += ` AND status = $${params.length}`;
   }
   if (filter.kind) {
     params.push(filter.kind);
-    where += ` AND kind = $${params.length}`;
+    extra += ` AND kind = $${params.length}`;
   }
-  return where;
+  return extra;
 }
 
 const view = ({ project_id: _p, seq: _s, ...op }: OpRow): Operation => op;
@@ -266,7 +266,7 @@ export function operationQueries(db: Db): OperationStore & IdempotencyStore {
     },
     async listOperations(projectId, bankId, filter, page) {
       const params: unknown[] = [projectId, bankId];
-      let where = operationWhere(filter, params);
+      let where = `project_id = $1 AND bank_id = $2${operationFilter(filter, params)}`;
       const after = decodeOperationCursor(page.cursor);
       if (after) {
         // After the last one listed, in the listing's order: older, or as old with a greater id
@@ -293,7 +293,8 @@ export function operationQueries(db: Db): OperationStore & IdempotencyStore {
     async countOperations(projectId, bankId, filter) {
       const params: unknown[] = [projectId, bankId];
       const rows = await db.query<{ status: string; n: number }>(
-        `SELECT status, count(*)::int AS n FROM operations WHERE ${operationWhere(filter, params)} GROUP BY status`,
+        `SELECT status, count(*)::int AS n FROM operations
+         WHERE project_id = $1 AND bank_id = $2${operationFilter(filter, params)} GROUP BY status`,
         params,
       );
       return Object.fromEntries(rows.map((r) => [r.status, r.n]));
