@@ -5,7 +5,7 @@ import { reflect } from '../../core/reflect/reflect.js';
 import { authOf, guard } from '../auth.js';
 import { BankProfile } from '../../contract/banks.js';
 import { BankParam } from '../../contract/common.js';
-import { jsonBody, ok } from './openapi.js';
+import { errorResponse, jsonBody, ok } from './openapi.js';
 import { ConsolidateResponse, IdentityBody, ReflectBody, ReflectResponse } from '../../contract/reflect.js';
 import { router, send, servicesOf } from './router.js';
 
@@ -26,8 +26,8 @@ export const reflectRoutes = router()
       request: { params: BankParam, ...jsonBody(ReflectBody) },
       responses: {
         ...ok(ReflectResponse),
-        422: { description: '`response_schema` without a language model (`llm_required`)' },
-        502: { description: 'The language model failed or answered outside `response_schema` (`llm_error`)' },
+        422: errorResponse('`response_schema` without a language model (`llm_required`)'),
+        502: errorResponse('The language model failed or answered outside `response_schema` (`llm_error`)'),
       },
     }),
     async (c) =>
