@@ -1,6 +1,7 @@
 import { createRoute } from '@hono/zod-openapi';
 import { bankProfile, requireBank, updateIdentity } from '../../core/banks.js';
 import { requestConsolidation } from '../../core/consolidate/schedule.js';
+import { operationView } from '../../core/operations.js';
 import { reflect } from '../../core/reflect/reflect.js';
 import { authOf, guard } from '../auth.js';
 import { BankProfile } from '../../contract/banks.js';
@@ -48,8 +49,14 @@ export const reflectRoutes = router()
       request: { params: BankParam },
       responses: ok(ConsolidateResponse),
     }),
-    async (c) =>
-      send(c, await requestConsolidation(servicesOf(c), authOf(c).projectId, c.req.valid('param').bank)),
+    async (c) => {
+      const queued = await requestConsolidation(
+        servicesOf(c),
+        authOf(c).projectId,
+        c.req.valid('param').bank,
+      );
+      return send(c, { ...queued, operation: operationView(queued.operation) });
+    },
   )
   .openapi(
     createRoute({
