@@ -3,10 +3,13 @@
  * ../shared/bench/locomo/README.md, through the HTTP API of an in-process server (port 0, a
  * temporary data directory). Every turn is retained as one memory, a session per request
  * (`--per-turn`: one request per turn, as an agent retaining live would), then every question
- * of categories 1-4 is asked verbatim with the default budget.
+ * of categories 1-4 is asked verbatim with the default budget. Beside every figure, BM25 over
+ * the same turns (bench/bm25.ts), computed on the questions asked.
  *
- * Run: `npx tsx bench/locomo.ts [--per-turn] [--engine postgres] [--config '{"enable_reranking":false}']`
- * (or `npm run bench -- locomo`). MNEMO_LOCOMO_FILE overrides the data file.
+ * Run: `npx tsx bench/locomo.ts [--per-turn] [--engine postgres] [--config '{"enable_reranking":false}']
+ * [--samples conv-26,conv-30] [--categories 1,3] [--explain]` (or `npm run bench -- locomo`).
+ * `--explain` prints, for every evidence turn outside the top 10, its rank, each channel's rank
+ * and score for it, and what outranks it. MNEMO_LOCOMO_FILE overrides the data file.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -17,10 +20,14 @@ import { createLogger } from '../src/api/logger.js';
 import { startServer } from '../src/runtime/server.js';
 import { loadConfig } from '../src/config/load.js';
 import { createTestDatabase } from '../test/helpers/engines.js';
+import { Bm25 } from './bm25.js';
+import { explainMisses } from './explain.js';
 
-const DEFAULT_FILE = fileURLToPath(new URL('../../shared/bench/locomo/locomo-dev.json', import.meta.url));
+export const DEFAULT_FILE = fileURLToPath(
+  new URL('../../shared/bench/locomo/locomo-dev.json', import.meta.url),
+);
 const TOKEN = 'bench-locomo-admin';
-const CATEGORIES: Record<number, string> = {
+export const CATEGORIES: Record<number, string> = {
   1: 'multi-hop',
   2: 'temporal',
   3: 'open-domain',
@@ -31,16 +38,6 @@ const MAX_TOKENS = 20_000;
 /** Questions asked at once. */
 const PARALLEL = 4;
 
-/** BM25 reference of the README (k1 1.2, b 0.75, stop words removed, no stemming). */
-const REFERENCE: Record<string, [number, number, number, number, number]> = {
-  '1 multi-hop': [0.19, 0.276, 0.353, 0.5, 0.275],
-  '2 temporal': [0.684, 0.739, 0.774, 0.769, 0.581],
-  '3 open-domain': [0.227, 0.273, 0.307, 0.386, 0.237],
-  // biome-ignore lint/suspicious/noApproximativeNumericConstant: a measured recall, not ln 2
-  '4 single-hop': [0.58, 0.646, 0.693, 0.653, 0.452],
-  overall: [0.508, 0.574, 0.624, 0.633, 0.433],
-};
-
 interface Turn {
   speaker: string;
   dia_id: string;
@@ -48,7 +45,7 @@ interface Turn {
   blip_caption?: string;
 }
 
-interface Sample {
+export interface Sample {
   sample_id: string;
   conversation: Record<string, unknown>;
   qa: { question: string; evidence?: string[]; category: number }[];
@@ -62,6 +59,10 @@ export interface LocomoOptions {
   file?: string;
   /** Only these sample ids (quick runs). */
   samples?: string[];
+  /** Only these categories (1-4). */
+  categories?: number[];
+  /** Print, for every evidence turn outside the top 10, its ranks and what outranks it. */
+  explain?: boolean;
 }
 
 /** "1:56 pm on 8 May, 2023" as UTC. */
@@ -73,19 +74,19 @@ function sessionDate(s: string): Date {
   return new Date(Date.UTC(Number(m[6]), month, Number(m[4]), hour, Number(m[2])));
 }
 
-const diaKey = (raw: string): string | null => {
+export const diaKey = (raw: string): string | null => {
   const m = /D:?(\d+):0*(\d+)/.exec(raw);
   return m ? `D${m[1]}:${m[2]}` : null;
 };
 
-interface Question {
+export interface Question {
   sample: string;
   question: string;
   category: number;
   evidence: string[];
 }
 
-function sessionsOf(sample: Sample): { n: number; date: Date; turns: Turn[] }[] {
+export function sessionsOf(sample: Sample): { n: number; date: Date; turns: Turn[] }[] {
   const c = sample.conversation;
   return Object.keys(c)
     .flatMap((k) => {
@@ -100,7 +101,7 @@ function sessionsOf(sample: Sample): { n: number; date: Date; turns: Turn[] }[] 
     }));
 }
 
-function questionsOf(sample: Sample): Question[] {
+export function questionsOf(sample: Sample): Question[] {
   const ids = new Set(sessionsOf(sample).flatMap((s) => s.turns.flatMap((t) => diaKey(t.dia_id) ?? [])));
   return sample.qa.flatMap((qa) => {
     if (!(qa.category in CATEGORIES)) return [];
@@ -123,9 +124,15 @@ interface Tally {
   any10: number;
   mrr: number;
   chars: number;
+  b10: number;
+  bmrr: number;
 }
 
-const empty = (): Tally => ({ n: 0, r5: 0, r10: 0, r20: 0, any10: 0, mrr: 0, chars: 0 });
+const empty = (): Tally => ({ n: 0, r5: 0, r10: 0, r20: 0, any10: 0, mrr: 0, chars: 0, b10: 0, bmrr: 0 });
+
+/** The text a turn is retained as (and BM25 indexes). */
+export const turnText = (t: Turn) =>
+  `${t.speaker}: ${t.text}${t.blip_caption ? ` [shares ${t.blip_caption}]` : ''}`;
 
 /** Runs the protocol; returns one row per category and overall, beside the reference. */
 export async function benchLocomo(opts: LocomoOptions = {}): Promise<Record<string, string | number>[]> {
@@ -177,7 +184,7 @@ export async function benchLocomo(opts: LocomoOptions = {}): Promise<Record<stri
       }
       for (const session of sessionsOf(sample)) {
         const items = session.turns.map((t, i) => ({
-          content: `${t.speaker}: ${t.text}${t.blip_caption ? ` [shares ${t.blip_caption}]` : ''}`,
+          content: turnText(t),
           timestamp: new Date(session.date.getTime() + i * 1000).toISOString(),
           metadata: {
             sample_id: sample.sample_id,
@@ -194,7 +201,22 @@ export async function benchLocomo(opts: LocomoOptions = {}): Promise<Record<stri
     }
     const retainSeconds = (performance.now() - started) / 1000;
 
-    const questions = samples.flatMap(questionsOf);
+    const questions = samples
+      .flatMap(questionsOf)
+      .filter((q) => !opts.categories || opts.categories.includes(q.category));
+    const bm25 = new Map(
+      samples.map((sample) => [
+        sample.sample_id,
+        new Bm25(
+          sessionsOf(sample).flatMap((s) =>
+            s.turns.flatMap((t) => {
+              const key = diaKey(t.dia_id);
+              return key ? [{ key, text: turnText(t) }] : [];
+            }),
+          ),
+        ),
+      ]),
+    );
     const tallies = new Map<string, Tally>();
     const latencies: number[] = [];
     const ask = async (q: Question) => {
@@ -212,6 +234,22 @@ export async function benchLocomo(opts: LocomoOptions = {}): Promise<Record<stri
       const found = (k: number) =>
         new Set(top.slice(0, k).flatMap((t) => (t.dia && evidence.has(t.dia) ? [t.dia] : []))).size;
       const first = top.findIndex((t) => t.dia !== null && evidence.has(t.dia));
+      const baseline = bm25.get(q.sample)!.rank(q.question);
+      const b10 = baseline.slice(0, 10).filter((d) => evidence.has(d)).length / evidence.size;
+      const bFirst = baseline.slice(0, 20).findIndex((d) => evidence.has(d));
+      if (opts.explain && found(10) < evidence.size) {
+        process.stderr.write(
+          `${await explainMisses(server.services, {
+            bank: `locomo-${q.sample}`,
+            title: `${q.sample} [${CATEGORIES[q.category]}] ${q.question}`,
+            query: q.question,
+            gold: evidence,
+            keyOf: (m) => (typeof m.metadata.dia_id === 'string' ? m.metadata.dia_id : null),
+            results: r.results,
+            bm25: baseline,
+          })}\n`,
+        );
+      }
       for (const key of [`${q.category} ${CATEGORIES[q.category]}`, 'overall']) {
         const t = tallies.get(key) ?? empty();
         t.n++;
@@ -221,6 +259,8 @@ export async function benchLocomo(opts: LocomoOptions = {}): Promise<Record<stri
         t.any10 += found(10) > 0 ? 1 : 0;
         t.mrr += first >= 0 ? 1 / (first + 1) : 0;
         t.chars += top.slice(0, 10).reduce((n, x) => n + x.chars, 0);
+        t.b10 += b10;
+        t.bmrr += bFirst >= 0 ? 1 / (bFirst + 1) : 0;
         tallies.set(key, t);
       }
     };
@@ -230,11 +270,13 @@ export async function benchLocomo(opts: LocomoOptions = {}): Promise<Record<stri
     const recallSeconds = (performance.now() - recallStarted) / 1000;
 
     const r3 = (x: number) => Number(x.toFixed(3));
-    const rows: Record<string, string | number>[] = [...Object.keys(REFERENCE)]
+    const rows: Record<string, string | number>[] = [
+      ...Object.entries(CATEGORIES).map(([n, name]) => `${n} ${name}`),
+      'overall',
+    ]
       .filter((k) => tallies.has(k))
       .map((key) => {
         const t = tallies.get(key)!;
-        const ref = REFERENCE[key]!;
         return {
           category: key,
           n: t.n,
@@ -243,8 +285,8 @@ export async function benchLocomo(opts: LocomoOptions = {}): Promise<Record<stri
           'R@20': r3(t.r20 / t.n),
           'any@10': r3(t.any10 / t.n),
           'MRR@20': r3(t.mrr / t.n),
-          'BM25 R@10': ref[1],
-          'BM25 MRR@20': ref[4],
+          'BM25 R@10': r3(t.b10 / t.n),
+          'BM25 MRR@20': r3(t.bmrr / t.n),
           'chars@10': Math.round(t.chars / t.n),
         };
       });
@@ -280,6 +322,8 @@ export function locomoArgs(argv: string[]): LocomoOptions {
     else if (a === '--engine') opts.engine = argv[++i] === 'postgres' ? 'postgres' : 'pglite';
     else if (a === '--config') opts.config = JSON.parse(argv[++i] ?? '{}');
     else if (a === '--samples') opts.samples = (argv[++i] ?? '').split(',');
+    else if (a === '--categories') opts.categories = (argv[++i] ?? '').split(',').map(Number);
+    else if (a === '--explain') opts.explain = true;
   }
   return opts;
 }

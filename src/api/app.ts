@@ -105,7 +105,7 @@ export function createApp(runtime: AppRuntime, log: Logger): OpenAPIHono<AppEnv>
   // Liveness probes come from the orchestrator under whatever address it uses; they read nothing.
   const checkHost = hostCheck(hostPolicy(config));
   app.use('*', (c, next) =>
-    c.req.method === 'GET' && /^\/health(\/ready)?$/.test(c.req.path) ? next() : checkHost(c, next),
+    c.req.method === 'GET' && /^\/health(\/ready|\/live)?$/.test(c.req.path) ? next() : checkHost(c, next),
   );
   if (config.corsOrigins) {
     app.use(
@@ -156,7 +156,7 @@ export function createApp(runtime: AppRuntime, log: Logger): OpenAPIHono<AppEnv>
 
   for (const [base, routes] of GUARDED_MOUNTS) app.route(base, routes);
   app.route('/', healthRoutes);
-  app.route('/metrics', metricsRoutes(metrics));
+  app.route('/', metricsRoutes(metrics));
   app.route('/docs', docsRoutes);
   app.route('/console', consoleRoutes);
 

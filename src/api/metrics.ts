@@ -1,7 +1,7 @@
 import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { getHeapStatistics } from 'node:v8';
 import type { MiddlewareHandler } from 'hono';
-import { Hono } from 'hono';
+import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Embedder } from '../embed/embedder.js';
 import type { LanguageModel } from '../llm/model.js';
@@ -199,8 +199,20 @@ function liveHeap(registry: Registry): void {
 /** `GET /metrics` in the Prometheus text format; no key needed (decisions.md). */
 export function metricsRoutes(m: Metrics) {
   const process = processMetrics();
-  return new Hono<AppEnv>().get('/', async (c) => {
-    const body = (await process.metrics()) + (await m.registry.metrics());
-    return c.body(body, 200, { 'Content-Type': m.registry.contentType });
-  });
+  return new OpenAPIHono<AppEnv>().openapi(
+    createRoute({
+      method: 'get',
+      path: '/metrics',
+      tags: ['Monitoring'],
+      summary: 'Prometheus metrics',
+      description: 'Request, Recall, model and worker metrics in the Prometheus text format.',
+      responses: {
+        200: { description: 'Prometheus text format', content: { 'text/plain': { schema: z.string() } } },
+      },
+    }),
+    async (c) => {
+      const body = (await process.metrics()) + (await m.registry.metrics());
+      return c.text(body, 200, { 'Content-Type': m.registry.contentType });
+    },
+  );
 }

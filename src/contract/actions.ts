@@ -37,6 +37,8 @@ export const ACTIONS = {
   'operations.list': { scope: 'retain', read: true },
   'operations.get': { scope: 'retain', read: true },
   'operations.cancel': { scope: 'retain', read: false },
+  'operations.retry': { scope: 'retain', read: false },
+  'operations.delete': { scope: 'retain', read: false },
   'documents.list': { scope: 'recall', read: true },
   'documents.get': { scope: 'recall', read: true },
   'documents.delete': { scope: 'retain', read: false },

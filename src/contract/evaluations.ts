@@ -26,7 +26,9 @@ export const EvaluationCase = z
       description: 'The memories a good Recall returns for the query (any order; duplicates count once)',
     }),
     query_timestamp: IsoDate.optional().meta({ description: 'As in Recall: the time the query is asked at' }),
-    tags: Tags.optional().meta({ description: "As in Recall: only memories with these tags (match 'any')" }),
+    tags: Tags.optional().meta({
+      description: "As in Recall (tags_match 'any'): memories with any of these tags, or untagged",
+    }),
   })
   .register(named, { name: 'EvaluationCase' });
 

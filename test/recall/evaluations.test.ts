@@ -83,10 +83,12 @@ for (const engine of ENGINES) {
     let t: TestApp;
     const id: Record<string, string> = {};
     const path = (rest = '', base?: string) => bankPath(BANK, `/evaluations${rest}`, base);
+    // Budget windows are fixed minutes: a clock of the test's own keeps a test inside one.
+    let clock = Date.parse('2030-01-01T10:00:05Z');
     let cases: { query: string; expected_memory_ids: string[]; query_timestamp?: string; tags?: string[] }[];
 
     before(async () => {
-      t = await testApp(engine);
+      t = await testApp(engine, { now: () => new Date(clock) });
       const r = await t.call('POST', bankPath(BANK, '/memories'), { body: { items: ITEMS } });
       assert.equal(r.status, 200, JSON.stringify(r.body));
       const list = await t.call('GET', bankPath(BANK, '/memories?limit=100'));
@@ -321,6 +323,55 @@ for (const engine of ENGINES) {
         (await t.call('DELETE', path(`/${run.body.id}`, '/v1/me'), { token: adminKey })).status,
         200,
       );
+    });
+
+    test('an evaluation costs its cases’ Recalls, charged whole before any runs', async () => {
+      clock += 60_000;
+      const project = 'metered';
+      assert.equal(
+        (await t.call('POST', '/v1/default/projects', { body: { id: project, name: 'm' } })).status,
+        201,
+      );
+      const limits = await t.call('PATCH', `/v1/default/projects/${project}`, {
+        body: { limits: { recall_units_per_minute: 10 } },
+      });
+      assert.equal(limits.status, 200, JSON.stringify(limits.body));
+      const token = (
+        await t.call('POST', `/v1/default/projects/${project}/keys`, {
+          body: { name: 'k', scopes: ['retain', 'recall'] },
+        })
+      ).body.key;
+      const mine = (rest: string) => bankPath('lib', rest, '/v1/me');
+      await t.call('POST', mine('/memories'), { token, body: { items: [{ content: 'Alice keeps bees.' }] } });
+      const m = (await t.call('GET', mine('/memories'), { token })).body.items[0].id;
+      const some = (n: number) =>
+        Array.from({ length: n }, (_, i) => ({ query: `bees ${i}`, expected_memory_ids: [m] }));
+      const used = async () =>
+        (await t.call('GET', `/v1/default/projects/${project}`)).body.usage.budgets.recall_units_per_minute;
+      const runs = async () => (await t.call('GET', mine('/evaluations'), { token })).body.items.length;
+
+      // Three Recalls at budget mid: 2 units each.
+      assert.equal(
+        (await t.call('POST', mine('/evaluations'), { token, body: { cases: some(3) } })).status,
+        201,
+      );
+      assert.equal(await used(), 6);
+      const over = await t.call('POST', mine('/evaluations'), { token, body: { cases: some(3) } });
+      assert.equal(over.status, 429, JSON.stringify(over.body));
+      assert.equal(over.body.error.limit, 'recall_units_per_minute');
+      assert.ok(Number(over.headers.get('retry-after')) >= 1);
+      assert.equal(await used(), 6, 'a refused evaluation charges nothing');
+      assert.equal(await runs(), 1, 'and keeps no run');
+      const dear = await t.call('POST', mine('/evaluations'), { token, body: { cases: some(6) } });
+      assert.equal(dear.status, 429);
+      assert.match(dear.body.error.message, /alone costs 12 recall units/);
+      // At budget low a Recall costs 1: three fit in what is left.
+      const low = await t.call('POST', mine('/evaluations'), {
+        token,
+        body: { cases: some(3), budget: 'low' },
+      });
+      assert.equal(low.status, 201, JSON.stringify(low.body));
+      assert.equal(await used(), 9);
     });
 
     test('runs go with their bank', async () => {

@@ -149,10 +149,12 @@ for (const engine of ENGINES) {
           403,
           path,
         );
-      assert.equal(
-        (await t.call('GET', '/health', { token: null, headers: { host: 'evil.example' } })).status,
-        200,
-      );
+      for (const path of ['/health', '/health/ready', '/health/live'])
+        assert.equal(
+          (await t.call('GET', path, { token: null, headers: { host: 'evil.example' } })).status,
+          200,
+          path,
+        );
     });
   });
 

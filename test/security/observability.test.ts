@@ -161,7 +161,7 @@ for (const engine of ENGINES) {
   });
 
   describe(`readiness (${engine})`, () => {
-    test('/health/ready is 503 once the database is unreachable; /health stays up', async () => {
+    test('/health/ready is 503 once the database is unreachable; /health and /health/live stay up', async () => {
       const store = await openTestStore(engine);
       const runtime = await compose(loadConfig({ logLevel: 'silent' }, {}), { store });
       const app = createApp(runtime, createLogger('silent'));
@@ -173,6 +173,12 @@ for (const engine of ENGINES) {
       assert.equal(down.status, 503);
       assert.equal((await down.json()).status, 'unavailable');
       assert.equal((await app.request('/health')).status, 200);
+      // Liveness reads no database: an orchestrator never restarts a process for a slow one.
+      const live = await app.request('/health/live');
+      assert.equal(live.status, 200);
+      const body = await live.json();
+      assert.equal(body.status, 'alive');
+      assert.ok(body.uptime_seconds >= 0 && typeof body.version === 'string');
     });
   });
 }

@@ -9,6 +9,7 @@ import { evaluationRoutes } from './evaluations.js';
 import { hindsightRoutes } from './hindsight.js';
 import { mcpRoutes } from './mcp.js';
 import { memoryRoutes } from './memories.js';
+import { operationRecordRoutes } from './operation-records.js';
 import { operationRoutes } from './operations.js';
 import { projectRoutes } from './projects.js';
 import { reflectRoutes } from './reflect.js';
@@ -24,6 +25,7 @@ const BANK_ROUTERS = [
   reflectRoutes,
   directiveRoutes,
   operationRoutes,
+  operationRecordRoutes,
   documentRoutes,
   evaluationRoutes,
   hindsightRoutes,

@@ -26,6 +26,20 @@ export interface AnalyzedQuery {
   vector: Float32Array;
 }
 
+const DAY = 86_400_000;
+
+/**
+ * The latest `mentioned_at` a Recall as of `queryTimestamp` sees: the end of that UTC day. A
+ * question asked on a day is about that day's conversations too, and a conversation log's day
+ * is more reliable than its clock time (time zones, sessions stamped after the fact): on the
+ * LongMemEval development split a third of the turns that answer temporal questions were said
+ * hours after the question's timestamp, the same day.
+ */
+export function asOf(queryTimestamp: Date | undefined): Date | undefined {
+  if (!queryTimestamp) return undefined;
+  return new Date(Math.floor(queryTimestamp.getTime() / DAY) * DAY + DAY - 1);
+}
+
 /** Questions whose answer is a time: the memory that says when is the one wanted. */
 const ASKS_WHEN =
   /^\s*(?:when\b|since when\b|what (?:year|month|day|date|time)\b|which (?:year|month|day|date)\b|how long (?:ago|has|have|had|did|was|were)\b|at what (?:age|time)\b)/i;

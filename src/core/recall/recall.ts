@@ -12,7 +12,7 @@ import { BUDGETS, type Budget, cutToBudget, recallUnits } from './budget.js';
 import { recallCacheKey } from './cache.js';
 import { fuse, type RankedList } from './fuse.js';
 import { resolveOrgConflicts } from './org-blend.js';
-import { type AnalyzedQuery, analyzeQuery } from './query.js';
+import { type AnalyzedQuery, analyzeQuery, asOf } from './query.js';
 import { type Candidate, rerank, temporalScore } from './rerank.js';
 import { type RecallResponse, type RecallResult, STAGES, type Stage } from './response.js';
 
@@ -113,7 +113,7 @@ async function searchBankIn(
     types: req.types,
     tags: req.tags,
     tagsMatch: req.tags_match,
-    mentionedBefore: req.query_timestamp,
+    mentionedBefore: asOf(req.query_timestamp),
   };
   const p = bank.project_id;
   const temporalOn = cfg.enable_temporal_retrieval && channels.includes('temporal');
