@@ -136,7 +136,7 @@ export const RecallBody = z
 
 export const RecallResponse = z
   .object({
-    results: z.array(z.object({ ...memoryFields, scores: StageScores })),
+    results: z.array(z.object({ ...memoryFields, created_at: DateOut, scores: StageScores })),
     usage: z.object({
       tokens_used: z.number().int(),
       max_tokens: z.number().int(),

@@ -2,7 +2,7 @@ import { createRoute } from '@hono/zod-openapi';
 import { deleteOperation, retryOperation } from '../../core/operations.js';
 import { authOf, guard } from '../auth.js';
 import { OperationOutcome, OperationParams } from '../../contract/operations.js';
-import { ok } from './openapi.js';
+import { errorResponse, ok } from './openapi.js';
 import { router, send, servicesOf } from './router.js';
 
 /** What can be done with an operation once it has ended: run a failed one again, or forget it. */
@@ -17,7 +17,7 @@ export const operationRecordRoutes = router()
         'Queues it again, to run from the progress it had recorded, with its error cleared. Any state but `failed` is a 409.',
       middleware: [guard('operations.retry')] as const,
       request: { params: OperationParams },
-      responses: { ...ok(OperationOutcome), 409: { description: 'The operation has not failed' } },
+      responses: { ...ok(OperationOutcome), 409: errorResponse('The operation has not failed') },
     }),
     async (c) => {
       const { bank, id } = c.req.valid('param');
@@ -34,7 +34,7 @@ export const operationRecordRoutes = router()
         'Removes the record of a completed, failed or cancelled operation. A pending or running one is a 409: cancel it first (`DELETE .../operations/{id}`).',
       middleware: [guard('operations.delete')] as const,
       request: { params: OperationParams },
-      responses: { ...ok(OperationOutcome), 409: { description: 'The operation has not finished' } },
+      responses: { ...ok(OperationOutcome), 409: errorResponse('The operation has not finished') },
     }),
     async (c) => {
       const { bank, id } = c.req.valid('param');
