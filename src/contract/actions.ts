@@ -21,6 +21,8 @@ export interface ActionSpec {
  */
 export const ACTIONS = {
   'memories.retain': { scope: 'retain', read: false },
+  /** Retain's extraction on one item, stored nowhere (a model's tokens are still counted). */
+  'memories.extract': { scope: 'retain', read: true },
   'memories.recall': { scope: 'recall', read: true },
   'memories.list': { scope: 'recall', read: true },
   'memories.get': { scope: 'recall', read: true },

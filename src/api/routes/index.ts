@@ -6,6 +6,7 @@ import { bankRoutes } from './banks.js';
 import { directiveRoutes } from './directives.js';
 import { documentRoutes } from './documents.js';
 import { evaluationRoutes } from './evaluations.js';
+import { extractRoutes } from './extract.js';
 import { graphRoutes } from './graph.js';
 import { hindsightRoutes } from './hindsight.js';
 import { mcpRoutes } from './mcp.js';
@@ -33,6 +34,7 @@ const BANK_ROUTERS = [
   hindsightRoutes,
   statsRoutes,
   graphRoutes,
+  extractRoutes,
 ];
 
 /**
