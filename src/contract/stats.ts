@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { named } from './names.js';
 import { DateOut } from './common.js';
-import { FACT_TYPES } from './vocabulary.js';
+import { FACT_TYPES, type FactType } from './vocabulary.js';
 
 const counts = z.record(z.string(), z.number().int());
 
@@ -54,7 +54,7 @@ export const TimeseriesQuery = z.object({
 export const TimeseriesBucket = z
   .object({
     time: DateOut.meta({ description: 'the bucket’s start (UTC)' }),
-    ...Object.fromEntries(FACT_TYPES.map((t) => [t, z.number().int()])),
+    ...(Object.fromEntries(FACT_TYPES.map((t) => [t, z.number().int()])) as Record<FactType, z.ZodNumber>),
   })
   .register(named, { name: 'TimeseriesBucket' });
 

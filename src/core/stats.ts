@@ -1,5 +1,5 @@
 import { TIMESERIES_PERIODS, type TimeseriesPeriod } from '../contract/stats.js';
-import { FACT_TYPES } from '../contract/vocabulary.js';
+import { FACT_TYPES, type FactType } from '../contract/vocabulary.js';
 import type { TimeField } from '../store/store.js';
 import { requireBank } from './banks.js';
 import type { Services } from './services.js';
@@ -69,10 +69,10 @@ export async function memoriesTimeseries(
   const buckets = Array.from({ length: count }, (_, i) => ({
     time: new Date((first + i * step) * 1000),
     ...Object.fromEntries(FACT_TYPES.map((t) => [t, 0])),
-  })) as ({ time: Date } & Record<string, number>)[];
+  })) as ({ time: Date } & Record<FactType, number>)[];
   for (const r of rows) {
     const b = buckets[Math.round((r.bucket.getTime() / 1000 - first) / step)];
-    if (b) b[r.type] = (b[r.type] ?? 0) + r.n;
+    if (b && r.type in b) b[r.type as FactType] += r.n;
   }
   return { bank_id: bankId, period, trunc, time_field: field, buckets };
 }
