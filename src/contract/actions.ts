@@ -12,6 +12,11 @@ export interface ActionSpec {
   readonly read: boolean;
   /** Its answer holds a secret shown once: a retry under the same Idempotency-Key gets 409 `already_done`. */
   readonly secret?: true;
+  /**
+   * Addressed to no bank, yet open to a key limited to some banks because it answers only
+   * those banks (the bank list). Every other action without a `{bank}` refuses such a key.
+   */
+  readonly bankFiltered?: true;
 }
 
 /**
@@ -25,7 +30,7 @@ export const ACTIONS = {
   'memories.list': { scope: 'recall', read: true },
   'memories.delete': { scope: 'retain', read: false },
   reflect: { scope: 'recall', read: true },
-  'banks.list': { scope: 'recall', read: true },
+  'banks.list': { scope: 'recall', read: true, bankFiltered: true },
   'banks.get': { scope: 'recall', read: true },
   'banks.upsert': { scope: 'admin', read: false },
   'banks.identity.update': { scope: 'admin', read: false },
@@ -72,6 +77,10 @@ export const ACTIONS = {
 } as const satisfies Record<string, ActionSpec>;
 
 export type Action = keyof typeof ACTIONS;
+
+/** Whether a key limited to some banks may call this action without naming a bank (see `bankFiltered`). */
+export const bankFiltered = (action: Action): boolean =>
+  (ACTIONS[action] as ActionSpec).bankFiltered === true;
 
 /** The spec of an action named at run time (an unknown name has none). */
 export const actionSpec = (name: string | undefined): ActionSpec | undefined =>

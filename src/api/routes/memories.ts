@@ -64,14 +64,21 @@ export const memoryRoutes = router()
     async (c) => {
       const { bank } = c.req.valid('param');
       const b = c.req.valid('json');
-      const result = await recall(servicesOf(c), authOf(c).projectId, bank, {
-        ...b,
-        query_timestamp: toDate(b.query_timestamp),
-        temporal_window: b.temporal_window && {
-          start: new Date(b.temporal_window.start),
-          end: new Date(b.temporal_window.end),
+      const auth = authOf(c);
+      const result = await recall(
+        servicesOf(c),
+        auth.projectId,
+        bank,
+        {
+          ...b,
+          query_timestamp: toDate(b.query_timestamp),
+          temporal_window: b.temporal_window && {
+            start: new Date(b.temporal_window.start),
+            end: new Date(b.temporal_window.end),
+          },
         },
-      });
+        { banks: auth.banks },
+      );
       return send(c, result);
     },
   )
