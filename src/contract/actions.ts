@@ -14,7 +14,8 @@ export interface ActionSpec {
   readonly secret?: true;
   /**
    * Addressed to no bank, yet open to a key limited to some banks because it answers only
-   * those banks (the bank list). Every other action without a `{bank}` refuses such a key.
+   * those banks (the bank list), or checks each bank itself (`/mcp`: every tool call does).
+   * Every other action without a `{bank}` refuses such a key.
    */
   readonly bankFiltered?: true;
 }
@@ -73,7 +74,7 @@ export const ACTIONS = {
   'keys.create': { scope: 'operator', read: false, secret: true },
   'keys.revoke': { scope: 'operator', read: false },
   /** A JSON-RPC exchange on `/mcp`; each tool call inside is audited under its own action. */
-  mcp: { scope: 'mcp', read: false },
+  mcp: { scope: 'mcp', read: false, bankFiltered: true },
 } as const satisfies Record<string, ActionSpec>;
 
 export type Action = keyof typeof ACTIONS;
