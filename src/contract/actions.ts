@@ -37,6 +37,9 @@ export const ACTIONS = {
   'banks.identity.update': { scope: 'admin', read: false },
   'banks.delete': { scope: 'admin', read: false },
   'banks.config.get': { scope: 'recall', read: true },
+  /** Counts over a bank: statistics and memories over time. */
+  'banks.stats': { scope: 'recall', read: true },
+  'tags.list': { scope: 'recall', read: true },
   'banks.config.update': { scope: 'admin', read: false },
   'entities.list': { scope: 'graph:read', read: true },
   'observations.consolidate': { scope: 'retain', read: false },

@@ -17,5 +17,6 @@ export * from './operations.js';
 export * from './projects.js';
 export * from './reflect.js';
 export * from './spaces.js';
+export * from './stats.js';
 export * from './vocabulary.js';
 export * from './names.js';

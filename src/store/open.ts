@@ -17,6 +17,7 @@ import { memoryQueries } from './sql/memories.js';
 import { observationQueries } from './sql/observations.js';
 import { operationQueries } from './sql/operations.js';
 import { searchQueries } from './sql/search.js';
+import { statsQueries } from './sql/stats.js';
 import { tenancyQueries } from './sql/tenancy.js';
 import { vectorQueries } from './sql/vectors.js';
 import type { Store } from './store.js';
@@ -59,6 +60,7 @@ export function storeOver(db: Db): Store {
     ...observationQueries(db),
     ...vectorQueries(db),
     ...evaluationQueries(db),
+    ...statsQueries(db),
   };
 }
 

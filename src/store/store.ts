@@ -39,11 +39,15 @@ import type { MemoryStore } from './sql/memories.js';
 import type { ObservationStore } from './sql/observations.js';
 import type { IdempotencyStore, OperationStore } from './sql/operations.js';
 import type { Hit, SearchStore } from './sql/search.js';
+import type { BankStatsRecord, StatsStore, TimeField } from './sql/stats.js';
 import type { TenancyStore } from './sql/tenancy.js';
 import type { StoredVector, VectorStore } from './sql/vectors.js';
 
 export type {
   AuditInput,
+  BankStatsRecord,
+  StatsStore,
+  TimeField,
   AuditStore,
   BankIndexStore,
   BankKeyRecord,
@@ -103,7 +107,8 @@ export interface Store
     BankKeyStore,
     ConversionStore,
     AuditStore,
-    EvaluationStore {
+    EvaluationStore,
+    StatsStore {
   readonly engine: 'pglite' | 'postgres';
   ping(): Promise<void>;
   close(): Promise<void>;

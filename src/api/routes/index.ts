@@ -14,6 +14,7 @@ import { operationRoutes } from './operations.js';
 import { projectRoutes } from './projects.js';
 import { reflectRoutes } from './reflect.js';
 import { spaceRoutes } from './spaces.js';
+import { statsRoutes } from './stats.js';
 
 /** The routers of a project's banks, served under `/v1/me` (a project key) and `/v1/default`. */
 const BANK_ROUTERS = [
@@ -29,6 +30,7 @@ const BANK_ROUTERS = [
   documentRoutes,
   evaluationRoutes,
   hindsightRoutes,
+  statsRoutes,
 ];
 
 /**
