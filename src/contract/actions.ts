@@ -27,8 +27,11 @@ export interface ActionSpec {
  */
 export const ACTIONS = {
   'memories.retain': { scope: 'retain', read: false },
+  /** Retain's extraction on one item, stored nowhere (a model's tokens are still counted). */
+  'memories.extract': { scope: 'retain', read: true },
   'memories.recall': { scope: 'recall', read: true },
   'memories.list': { scope: 'recall', read: true },
+  'memories.get': { scope: 'recall', read: true },
   'memories.delete': { scope: 'retain', read: false },
   reflect: { scope: 'recall', read: true },
   'banks.list': { scope: 'recall', read: true, bankFiltered: true },
@@ -42,6 +45,9 @@ export const ACTIONS = {
   'tags.list': { scope: 'recall', read: true },
   'banks.config.update': { scope: 'admin', read: false },
   'entities.list': { scope: 'graph:read', read: true },
+  'entities.get': { scope: 'graph:read', read: true },
+  'entities.graph': { scope: 'graph:read', read: true },
+  'graph.get': { scope: 'graph:read', read: true },
   'observations.consolidate': { scope: 'retain', read: false },
   'operations.list': { scope: 'retain', read: true },
   'operations.get': { scope: 'retain', read: true },

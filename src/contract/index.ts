@@ -11,6 +11,8 @@ export * from './directives.js';
 export * from './documents.js';
 export * from './error-meanings.js';
 export * from './evaluations.js';
+export * from './extract.js';
+export * from './graph.js';
 export * from './health.js';
 export * from './memories.js';
 export * from './operations.js';

@@ -51,11 +51,14 @@ export const TimeseriesQuery = z.object({
   }),
 });
 
+/** A count for each fact type. */
+const typeCounts = Object.fromEntries(FACT_TYPES.map((t) => [t, z.number().int()])) as Record<
+  FactType,
+  z.ZodNumber
+>;
+
 export const TimeseriesBucket = z
-  .object({
-    time: DateOut.meta({ description: 'the bucket’s start (UTC)' }),
-    ...(Object.fromEntries(FACT_TYPES.map((t) => [t, z.number().int()])) as Record<FactType, z.ZodNumber>),
-  })
+  .object({ time: DateOut.meta({ description: 'the bucket’s start (UTC)' }), ...typeCounts })
   .register(named, { name: 'TimeseriesBucket' });
 
 export const TimeseriesResponse = z

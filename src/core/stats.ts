@@ -72,7 +72,8 @@ export async function memoriesTimeseries(
   })) as ({ time: Date } & Record<FactType, number>)[];
   for (const r of rows) {
     const b = buckets[Math.round((r.bucket.getTime() / 1000 - first) / step)];
-    if (b && r.type in b) b[r.type as FactType] += r.n;
+    const type = FACT_TYPES.find((t) => t === r.type);
+    if (b && type) b[type] += r.n;
   }
   return { bank_id: bankId, period, trunc, time_field: field, buckets };
 }

@@ -12,6 +12,7 @@ import { directiveQueries } from './sql/directives.js';
 import { documentQueries } from './sql/documents.js';
 import { bankIndexQueries } from './sql/bank-index.js';
 import { entityQueries } from './sql/entities.js';
+import { graphQueries } from './sql/graph.js';
 import { intakeQueries } from './sql/intake.js';
 import { memoryQueries } from './sql/memories.js';
 import { observationQueries } from './sql/observations.js';
@@ -61,6 +62,7 @@ export function storeOver(db: Db): Store {
     ...vectorQueries(db),
     ...evaluationQueries(db),
     ...statsQueries(db),
+    ...graphQueries(db),
   };
 }
 

@@ -25,6 +25,7 @@ import type {
   NewEvaluation,
   StoredEvaluation,
 } from './sql/evaluations.js';
+import type { GraphStore } from './sql/graph.js';
 import type { IntakeStore } from './sql/intake.js';
 import type {
   CostCharge,
@@ -65,6 +66,7 @@ export type {
   EvaluationFigures,
   EvaluationStore,
   EvaluationSummary,
+  GraphStore,
   Hit,
   IdempotencyStore,
   IntakeStore,
@@ -108,7 +110,8 @@ export interface Store
     ConversionStore,
     AuditStore,
     EvaluationStore,
-    StatsStore {
+    StatsStore,
+    GraphStore {
   readonly engine: 'pglite' | 'postgres';
   ping(): Promise<void>;
   close(): Promise<void>;

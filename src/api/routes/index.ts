@@ -6,6 +6,8 @@ import { bankRoutes } from './banks.js';
 import { directiveRoutes } from './directives.js';
 import { documentRoutes } from './documents.js';
 import { evaluationRoutes } from './evaluations.js';
+import { extractRoutes } from './extract.js';
+import { graphRoutes } from './graph.js';
 import { hindsightRoutes } from './hindsight.js';
 import { mcpRoutes } from './mcp.js';
 import { memoryRoutes } from './memories.js';
@@ -31,6 +33,8 @@ const BANK_ROUTERS = [
   evaluationRoutes,
   hindsightRoutes,
   statsRoutes,
+  graphRoutes,
+  extractRoutes,
 ];
 
 /**

@@ -1,6 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { retainAsync } from '../../core/retain/retain-async.js';
 import { AsyncRetainResponse } from '../../contract/operations.js';
+import { entityStates } from '../../core/entity-views.js';
 import { recall } from '../../core/recall/recall.js';
 import { retain } from '../../core/retain/retain.js';
 import { deleteMemory, listMemories } from '../../core/memories.js';
@@ -63,11 +64,12 @@ export const memoryRoutes = router()
     }),
     async (c) => {
       const { bank } = c.req.valid('param');
-      const b = c.req.valid('json');
-      const auth = authOf(c);
+      const { include, ...b } = c.req.valid('json');
+      const s = servicesOf(c);
+      const { projectId, banks } = authOf(c);
       const result = await recall(
-        servicesOf(c),
-        auth.projectId,
+        s,
+        projectId,
         bank,
         {
           ...b,
@@ -77,9 +79,14 @@ export const memoryRoutes = router()
             end: new Date(b.temporal_window.end),
           },
         },
-        { banks: auth.banks },
+        { banks },
       );
-      return send(c, result);
+      // Hindsight's `entities` section, on unless asked away (`include.entities: null`).
+      const wanted = include?.entities === undefined ? {} : include.entities;
+      if (!wanted) return send(c, { ...result, entities: null });
+      const ids = result.results.map((r) => r.id);
+      const entities = await entityStates(s, projectId, bank, ids, wanted.max_tokens ?? 500);
+      return send(c, { ...result, entities });
     },
   )
   .openapi(

@@ -507,6 +507,11 @@ export function encryptingStore(
       return Promise.all(found.map((e) => o.entity(e, known)));
     },
 
+    async getEntities(projectId, bankId, ids) {
+      const o = opener(projectId, bankId);
+      return Promise.all((await inner.getEntities(projectId, bankId, ids)).map((e) => o.entity(e)));
+    },
+
     async listEntities(projectId, bankId, page) {
       const o = opener(projectId, bankId);
       const result = await inner.listEntities(projectId, bankId, page);
