@@ -66,10 +66,10 @@ export const memoryRoutes = router()
       const { bank } = c.req.valid('param');
       const { include, ...b } = c.req.valid('json');
       const s = servicesOf(c);
-      const auth = authOf(c);
+      const { projectId, banks } = authOf(c);
       const result = await recall(
         s,
-        auth.projectId,
+        projectId,
         bank,
         {
           ...b,
@@ -79,13 +79,13 @@ export const memoryRoutes = router()
             end: new Date(b.temporal_window.end),
           },
         },
-        { banks: auth.banks },
+        { banks },
       );
       // Hindsight's `entities` section, on unless asked away (`include.entities: null`).
       const wanted = include?.entities === undefined ? {} : include.entities;
       if (!wanted) return send(c, { ...result, entities: null });
       const ids = result.results.map((r) => r.id);
-      const entities = await entityStates(s, auth.projectId, bank, ids, wanted.max_tokens ?? 500);
+      const entities = await entityStates(s, projectId, bank, ids, wanted.max_tokens ?? 500);
       return send(c, { ...result, entities });
     },
   )
