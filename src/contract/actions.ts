@@ -33,6 +33,8 @@ export const ACTIONS = {
   'memories.list': { scope: 'recall', read: true },
   'memories.get': { scope: 'recall', read: true },
   'memories.delete': { scope: 'retain', read: false },
+  /** Every memory of a bank (or of one fact type) at once. */
+  'memories.clear': { scope: 'admin', read: false },
   reflect: { scope: 'recall', read: true },
   'banks.list': { scope: 'recall', read: true, bankFiltered: true },
   'banks.get': { scope: 'recall', read: true },

@@ -5,6 +5,7 @@
  */
 export * from './actions.js';
 export * from './bank-config.js';
+export * from './bank-upkeep.js';
 export * from './banks.js';
 export * from './common.js';
 export * from './directives.js';

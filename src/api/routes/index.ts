@@ -2,6 +2,7 @@ import type { Hono } from 'hono';
 import type { AppEnv } from '../env.js';
 import { auditRoutes } from './audit.js';
 import { bankListRoutes } from './bank-list.js';
+import { bankUpkeepRoutes } from './bank-upkeep.js';
 import { bankRoutes } from './banks.js';
 import { directiveRoutes } from './directives.js';
 import { documentRoutes } from './documents.js';
@@ -35,6 +36,7 @@ const BANK_ROUTERS = [
   statsRoutes,
   graphRoutes,
   extractRoutes,
+  bankUpkeepRoutes,
 ];
 
 /**

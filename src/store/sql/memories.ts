@@ -1,3 +1,4 @@
+import { FACT_TYPES } from '../../contract/vocabulary.js';
 import type { Memory, MemoryFilter, NewMemory, Page } from '../records.js';
 import type { Db, Queryable } from '../db.js';
 import { lockBank } from './bank-lock.js';
@@ -56,6 +57,11 @@ export interface MemoryStore {
     opts?: { encrypted?: boolean },
   ): Promise<void>;
   deleteMemory(projectId: string, bankId: string, id: string): Promise<boolean>;
+  /**
+   * Deletes the bank's memories (of these fact types only, when given) in one transaction, and
+   * the documents left without a memory; returns how many memories went.
+   */
+  clearMemories(projectId: string, bankId: string, types?: string[]): Promise<number>;
 }
 
 /**
@@ -106,11 +112,14 @@ export async function deleteMemoriesIn(
   tx: Queryable,
   projectId: string,
   bankId: string,
-  where: { ids?: string[]; documentIds?: string[] },
+  where: { ids?: string[]; documentIds?: string[]; types?: string[] },
 ): Promise<number> {
   const params: unknown[] = [projectId, bankId];
   let cond: string;
-  if (where.ids) {
+  if (where.types) {
+    params.push(where.types);
+    cond = 'type = ANY($3::text[])';
+  } else if (where.ids) {
     params.push(where.ids);
     cond = 'id = ANY($3::uuid[])';
   } else {
@@ -342,6 +351,19 @@ export function memoryQueries(db: Db): MemoryStore {
         return deleteMemoriesIn(tx, projectId, bankId, { ids: [id] });
       });
       return n > 0;
+    },
+    async clearMemories(projectId, bankId, types) {
+      return db.transaction(async (tx) => {
+        await lockBank(tx, projectId, bankId);
+        const n = await deleteMemoriesIn(tx, projectId, bankId, { types: types ?? [...FACT_TYPES] });
+        await tx.query(
+          `DELETE FROM documents d WHERE d.project_id = $1 AND d.bank_id = $2
+             AND NOT EXISTS (SELECT 1 FROM memories m
+                              WHERE m.project_id = $1 AND m.bank_id = $2 AND m.document_id = d.id)`,
+          [projectId, bankId],
+        );
+        return n;
+      });
     },
   };
 }
