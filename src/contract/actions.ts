@@ -12,6 +12,12 @@ export interface ActionSpec {
   readonly read: boolean;
   /** Its answer holds a secret shown once: a retry under the same Idempotency-Key gets 409 `already_done`. */
   readonly secret?: true;
+  /**
+   * Addressed to no bank, yet open to a key limited to some banks because it answers only
+   * those banks (the bank list), or checks each bank itself (`/mcp`: every tool call does).
+   * Every other action without a `{bank}` refuses such a key.
+   */
+  readonly bankFiltered?: true;
 }
 
 /**
@@ -30,7 +36,7 @@ export const ACTIONS = {
   /** Every memory of a bank (or of one fact type) at once. */
   'memories.clear': { scope: 'admin', read: false },
   reflect: { scope: 'recall', read: true },
-  'banks.list': { scope: 'recall', read: true },
+  'banks.list': { scope: 'recall', read: true, bankFiltered: true },
   'banks.get': { scope: 'recall', read: true },
   'banks.upsert': { scope: 'admin', read: false },
   'banks.identity.update': { scope: 'admin', read: false },
@@ -85,10 +91,14 @@ export const ACTIONS = {
   'keys.create': { scope: 'operator', read: false, secret: true },
   'keys.revoke': { scope: 'operator', read: false },
   /** A JSON-RPC exchange on `/mcp`; each tool call inside is audited under its own action. */
-  mcp: { scope: 'mcp', read: false },
+  mcp: { scope: 'mcp', read: false, bankFiltered: true },
 } as const satisfies Record<string, ActionSpec>;
 
 export type Action = keyof typeof ACTIONS;
+
+/** Whether a key limited to some banks may call this action without naming a bank (see `bankFiltered`). */
+export const bankFiltered = (action: Action): boolean =>
+  (ACTIONS[action] as ActionSpec).bankFiltered === true;
 
 /** The spec of an action named at run time (an unknown name has none). */
 export const actionSpec = (name: string | undefined): ActionSpec | undefined =>

@@ -1,3 +1,4 @@
+import { type BankScope, scopeParts } from './bank-scope.js';
 import { bankProfile } from './banks.js';
 import { notFound } from './errors.js';
 import type { Services } from './services.js';
@@ -18,16 +19,28 @@ export interface BankListRequest {
   offset?: number;
 }
 
+/** Who lists: a bank-scoped key sees only its banks (core/bank-scope.ts). */
+export interface BankListScope {
+  banks?: BankScope;
+}
+
 /**
  * A page of the project's banks ordered by id, each profile with Hindsight's names beside
  * mnemo's, and how many banks match over every page.
  */
-export async function listBankPage(s: Services, projectId: string, q: BankListRequest) {
-  if (q.space !== undefined && !(await s.store.getSpace(projectId, q.space)))
+export async function listBankPage(
+  s: Services,
+  projectId: string,
+  q: BankListRequest,
+  who: BankListScope = {},
+) {
+  const scope = who.banks ?? null;
+  // A scoped key is not told which spaces exist: an unknown space lists nothing.
+  if (q.space !== undefined && scope === null && !(await s.store.getSpace(projectId, q.space)))
     throw notFound(`space '${q.space}'`);
   const limit = q.limit ?? 50;
   const offset = q.cursor === undefined ? (q.offset ?? 0) : 0;
-  const filter = { spaceId: q.space, idContains: q.q };
+  const filter = { spaceId: q.space, idContains: q.q, idIn: scope === null ? undefined : scopeParts(scope) };
   // One extra row tells whether another page follows.
   const banks = await s.store.listBanks(projectId, filter, {
     limit: limit + 1,

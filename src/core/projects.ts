@@ -5,6 +5,7 @@ import type { Services } from './services.js';
 
 /** Projects and keys need only the store and the clock (the CLI's key commands load nothing else). */
 type Tenancy = Pick<Services, 'store' | 'now'>;
+import { checkBankPatterns } from './bank-scope.js';
 import type { ApiKeyRecord, Project, ProjectLimits, Scope } from './types.js';
 
 const KEY_PATTERN = /^mk_([A-Za-z0-9]{12})_([A-Za-z0-9_-]{32,})$/;
@@ -44,6 +45,7 @@ export function keyView(k: ApiKeyRecord) {
     project_id: k.project_id,
     name: k.name,
     scopes: k.scopes,
+    banks: k.banks ?? null,
     created_at: k.created_at,
     expires_at: k.expires_at,
     revoked_at: k.revoked_at,
@@ -54,7 +56,7 @@ export function keyView(k: ApiKeyRecord) {
 export async function createKey(
   s: Tenancy,
   projectId: string,
-  input: { name: string; scopes: Scope[]; expires_at?: Date | null },
+  input: { name: string; scopes: Scope[]; banks?: string[] | null; expires_at?: Date | null },
 ) {
   await requireProject(s, projectId);
   if (input.expires_at && input.expires_at.getTime() <= s.now().getTime()) {
@@ -62,6 +64,7 @@ export async function createKey(
       details: [{ path: 'expires_at', message: 'must be in the future' }],
     });
   }
+  const banks = input.banks == null ? null : checkBankPatterns(input.banks);
   const id = randomBytes(9).toString('base64url').replace(/[-_]/g, 'x').slice(0, 12);
   const secret = randomBytes(24).toString('base64url');
   const record = await s.store.createApiKey({
@@ -69,6 +72,7 @@ export async function createKey(
     projectId,
     name: input.name,
     scopes: [...new Set(input.scopes)],
+    banks,
     secretHash: await hashSecret(s, secret),
     expiresAt: input.expires_at ?? null,
   });

@@ -15,7 +15,7 @@ export const listBanksTool = defineTool({
   bank: false,
   input: BankListQuery.shape,
   output: BankListPage,
-  run: async (ctx, a) => listBankPage(ctx.services, ctx.projectId, a),
+  run: async (ctx, a) => listBankPage(ctx.services, ctx.projectId, a, ctx),
   render: (p) => {
     const lines = p.items.map((b) => `- ${bankLine(b)}`);
     if (p.items.length === 0) lines.push('No banks yet.');

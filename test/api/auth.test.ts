@@ -71,6 +71,7 @@ for (const engine of ENGINES) {
       assert.equal(r.status, 201);
       assert.match(r.body.key, /^mk_[A-Za-z0-9]{12}_[A-Za-z0-9_-]{32,}$/);
       assert.deepEqual(Object.keys(r.body).sort(), [
+        'banks',
         'created_at',
         'expires_at',
         'id',

@@ -260,6 +260,18 @@ describe('web console in headless Chromium', { skip }, () => {
     await page.getByRole('button', { name: /^Revoke key support-bot/ }).click();
     await page.getByRole('cell', { name: 'revoked' }).waitFor();
     assert.equal((await call('GET', '/v1/me/banks', undefined, key)).status, 401);
+
+    // A key limited to some banks: the form's Banks field, shown in the key table.
+    await page.getByLabel('Name', { exact: true }).fill('user-42');
+    await page.getByLabel('Banks (optional)').fill('user-42/*, alice');
+    await page.getByRole('button', { name: 'Mint key' }).click();
+    const scoped = await page.getByRole('textbox', { name: 'New API key' }).inputValue();
+    assert.match(scoped, /^mk_/);
+    await page.getByRole('button', { name: 'Done' }).click();
+    await page.getByRole('cell', { name: /user-42\/\*.*alice/ }).waitFor();
+    const minted = (await call('GET', '/v1/default/projects/acme-co/keys')).body.items;
+    assert.deepEqual(minted.find((k: any) => k.name === 'user-42').banks, ['user-42/*', 'alice']);
+    assert.equal((await call('GET', '/v1/me/banks/bot-notes', undefined, scoped)).status, 404);
   });
 
   test('browse memories: server pages, filters, delete', async () => {

@@ -19,7 +19,8 @@ export const bankListRoutes = router().openapi(
     responses: ok(BankPage),
   }),
   async (c) => {
-    const page = await listBankPage(servicesOf(c), authOf(c).projectId, c.req.valid('query'));
+    const auth = authOf(c);
+    const page = await listBankPage(servicesOf(c), auth.projectId, c.req.valid('query'), auth);
     return send(c, { ...page, banks: page.items });
   },
 );

@@ -66,15 +66,21 @@ export const memoryRoutes = router()
       const { bank } = c.req.valid('param');
       const { include, ...b } = c.req.valid('json');
       const s = servicesOf(c);
-      const { projectId } = authOf(c);
-      const result = await recall(s, projectId, bank, {
-        ...b,
-        query_timestamp: toDate(b.query_timestamp),
-        temporal_window: b.temporal_window && {
-          start: new Date(b.temporal_window.start),
-          end: new Date(b.temporal_window.end),
+      const { projectId, banks } = authOf(c);
+      const result = await recall(
+        s,
+        projectId,
+        bank,
+        {
+          ...b,
+          query_timestamp: toDate(b.query_timestamp),
+          temporal_window: b.temporal_window && {
+            start: new Date(b.temporal_window.start),
+            end: new Date(b.temporal_window.end),
+          },
         },
-      });
+        { banks },
+      );
       // Hindsight's `entities` section, on unless asked away (`include.entities: null`).
       const wanted = include?.entities === undefined ? {} : include.entities;
       if (!wanted) return send(c, { ...result, entities: null });

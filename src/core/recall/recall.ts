@@ -4,6 +4,7 @@ import { effectiveConfig } from '../bank-config.js';
 import { requireBank, staleVectors } from '../banks.js';
 import { chargeCost } from '../budgets.js';
 import { AppError, invalid } from '../errors.js';
+import { type BankScope, requireInScope } from '../bank-scope.js';
 import { orgBankId } from '../ids.js';
 import { scheduleReembed } from '../reembed.js';
 import type { Services } from '../services.js';
@@ -59,6 +60,11 @@ export interface RecallOptions {
    * the first runs, so that a spent budget refuses it whole rather than half-way).
    */
   charged?: boolean;
+  /**
+   * A bank-scoped key's banks: the org bank blended by `include_org` must be within them too
+   * (else 404, like any bank the key cannot reach).
+   */
+  banks?: BankScope;
 }
 
 interface Scored {
@@ -213,6 +219,7 @@ export async function recall(
     if (!req.space) throw invalid('space', 'include_org needs space');
     if (bank.space_id !== req.space)
       throw invalid('space', `bank '${bankId}' is not in space '${req.space}'`);
+    requireInScope(opts.banks ?? null, orgBankId(req.space));
   }
   // Charged before any search (a 429 leaves nothing done), cached answer or not: the charge
   // must not depend on what other requests left in this process's cache.

@@ -79,6 +79,8 @@ export interface BankStore {
 export interface BankFilter {
   spaceId?: string;
   idContains?: string;
+  /** A bank-scoped key's banks (core/bank-scope.ts): these exact ids and ids with these prefixes. */
+  idIn?: { exact: string[]; prefixes: string[] };
 }
 
 /** The WHERE clause of a bank listing, its parameters after `projectId`. */
@@ -93,6 +95,13 @@ function bankWhere(projectId: string, filter: BankFilter): { where: string; para
     // A literal substring: LIKE's wildcards and escape in the text match themselves.
     params.push(`%${filter.idContains.replace(/[\\%_]/g, '\\$&')}%`);
     where += ` AND id ILIKE $${params.length}`;
+  }
+  if (filter.idIn) {
+    params.push(filter.idIn.exact, filter.idIn.prefixes);
+    const [exact, prefixes] = [params.length - 1, params.length];
+    // left(), not LIKE: a prefix is literal text, whatever '%' or '_' it holds.
+    where += ` AND (id = ANY($${exact}::text[])
+      OR EXISTS (SELECT 1 FROM unnest($${prefixes}::text[]) AS p(prefix) WHERE left(id, length(p.prefix)) = p.prefix))`;
   }
   return { where, params };
 }
