@@ -138,3 +138,41 @@ export async function entityGraph(
     limit: q.limit,
   };
 }
+
+/**
+ * Recall answers with their `entities` section, per cached answer: a Recall served from the
+ * answer cache is the same frozen object until its bank changes, so its section is read once
+ * (and the whole answer serialised once) rather than on every hit. Fresh answers (encrypted
+ * banks are never cached) get theirs read each time.
+ */
+const withSections = new WeakMap<object, Map<number | null, unknown>>();
+
+/** The answer with its `entities` section: null when `maxTokens` is null (asked away). */
+export async function withEntities<T extends { results: { id: string }[] }>(
+  s: Services,
+  projectId: string,
+  bankId: string,
+  answer: T,
+  maxTokens: number | null,
+): Promise<T & { entities: Record<string, EntityState> | null }> {
+  const kept = Object.isFrozen(answer) ? withSections.get(answer) : undefined;
+  const hit = kept?.get(maxTokens) as (T & { entities: Record<string, EntityState> | null }) | undefined;
+  if (hit) return hit;
+  const entities =
+    maxTokens === null
+      ? null
+      : await entityStates(
+          s,
+          projectId,
+          bankId,
+          answer.results.map((r) => r.id),
+          maxTokens,
+        );
+  const full = { ...answer, entities };
+  if (Object.isFrozen(answer)) {
+    const sections = kept ?? new Map<number | null, unknown>();
+    sections.set(maxTokens, Object.freeze(full));
+    withSections.set(answer, sections);
+  }
+  return full;
+}

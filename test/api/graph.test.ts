@@ -77,10 +77,12 @@ for (const engine of ENGINES) {
 
     test('include.entities: null leaves the section out; max_tokens bounds its text', async () => {
       const off = await t.call('POST', bankPath('g', '/memories/recall'), {
-        body: { query: 'Alice', include: { entities: null } },
+        body: { query: 'Alice', include: { entities: null, chunks: { max_tokens: 100 } } },
       });
       assert.equal(off.status, 200);
       assert.equal(off.body.entities, null);
+      // Hindsight's other sections are not served, and say so.
+      assert.equal(off.headers.get('x-ignored-fields'), 'include.chunks');
       const none = await t.call('POST', bankPath('g', '/memories/recall'), {
         body: { query: 'Alice', include: { entities: { max_tokens: 0 } } },
       });

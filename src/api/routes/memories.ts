@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { retainAsync } from '../../core/retain/retain-async.js';
 import { AsyncRetainResponse } from '../../contract/operations.js';
-import { entityStates } from '../../core/entity-views.js';
+import { withEntities } from '../../core/entity-views.js';
 import { recall } from '../../core/recall/recall.js';
 import { retain } from '../../core/retain/retain.js';
 import { deleteMemory, listMemories } from '../../core/memories.js';
@@ -83,10 +83,10 @@ export const memoryRoutes = router()
       );
       // Hindsight's `entities` section, on unless asked away (`include.entities: null`).
       const wanted = include?.entities === undefined ? {} : include.entities;
-      if (!wanted) return send(c, { ...result, entities: null });
-      const ids = result.results.map((r) => r.id);
-      const entities = await entityStates(s, projectId, bank, ids, wanted.max_tokens ?? 500);
-      return send(c, { ...result, entities });
+      return send(
+        c,
+        await withEntities(s, projectId, bank, result, wanted ? (wanted.max_tokens ?? 500) : null),
+      );
     },
   )
   .openapi(

@@ -1,37 +1,15 @@
 /**
- * Graph of entities and the memories that link them. Uses the server's `/graph` when it has
- * one; otherwise builds it from one page of memories (their `entities`) and the entity list.
+ * Graph of entities and the memories that link them, built from one page of memories (their
+ * `entities`) and the entity list. (The server's `/graph` is Hindsight's memory-to-memory graph,
+ * without entity nodes: not this picture.)
  */
-import { bankUrl, get, isMissingRoute } from '../api.js';
+import { bankUrl, get } from '../api.js';
 import { fill, fmtNumber, h, s } from '../dom.js';
 import { forceLayout } from '../graph-layout.js';
-import { badge, empty, errorBox, field, loading, pager, section, select } from '../ui.js';
+import { badge, empty, field, loading, pager, section, select } from '../ui.js';
 
 const W = 880;
 const H = 540;
-
-/** Server graph -> {nodes: [{id, kind, label, weight, data}], edges: [{source, target}]}. */
-function normalize(g) {
-  const nodes = (g.nodes ?? []).map((n) => {
-    const isMemory =
-      n.kind === 'memory' ||
-      n.type === 'memory' ||
-      n.group === 'memory' ||
-      (n.text !== undefined && n.name === undefined);
-    return {
-      id: String(n.id),
-      kind: isMemory ? 'memory' : 'entity',
-      label: String(n.label ?? n.name ?? n.text ?? n.id),
-      weight: Number(n.mention_count ?? n.weight ?? n.count ?? 1) || 1,
-      data: n,
-    };
-  });
-  const edges = (g.edges ?? g.links ?? []).map((e) => ({
-    source: String(e.source ?? e.from ?? e.a),
-    target: String(e.target ?? e.to ?? e.b),
-  }));
-  return { nodes, edges };
-}
 
 /** The graph of one page of memories: memory —— entity for each entity a memory names. */
 function fromMemories(memories, entities) {
@@ -223,17 +201,7 @@ function drawGraph({ nodes, edges }, note) {
 export async function graphTab(body, profile) {
   const holder = h('div', null, loading('Loading graph'));
   body.append(section('Graph', holder));
-  try {
-    const g = await get(bankUrl(profile.id, '/graph'), { limit: 100 });
-    holder.replaceChildren(drawGraph(normalize(g), 'from the server’s graph endpoint'));
-    return;
-  } catch (err) {
-    if (!isMissingRoute(err)) {
-      holder.replaceChildren(errorBox(err));
-      return;
-    }
-  }
-  // No graph endpoint: one page of memories and the most mentioned entities.
+  // One page of memories and the most mentioned entities.
   let entities = [];
   try {
     entities = (await get(bankUrl(profile.id, '/entities'), { limit: 200 })).items ?? [];
