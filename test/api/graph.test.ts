@@ -75,6 +75,33 @@ for (const engine of ENGINES) {
       assert.deepEqual(new Set(names), mentioned);
     });
 
+    test('a cached Recall’s entities section follows the bank: a write shows at once', async () => {
+      const ask = () =>
+        t.call('POST', bankPath('cache', '/memories/recall'), { body: { query: 'What does Zoe do?' } });
+      await t.call('POST', bankPath('cache', '/memories'), {
+        body: { items: [{ content: 'Zoe repairs bicycles', entities: [{ text: 'Zoe' }] }] },
+      });
+      const first = await ask();
+      assert.deepEqual(
+        first.body.entities.Zoe.observations.map((o: any) => o.text),
+        ['Zoe repairs bicycles'],
+      );
+      assert.deepEqual((await ask()).body, first.body, 'the same answer from the cache');
+      await t.call('POST', bankPath('cache', '/memories'), {
+        body: {
+          items: [
+            { content: 'Zoe seems happiest outdoors', fact_type: 'observation', entities: [{ text: 'Zoe' }] },
+          ],
+        },
+      });
+      const after = await ask();
+      assert.equal(
+        after.body.entities.Zoe.observations[0].text,
+        'Zoe seems happiest outdoors',
+        'observations first',
+      );
+    });
+
     test('include.entities: null leaves the section out; max_tokens bounds its text', async () => {
       const off = await t.call('POST', bankPath('g', '/memories/recall'), {
         body: { query: 'Alice', include: { entities: null, chunks: { max_tokens: 100 } } },
