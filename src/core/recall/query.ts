@@ -21,6 +21,8 @@ export interface AnalyzedQuery {
   anchor: EventAnchor | null;
   /** The query asks for a time ("when", "what year", "how long ago"). */
   asksWhen: boolean;
+  /** The query asks for an amount of money, another quantity ("how many", "in total"), or neither. */
+  asksQuantity: 'money' | 'number' | null;
   /** The instant relative dates and recency are measured from. */
   reference: Date;
   vector: Float32Array;
@@ -43,6 +45,15 @@ export function asOf(queryTimestamp: Date | undefined): Date | undefined {
 /** Questions whose answer is a time: the memory that says when is the one wanted. */
 const ASKS_WHEN =
   /^\s*(?:when\b|since when\b|what (?:year|month|day|date|time)\b|which (?:year|month|day|date)\b|how long (?:ago|has|have|had|did|was|were)\b|at what (?:age|time)\b)/i;
+
+/**
+ * Questions whose answer is a quantity: a memory that states one (a count, a duration, a price)
+ * is likelier to answer than one that only names the topic. "How much did I spend" wants an
+ * amount of money, not any number.
+ */
+const ASKS_QUANTITY =
+  /\b(?:how (?:many|much|long|old|far|often)|what (?:percentage|percent|amount|number)|total|in all|combined)\b/i;
+const ASKS_MONEY = /\b(?:money|spen[dt]|spending|costs?|price|paid|pay|budget|dollars?)\b|\$/i;
 
 const WORD = /[\p{L}\p{N}][\p{L}\p{N}'\u2019.-]*/gu;
 
@@ -74,6 +85,7 @@ export async function analyzeQuery(
     window: parsed ? { start: parsed.start, end: parsed.end } : null,
     anchor: parsed ? null : parseEventAnchor(query),
     asksWhen: ASKS_WHEN.test(query),
+    asksQuantity: ASKS_QUANTITY.test(query) ? (ASKS_MONEY.test(query) ? 'money' : 'number') : null,
     reference,
     vector: vector!,
   };

@@ -37,6 +37,8 @@ export const RERANK_WEIGHTS = {
   proximity: 0.05,
   /** The query asks "when" and the memory carries a date. */
   dated: 0.3,
+  /** The query asks "how many/much" and the memory states a number (an amount of money for money). */
+  quantity: 0.3,
   /** Newer (relative to `query_timestamp`) first, all else equal. */
   recency: 0.05,
   /** A prior by fact type: corrections and stated facts about a person first. */
@@ -151,11 +153,19 @@ function statementShare(text: string): number {
   return sentences === 0 ? 0 : 1 - questions / sentences;
 }
 
+// A number in digits or words ("3", "2.5", "twelve", "a dozen"); "one" is left out, being
+// mostly a pronoun ("the one I bought").
+const NUMBER =
+  /\b\d+(?:[.,]\d+)?\b|\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|hundred|thousand|dozen|couple|half)\b/i;
+const MONEY = /[$€£]\s?\d|\b\d[\d,.]*\s?(?:dollars|bucks|euros|pounds|usd|eur|gbp)\b/i;
+
 /** What the reranker reads from a memory's text alone, computed once per text. */
 const textFeatures = memoByText((text) => ({
   terms: keywordTerms(text),
   speaker: speakerOf(text)?.toLowerCase() ?? null,
   statement: statementShare(text),
+  number: NUMBER.test(text),
+  money: MONEY.test(text),
 }));
 
 function recency(m: Memory, reference: Date): number {
@@ -166,8 +176,8 @@ function recency(m: Memory, reference: Date): number {
 
 /**
  * The reranker: a weighted mean of the signals above, in [0, 1]. Signals that do not apply to
- * the query (no entity named, no time range, not a "when" question, graph off) are left out of
- * the mean rather than counted as zero. `on.temporal`: a window applies (the query's, or one
+ * the query (no entity named, no time range, not a "when" question, no quantity asked, graph
+ * off) are left out of the mean rather than counted as zero. `on.temporal`: a window applies (the query's, or one
  * anchored on an event). Needs no model; deterministic.
  */
 export function rerank(
@@ -193,6 +203,7 @@ export function rerank(
     context: topGroup > 0,
     proximity: queryTerms.size > 1,
     dated: q.asksWhen,
+    quantity: q.asksQuantity !== null,
     recency: true,
     type: true,
     statement: true,
@@ -213,6 +224,7 @@ export function rerank(
       context: topGroup > 0 ? groupEvidence.get(groupOf[i]!)! / topGroup : 0,
       proximity: applies.proximity ? proximity(text.terms, queryTerms) : 0,
       dated: m.occurred_start !== null ? 1 : 0,
+      quantity: (q.asksQuantity === 'money' ? text.money : text.number) ? 1 : 0,
       recency: recency(m, q.reference),
       type: TYPE_PRIOR[m.type] ?? 0.5,
       statement: text.statement,
