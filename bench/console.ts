@@ -13,11 +13,9 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { createLogger } from '../src/api/logger.js';
-import { startServer } from '../src/api/server.js';
+import { startServer } from '../src/runtime/server.js';
 import { loadConfig } from '../src/config/load.js';
-import type { Services } from '../src/core/services.js';
 import type { NewMemory } from '../src/core/types.js';
-import { createEmbedder } from '../src/embed/index.js';
 import { openStore } from '../src/store/open.js';
 
 const N = Number(process.argv[2] ?? 100_000);
@@ -29,8 +27,7 @@ const PLACES = ['Lyon', 'Paris', 'Rome', 'Berlin', 'Oslo'];
 const config = loadConfig({ logLevel: 'silent', port: 0, host: '127.0.0.1', worker: false }, {});
 const databaseUrl = process.env.MNEMO_DATABASE_URL;
 const store = await openStore(databaseUrl ? { databaseUrl } : {});
-const services: Services = { store, embedder: createEmbedder(config), llm: null, now: () => new Date() };
-const server = await startServer(config, createLogger('silent'), services);
+const server = await startServer(config, createLogger('silent'), { store });
 
 function memory(i: number): NewMemory {
   const who = PEOPLE[i % PEOPLE.length]!;

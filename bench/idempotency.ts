@@ -7,13 +7,10 @@
  * Run: `npx tsx bench/idempotency.ts [requests per row, default 300]`.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { createApp, recallCache } from '../src/api/app.js';
+import { createApp } from '../src/api/app.js';
 import { createLogger } from '../src/api/logger.js';
 import { loadConfig } from '../src/config/load.js';
-import { Keyring } from '../src/core/crypto/keyring.js';
-import { installEncryption } from '../src/core/crypto/setup.js';
-import type { Services } from '../src/core/services.js';
-import { createEmbedder } from '../src/embed/index.js';
+import { compose } from '../src/runtime/compose.js';
 import { createTestDatabase, type EngineName, openTestStore } from '../test/helpers/engines.js';
 
 const N = Number(process.argv[2] ?? 300);
@@ -45,15 +42,9 @@ async function benchEngine(engine: EngineName): Promise<Row[]> {
   const rows: Row[] = [];
   const masterKey = randomBytes(32).toString('base64');
   const config = loadConfig({ adminToken: ADMIN, logLevel: 'silent', masterKey }, {});
-  const services: Services = {
-    store,
-    embedder: createEmbedder(config),
-    llm: null,
-    now: () => new Date(),
-    recallCache: recallCache(config),
-  };
-  installEncryption(services, Keyring.fromConfig(masterKey));
-  const app = createApp(services, config, createLogger('silent'));
+  const runtime = await compose(config, { store });
+  const { services } = runtime;
+  const app = createApp(runtime, createLogger('silent'));
   const call = async (method: string, path: string, body: unknown, key?: string) => {
     const headers: Record<string, string> = {
       authorization: `Bearer ${ADMIN}`,

@@ -9,11 +9,10 @@
  * Run: `npx tsx bench/linear.ts` (or `npm run bench -- linear`). `--quick` halves the sizes.
  */
 import { pathToFileURL } from 'node:url';
-import { createApp, recallCache } from '../src/api/app.js';
+import { createApp } from '../src/api/app.js';
+import { compose, type Runtime } from '../src/runtime/compose.js';
 import { createLogger } from '../src/api/logger.js';
 import { loadConfig } from '../src/config/load.js';
-import type { Services } from '../src/core/services.js';
-import { createEmbedder } from '../src/embed/index.js';
 import { openStore } from '../src/store/open.js';
 import { createTestDatabase } from '../test/helpers/engines.js';
 
@@ -44,19 +43,12 @@ function noSpace(i: number, chars: number): string {
   return s;
 }
 
-async function services(url?: string): Promise<{ s: Services; close(): Promise<void> }> {
+async function services(url?: string): Promise<{ runtime: Runtime; close(): Promise<void> }> {
   const db = url ? await createTestDatabase() : null;
   const store = await openStore(db ? { databaseUrl: db.url, poolSize: 4 } : {});
-  const config = loadConfig({ adminToken: ADMIN, logLevel: 'silent' }, {});
-  const s: Services = {
-    store,
-    embedder: createEmbedder({ cacheDir: config.cacheDir }),
-    llm: null,
-    now: () => new Date(),
-    recallCache: recallCache(config),
-  };
+  const runtime = await compose(loadConfig({ adminToken: ADMIN, logLevel: 'silent' }, {}), { store });
   return {
-    s,
+    runtime,
     async close() {
       await store.close();
       await db?.drop();
@@ -120,13 +112,9 @@ export async function benchLinear(argv: string[] = []): Promise<Rows> {
   const rows: Rows = [];
   for (const [engine, dbUrl] of engines) {
     if (only && only !== engine) continue;
-    const { s, close } = await services(dbUrl);
+    const { runtime, close } = await services(dbUrl);
     try {
-      const app = createApp(
-        s,
-        loadConfig({ adminToken: ADMIN, logLevel: 'silent' }, {}),
-        createLogger('silent'),
-      );
+      const app = createApp(runtime, createLogger('silent'));
       // A bank that already knows entities, and a warm embedder and tagger.
       await retainOnce(app, 'warm', [{ content: 'Caroline met Melanie in Boston.' }]);
       const nItems = quick ? 100 : 200;

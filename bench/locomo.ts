@@ -17,15 +17,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createLogger } from '../src/api/logger.js';
-import { startServer } from '../src/api/server.js';
+import { startServer } from '../src/runtime/server.js';
 import { loadConfig } from '../src/config/load.js';
 import { createTestDatabase } from '../test/helpers/engines.js';
 import { Bm25 } from './bm25.js';
 import { explainMisses } from './explain.js';
 
-const DEFAULT_FILE = fileURLToPath(new URL('../../shared/bench/locomo/locomo-dev.json', import.meta.url));
+export const DEFAULT_FILE = fileURLToPath(
+  new URL('../../shared/bench/locomo/locomo-dev.json', import.meta.url),
+);
 const TOKEN = 'bench-locomo-admin';
-const CATEGORIES: Record<number, string> = {
+export const CATEGORIES: Record<number, string> = {
   1: 'multi-hop',
   2: 'temporal',
   3: 'open-domain',
@@ -43,7 +45,7 @@ interface Turn {
   blip_caption?: string;
 }
 
-interface Sample {
+export interface Sample {
   sample_id: string;
   conversation: Record<string, unknown>;
   qa: { question: string; evidence?: string[]; category: number }[];
@@ -72,19 +74,19 @@ function sessionDate(s: string): Date {
   return new Date(Date.UTC(Number(m[6]), month, Number(m[4]), hour, Number(m[2])));
 }
 
-const diaKey = (raw: string): string | null => {
+export const diaKey = (raw: string): string | null => {
   const m = /D:?(\d+):0*(\d+)/.exec(raw);
   return m ? `D${m[1]}:${m[2]}` : null;
 };
 
-interface Question {
+export interface Question {
   sample: string;
   question: string;
   category: number;
   evidence: string[];
 }
 
-function sessionsOf(sample: Sample): { n: number; date: Date; turns: Turn[] }[] {
+export function sessionsOf(sample: Sample): { n: number; date: Date; turns: Turn[] }[] {
   const c = sample.conversation;
   return Object.keys(c)
     .flatMap((k) => {
@@ -99,7 +101,7 @@ function sessionsOf(sample: Sample): { n: number; date: Date; turns: Turn[] }[] 
     }));
 }
 
-function questionsOf(sample: Sample): Question[] {
+export function questionsOf(sample: Sample): Question[] {
   const ids = new Set(sessionsOf(sample).flatMap((s) => s.turns.flatMap((t) => diaKey(t.dia_id) ?? [])));
   return sample.qa.flatMap((qa) => {
     if (!(qa.category in CATEGORIES)) return [];
@@ -129,7 +131,8 @@ interface Tally {
 const empty = (): Tally => ({ n: 0, r5: 0, r10: 0, r20: 0, any10: 0, mrr: 0, chars: 0, b10: 0, bmrr: 0 });
 
 /** The text a turn is retained as (and BM25 indexes). */
-const turnText = (t: Turn) => `${t.speaker}: ${t.text}${t.blip_caption ? ` [shares ${t.blip_caption}]` : ''}`;
+export const turnText = (t: Turn) =>
+  `${t.speaker}: ${t.text}${t.blip_caption ? ` [shares ${t.blip_caption}]` : ''}`;
 
 /** Runs the protocol; returns one row per category and overall, beside the reference. */
 export async function benchLocomo(opts: LocomoOptions = {}): Promise<Record<string, string | number>[]> {

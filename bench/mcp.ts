@@ -6,10 +6,8 @@
  * Run: `npx tsx bench/mcp.ts [requests per row, default 200]`.
  */
 import { createLogger } from '../src/api/logger.js';
-import { startServer } from '../src/api/server.js';
+import { startServer } from '../src/runtime/server.js';
 import { loadConfig } from '../src/config/load.js';
-import type { Services } from '../src/core/services.js';
-import { createEmbedder } from '../src/embed/index.js';
 import { openStore } from '../src/store/open.js';
 import { chatLine } from './retain.js';
 
@@ -19,8 +17,7 @@ const QUERY = 'Who adopted a puppy from the shelter?';
 
 const config = loadConfig({ logLevel: 'silent', port: 0, host: '127.0.0.1', worker: false }, {});
 const store = await openStore({});
-const services: Services = { store, embedder: createEmbedder(config), llm: null, now: () => new Date() };
-const server = await startServer(config, createLogger('silent'), services);
+const server = await startServer(config, createLogger('silent'), { store });
 
 const json = { 'content-type': 'application/json' };
 const mcpHeaders = { ...json, accept: 'application/json, text/event-stream' };

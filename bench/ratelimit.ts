@@ -7,12 +7,12 @@
  * Run: `npx tsx bench/ratelimit.ts [statements per row, default 2000]`.
  */
 import { createApp } from '../src/api/app.js';
+import { compose } from '../src/runtime/compose.js';
 import { createLogger } from '../src/api/logger.js';
 import { loadConfig } from '../src/config/load.js';
 import { chargeCost } from '../src/core/budgets.js';
 import { fixedWindow, MINUTE_MS, NO_LIMITS } from '../src/core/quotas.js';
 import type { Services } from '../src/core/services.js';
-import { createEmbedder } from '../src/embed/index.js';
 import type { Store } from '../src/store/store.js';
 import { createTestDatabase, type EngineName, openTestStore } from '../test/helpers/engines.js';
 
@@ -126,8 +126,7 @@ async function benchEngine(engine: EngineName): Promise<Row[]> {
 
     // A whole keyed request (auth reads the key, then the limit statement), limits on and off.
     const config = loadConfig({ adminToken: ADMIN, logLevel: 'silent' }, {});
-    const services: Services = { store, embedder: createEmbedder(config), llm: null, now: () => new Date() };
-    const app = createApp(services, config, createLogger('silent'));
+    const app = createApp(await compose(config, { store }), createLogger('silent'));
     const keyOf = async (project: string) => {
       const res = await app.request(`/v1/default/projects/${project}/keys`, {
         method: 'POST',

@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { createLogger } from '../src/api/logger.js';
-import { startServer } from '../src/api/server.js';
+import { startServer } from '../src/runtime/server.js';
 import { loadConfig } from '../src/config/load.js';
 import { addNeighbourContext } from '../src/core/recall/context-terms.js';
 import type { Services } from '../src/core/services.js';

@@ -18,7 +18,7 @@ import { EVIDENCE_TOKENS } from '../src/core/reflect/evidence.js';
 import { reflect } from '../src/core/reflect/reflect.js';
 import { retain } from '../src/core/retain/retain.js';
 import type { Services } from '../src/core/services.js';
-import { createEmbedder } from '../src/embed/index.js';
+import { compose } from '../src/runtime/compose.js';
 import { openStore } from '../src/store/open.js';
 import { createTestDatabase } from '../test/helpers/engines.js';
 
@@ -158,12 +158,7 @@ export async function benchReflect(
   const database = engine === 'postgres' ? await createTestDatabase() : null;
   const store = await openStore({ databaseUrl: database?.url });
   const config = loadConfig({ logLevel: 'silent' }, {});
-  const s: Services = {
-    store,
-    embedder: createEmbedder(config),
-    llm: null,
-    now: () => new Date('2024-12-01T00:00:00Z'),
-  };
+  const { services: s } = await compose(config, { store, now: () => new Date('2024-12-01T00:00:00Z') });
   const rows: Record<string, string | number>[] = [];
   const row = (metric: string, value: number, unit: string) => {
     rows.push({ benchmark: `reflect.${engine}`, metric, value: Math.round(value * 10) / 10, unit });

@@ -8,11 +8,10 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createApp } from '../src/api/app.js';
 import { createLogger } from '../src/api/logger.js';
-import { attachWorker } from '../src/api/server.js';
+import { compose, type Runtime } from '../src/runtime/compose.js';
 import { loadConfig } from '../src/config/load.js';
 import { effectiveConfig } from '../src/core/bank-config.js';
 import { localFacts } from '../src/core/retain/extract.js';
-import type { Services } from '../src/core/services.js';
 import { createEmbedder } from '../src/embed/index.js';
 import { openStore } from '../src/store/open.js';
 import { createTestDatabase } from '../test/helpers/engines.js';
@@ -36,8 +35,8 @@ export function chatLine(i: number): string {
   return `${who}: Yesterday I ${what.replace(/^is /, 'was ')}, and it was number ${i} of my week.`;
 }
 
-async function timeRetain(services: Services, n: number): Promise<{ perSecond: number; peakRss: number }> {
-  const app = createApp(services, loadConfig({ logLevel: 'silent' }, {}), createLogger('silent'));
+async function timeRetain(runtime: Runtime, n: number): Promise<{ perSecond: number; peakRss: number }> {
+  const app = createApp(runtime, createLogger('silent'));
   let peak = process.memoryUsage().rss;
   const bank = `bench-${Date.now()}`;
   const started = performance.now();
@@ -57,10 +56,11 @@ async function timeRetain(services: Services, n: number): Promise<{ perSecond: n
   return { perSecond: n / ((performance.now() - started) / 1000), peakRss: peak };
 }
 
-async function timeAsyncImport(services: Services, n: number): Promise<{ seconds: number; peakRss: number }> {
+async function timeAsyncImport(runtime: Runtime, n: number): Promise<{ seconds: number; peakRss: number }> {
+  const { services } = runtime;
   const log = createLogger('silent');
-  const worker = attachWorker(services, log);
-  const app = createApp(services, loadConfig({ logLevel: 'silent' }, {}), log);
+  const worker = runtime.startWorker(log);
+  const app = createApp(runtime, log);
   const bank = `bench-async-${Date.now()}`;
   let peak = process.memoryUsage().rss;
   const started = performance.now();
@@ -102,19 +102,19 @@ export async function benchRetain(): Promise<Record<string, string | number>[]> 
   const rows: Record<string, string | number>[] = [];
   const embedder = createEmbedder({ cacheDir: loadConfig({}, process.env).cacheDir });
   await embedder.embed(['warm up']);
-  const engines: { name: string; open: () => Promise<{ services: Services; close: () => Promise<void> }> }[] =
-    [
-      {
-        name: 'pglite',
-        open: async () => {
-          const store = await openStore({});
-          return {
-            services: { store, embedder, llm: null, now: () => new Date() },
-            close: () => store.close(),
-          };
-        },
+  const config = loadConfig({ logLevel: 'silent' }, {});
+  const engines: { name: string; open: () => Promise<{ runtime: Runtime; close: () => Promise<void> }> }[] = [
+    {
+      name: 'pglite',
+      open: async () => {
+        const store = await openStore({});
+        return {
+          runtime: await compose(config, { store, embedder }),
+          close: () => store.close(),
+        };
       },
-    ];
+    },
+  ];
   if (process.env.MNEMO_BENCH_DATABASE_URL || process.env.MNEMO_TEST_DATABASE_URL) {
     engines.push({
       name: 'postgres',
@@ -125,7 +125,7 @@ export async function benchRetain(): Promise<Record<string, string | number>[]> 
         process.env.MNEMO_TEST_DATABASE_URL = saved;
         const store = await openStore({ databaseUrl: db.url, poolSize: 10 });
         return {
-          services: { store, embedder, llm: null, now: () => new Date() },
+          runtime: await compose(config, { store, embedder }),
           close: async () => {
             await store.close();
             await db.drop();
@@ -135,16 +135,16 @@ export async function benchRetain(): Promise<Record<string, string | number>[]> 
     });
   }
   for (const engine of engines) {
-    const { services, close } = await engine.open();
+    const { runtime, close } = await engine.open();
     try {
-      const sync = await timeRetain(services, 5000);
+      const sync = await timeRetain(runtime, 5000);
       rows.push({
         bench: 'retain chunks, batches of 100 (5,000 items)',
         engine: engine.name,
         result: `${Math.round(sync.perSecond)} memories/s`,
         'peak RSS MB': mb(sync.peakRss),
       });
-      const async = await timeAsyncImport(services, 10_000);
+      const async = await timeAsyncImport(runtime, 10_000);
       rows.push({
         bench: 'async import, 10,000 items end to end',
         engine: engine.name,

@@ -1,11 +1,12 @@
 /**
  * `npm run bench` runs every benchmark and prints a table each; `npm run bench -- locomo
  * recall-latency` runs only the named ones. Flags after the names go to the benchmarks that
- * take them (`--per-turn`, `--engine`, `--config` for locomo; `--sizes`, `--engines`, `--fresh`
- * for recall-latency; `--items`, `--entities`, `--seconds` for isolation;
- * `--quick`, `--engine=pglite` for linear).
+ * take them (`--per-turn`, `--engine`, `--config` for locomo; `--engine`, `--samples` for
+ * evaluations; `--sizes`, `--engines`, `--fresh` for recall-latency; `--items`, `--entities`,
+ * `--seconds` for isolation; `--quick`, `--engine=pglite` for linear).
  */
 import { benchEmbed } from './embed.js';
+import { benchEvaluations, evaluationArgs } from './evaluations.js';
 import { benchIsolation, isolationArgs } from './isolation.js';
 import { benchLinear } from './linear.js';
 import { benchLoad } from './load.js';
@@ -24,6 +25,7 @@ const BENCHMARKS: Record<string, (argv: string[]) => Promise<Rows>> = {
   retain: () => benchRetain(),
   linear: (argv) => benchLinear(argv),
   locomo: (argv) => benchLocomo(locomoArgs(argv)),
+  evaluations: (argv) => benchEvaluations(evaluationArgs(argv)),
   longmemeval: (argv) => benchLongMemEval(longMemEvalArgs(argv)),
   load: () =>
     benchLoad({ log: (m) => process.stderr.write(`  ${m}\n`) }).then((rows) => rows.map((r) => ({ ...r }))),

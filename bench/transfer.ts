@@ -12,10 +12,8 @@ import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '../src/api/logger.js';
-import { startServer } from '../src/api/server.js';
+import { startServer } from '../src/runtime/server.js';
 import { loadConfig } from '../src/config/load.js';
-import type { Services } from '../src/core/services.js';
-import { createEmbedder } from '../src/embed/index.js';
 import { openStore } from '../src/store/open.js';
 import { chatLine } from './retain.js';
 
@@ -23,8 +21,7 @@ const N = Number(process.argv[2] ?? 10_000);
 const WORKER = process.argv[3] === 'worker';
 const config = loadConfig({ logLevel: 'silent', port: 0, worker: WORKER }, {});
 const store = await openStore({});
-const services: Services = { store, embedder: createEmbedder(config), llm: null, now: () => new Date() };
-const server = await startServer(config, createLogger('silent'), services);
+const server = await startServer(config, createLogger('silent'), { store });
 const dir = await mkdtemp(join(tmpdir(), 'mnemo-bench-transfer-'));
 
 function cli(args: string[]): Promise<{ seconds: number; stdout: string }> {

@@ -19,6 +19,8 @@ import { isSlow } from './runner/tiers.js';
 /** What test/runner/skips.mjs writes. */
 type SkipLine = { kind: 'skip'; file?: string; name?: string; reason: string };
 type TimeLine = { kind: 'time'; file?: string; ms: number };
+/** What test/runner/cpu.ts writes: the CPU time of one file's process. */
+type CpuLine = { kind: 'cpu'; file: string; ms: number };
 
 const CHROMIUM = '/usr/bin/chromium';
 /** A skip with one of these reasons is a missing engine or browser: CI must not have any. */
@@ -63,15 +65,23 @@ const env: NodeJS.ProcessEnv = { ...process.env, MNEMO_LOG_LEVEL: process.env.MN
 if (fast) delete env.MNEMO_TEST_DATABASE_URL;
 const work = mkdtempSync(join(tmpdir(), 'mnemo-test-run-'));
 const events = join(work, 'events.jsonl');
+// Set it to keep the per-file CPU times after the run (lines are appended).
+env.MNEMO_TEST_CPU_LOG ??= join(work, 'cpu.jsonl');
 const started = Date.now();
 
 const child = spawn(
   process.execPath,
   [
+    // PGlite is a WebAssembly Postgres: V8 recompiles its hot functions with TurboFan in the
+    // background, which in a short test process costs more CPU than it saves (~1.2 s of a 5 s
+    // API test file). A hundred times the default budget tiers up only what stays hot.
+    '--wasm-tiering-budget=180000000',
     '--import',
     'tsx',
     '--import',
     './test/runner/timeouts.ts',
+    '--import',
+    './test/runner/cpu.ts',
     '--test',
     `--test-concurrency=${concurrency}`,
     `--test-timeout=${FILE_TIMEOUT_MS}`,
@@ -100,6 +110,12 @@ function summary(ms: number): boolean {
         .map((l) => JSON.parse(l) as SkipLine | TimeLine)
     : [];
   const rel = (f?: string) => (f ? relative(process.cwd(), f) : '?');
+  const cpu = existsSync(env.MNEMO_TEST_CPU_LOG!)
+    ? readFileSync(env.MNEMO_TEST_CPU_LOG!, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as CpuLine)
+    : [];
   const skips = lines.filter((l): l is SkipLine => l.kind === 'skip');
   const perFile = new Map<string, number>();
   for (const l of lines)
@@ -137,11 +153,19 @@ function summary(ms: number): boolean {
     if (ciFails) out.push('!!   CI=1: a skipped engine or browser suite fails the run');
     out.push(bar);
   }
-  const slowest = [...perFile].sort((a, b) => b[1] - a[1]).slice(0, 5);
+  const top = (m: Iterable<[string, number]>) =>
+    [...m]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 5)
+      .map(([f, t]) => `${f} ${(t / 1000).toFixed(1)} s`)
+      .join(', ');
+  const cpuTotal = cpu.reduce((sum, c) => sum + c.ms, 0);
   out.push(
     '',
-    `${files.length} files${fast ? ' (fast tier)' : ''}, concurrency ${concurrency}, ${(ms / 1000).toFixed(1)} s wall`,
-    `slowest files: ${slowest.map(([f, t]) => `${f} ${(t / 1000).toFixed(1)} s`).join(', ')}`,
+    `${files.length} files${fast ? ' (fast tier)' : ''}, concurrency ${concurrency}, ${(ms / 1000).toFixed(1)} s wall, ` +
+      `${(cpuTotal / 1000).toFixed(1)} s CPU in test processes`,
+    `slowest files (wall): ${top(perFile)}`,
+    `costliest files (CPU): ${top(cpu.map((c) => [rel(c.file), c.ms] as [string, number]))}`,
   );
   process.stdout.write(`${out.join('\n')}\n`);
   return ciFails;

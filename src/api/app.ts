@@ -5,17 +5,11 @@ import { cors } from 'hono/cors';
 import { secureHeaders } from 'hono/secure-headers';
 import type { Logger } from 'pino';
 import type { Config } from '../config/load.js';
-import { Keyring } from '../core/crypto/keyring.js';
-import { installEncryption, verifyMasterKey } from '../core/crypto/setup.js';
+import type { Services } from '../core/services.js';
 import { actionSpec } from '../contract/actions.js';
 import { AppError } from '../core/errors.js';
 import { keyIdOf } from '../core/projects.js';
-import { RecallCache } from '../core/recall/cache.js';
-import type { Services } from '../core/services.js';
-import { createEmbedder } from '../embed/index.js';
-import { createLanguageModel } from '../llm/index.js';
 import { consoleRoutes } from '../console/routes.js';
-import { openStore } from '../store/open.js';
 import { appendAuditEntry } from './audit.js';
 import { authDefault, authMe } from './auth.js';
 import { docsRoutes } from './docs.js';
@@ -23,8 +17,8 @@ import { hostCheck, hostPolicy } from './hosts.js';
 import { nfcRequest } from './nfc.js';
 import type { AppEnv } from './env.js';
 import { renderError } from './errors.js';
-import { limitDefaults, rateLimits } from './limits.js';
-import { createMetrics, instrumentServices, measureRequests, metricsRoutes } from './metrics.js';
+import { rateLimits } from './limits.js';
+import { type Metrics, measureRequests, metricsRoutes } from './metrics.js';
 import { healthRoutes } from './routes/health.js';
 import { GUARDED_MOUNTS } from './routes/index.js';
 import { unstorableText } from './body-text.js';
@@ -33,46 +27,6 @@ import { unstorableText } from './body-text.js';
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
 
 export const API_VERSION = '1';
-
-/** Wires the default implementations: the store of the configured engine, embedder, language model. */
-export async function createServices(config: Config): Promise<Services> {
-  const keyring = Keyring.fromConfig(config.masterKey);
-  const store = await openStore({
-    databaseUrl: config.databaseUrl,
-    dataDir: config.databaseUrl ? undefined : config.dataDir,
-    poolSize: config.databasePoolSize,
-    embeddedCacheMb: config.embeddedCacheMb,
-  });
-  // A missing or wrong master key stops the start when encrypted banks exist.
-  await verifyMasterKey(store, keyring).catch(async (err: unknown) => {
-    await store.close();
-    throw err;
-  });
-  const embedder = createEmbedder(config);
-  const llm = createLanguageModel({
-    provider: config.llmProvider,
-    baseUrl: config.llmBaseUrl,
-    model: config.llmModel,
-    apiKey: config.llmApiKey,
-  });
-  const services: Services = {
-    store,
-    embedder,
-    llm,
-    now: () => new Date(),
-    recallCache: recallCache(config),
-    // A worker-only process (`mnemo worker`) charges jobs against the same defaults.
-    limitDefaults: limitDefaults(config),
-  };
-  installEncryption(services, keyring, { vectorCacheMb: config.vectorCacheMb });
-  return services;
-}
-
-/** The process's Recall answer cache, unless `MNEMO_RECALL_CACHE_SIZE` is 0. */
-export function recallCache(config: Config): Services['recallCache'] {
-  if (config.recallCacheSize === 0) return undefined;
-  return new RecallCache(config.recallCacheSize, config.recallCacheTtlSeconds * 1000);
-}
 
 /** Records every mutating request and every 401/403; never fails the request it records. */
 async function recordAudit(c: import('hono').Context<AppEnv>): Promise<void> {
@@ -107,12 +61,18 @@ async function recordAudit(c: import('hono').Context<AppEnv>): Promise<void> {
   });
 }
 
-/** The HTTP application over the given services. */
-export function createApp(services: Services, config: Config, log: Logger): OpenAPIHono<AppEnv> {
+/** What an app serves: the parts of a composed runtime (`src/runtime/compose.ts`). */
+export interface AppRuntime {
+  readonly config: Config;
+  readonly services: Services;
+  /** The registry `/metrics` serves and requests are counted into. */
+  readonly metrics: Metrics;
+}
+
+/** The HTTP application over a composed runtime; it reads the services and changes none of them. */
+export function createApp(runtime: AppRuntime, log: Logger): OpenAPIHono<AppEnv> {
+  const { services, config, metrics } = runtime;
   const app = new OpenAPIHono<AppEnv>();
-  services.limitDefaults ??= limitDefaults(config);
-  const metrics = createMetrics(services);
-  instrumentServices(services, metrics);
 
   app.use('*', async (c, next) => {
     // The router matches a request whose path is literally '/*' to '*' twice: one request, one id.
@@ -145,7 +105,7 @@ export function createApp(services: Services, config: Config, log: Logger): Open
   // Liveness probes come from the orchestrator under whatever address it uses; they read nothing.
   const checkHost = hostCheck(hostPolicy(config));
   app.use('*', (c, next) =>
-    c.req.method === 'GET' && /^\/health(\/ready)?$/.test(c.req.path) ? next() : checkHost(c, next),
+    c.req.method === 'GET' && /^\/health(\/ready|\/live)?$/.test(c.req.path) ? next() : checkHost(c, next),
   );
   if (config.corsOrigins) {
     app.use(
@@ -196,7 +156,7 @@ export function createApp(services: Services, config: Config, log: Logger): Open
 
   for (const [base, routes] of GUARDED_MOUNTS) app.route(base, routes);
   app.route('/', healthRoutes);
-  app.route('/metrics', metricsRoutes(metrics));
+  app.route('/', metricsRoutes(metrics));
   app.route('/docs', docsRoutes);
   app.route('/console', consoleRoutes);
 

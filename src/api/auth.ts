@@ -1,8 +1,9 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { Context, MiddlewareHandler } from 'hono';
 import { AppError } from '../core/errors.js';
+import { type BankScope, requireInScope } from '../core/bank-scope.js';
 import { verifyKey } from '../core/projects.js';
-import { ACTIONS, type Action } from '../contract/actions.js';
+import { ACTIONS, type Action, bankFiltered } from '../contract/actions.js';
 import type { AppEnv, Auth } from './env.js';
 import { idempotency } from './idempotency.js';
 
@@ -23,7 +24,12 @@ function sameSecret(a: string, b: string): boolean {
 async function keyAuth(c: Context<AppEnv>, presented: string): Promise<Auth> {
   const key = await verifyKey(c.get('services'), presented);
   if (!key) throw new AppError('unauthenticated', 'invalid, expired or revoked API key');
-  return { projectId: key.project_id, actor: { type: 'key', keyId: key.id }, scopes: new Set(key.scopes) };
+  return {
+    projectId: key.project_id,
+    actor: { type: 'key', keyId: key.id },
+    scopes: new Set(key.scopes),
+    banks: key.banks ?? null,
+  };
 }
 
 /** `/v1/me`: a project API key, and `me` is its project. */
@@ -42,14 +48,14 @@ export const authDefault: MiddlewareHandler<AppEnv> = async (c, next) => {
   const token = c.get('config').adminToken;
   const presented = bearer(c);
   if (presented && token && sameSecret(presented, token)) {
-    c.set('auth', { projectId: 'default', actor: { type: 'operator' }, scopes: 'all' });
+    c.set('auth', { projectId: 'default', actor: { type: 'operator' }, scopes: 'all', banks: null });
   } else if (presented?.startsWith('mk_')) {
     const auth = await keyAuth(c, presented);
     if (auth.projectId !== 'default')
       throw new AppError('unauthenticated', 'this key belongs to another project; use /v1/me');
     c.set('auth', auth);
   } else if (!token) {
-    c.set('auth', { projectId: 'default', actor: { type: 'anonymous' }, scopes: 'all' });
+    c.set('auth', { projectId: 'default', actor: { type: 'anonymous' }, scopes: 'all', banks: null });
   } else {
     throw new AppError('unauthenticated', presented ? 'invalid operator token' : 'missing operator token');
   }
@@ -61,6 +67,23 @@ export function authOf(c: Context<AppEnv>): Auth {
   const auth = c.get('auth');
   if (!auth) throw new AppError('unauthenticated', 'not authenticated');
   return auth;
+}
+
+/**
+ * The one bank check of every route: a bank-scoped key reaches a route's `{bank}` only when it
+ * is within the key's banks (else 404, as for a bank that does not exist), and a route addressed
+ * to no bank (spaces, audit, anything added later) only when its action is `bankFiltered`.
+ * Bank ids in bodies (Recall's org bank) are checked where they are read.
+ */
+function checkBankScope(c: Context<AppEnv>, action: Action, banks: BankScope): void {
+  const bank = c.req.param('bank');
+  if (bank !== undefined) requireInScope(banks, bank);
+  else if (!bankFiltered(action)) {
+    throw new AppError(
+      'forbidden',
+      'this key is limited to some banks; this endpoint spans the whole project',
+    );
+  }
 }
 
 /** A route's guard, carrying its action so the docs can tell which routes need which scope. */
@@ -87,6 +110,7 @@ export function guard(action: Action): Guard {
         { extra: { required_scope: scope } },
       );
     }
+    if (auth.banks !== null) checkBankScope(c, action, auth.banks);
     return idempotency(c, next);
   };
   return Object.assign(check, { action });

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/load.js';
 import type { Services } from '../core/services.js';
+import type { BankScope } from '../core/bank-scope.js';
 import type { Actor, Scope } from '../core/types.js';
 
 /** Who a request acts for: a project, an actor, and what the actor may do. */
@@ -9,6 +10,8 @@ export interface Auth {
   actor: Actor;
   /** `all` for the operator; the key's scopes otherwise. */
   scopes: ReadonlySet<Scope> | 'all';
+  /** The banks a scoped key may reach (core/bank-scope.ts); null = every bank of the project. */
+  banks: BankScope;
 }
 
 /** Hono environment shared by every route. */

@@ -1,11 +1,11 @@
 import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { getHeapStatistics } from 'node:v8';
 import type { MiddlewareHandler } from 'hono';
-import { Hono } from 'hono';
+import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { Services } from '../core/services.js';
 import type { Embedder } from '../embed/embedder.js';
 import type { LanguageModel } from '../llm/model.js';
+import type { Store } from '../store/store.js';
 import type { AppEnv } from './env.js';
 
 /** Seconds: from a cache hit to a slow model answer. */
@@ -24,7 +24,7 @@ export interface Metrics {
  * Request counts and latencies per route pattern, embedder and model latency, the operation
  * queue depth and database pool use (read when scraped), and the process defaults.
  */
-export function createMetrics(services: Services): Metrics {
+export function createMetrics(store: Store): Metrics {
   const registry = new Registry();
   const m: Metrics = {
     registry,
@@ -64,7 +64,7 @@ export function createMetrics(services: Services): Metrics {
       // An unreachable database leaves the gauge out of this scrape (readiness reports it).
       this.reset();
       try {
-        this.set(await services.store.countPendingOperations());
+        this.set(await store.countPendingOperations());
       } catch {}
     },
   });
@@ -74,7 +74,7 @@ export function createMetrics(services: Services): Metrics {
     labelNames: ['state'],
     registers: [registry],
     collect() {
-      const p = services.store.poolStats();
+      const p = store.poolStats();
       if (!p) return;
       this.set({ state: 'total' }, p.total);
       this.set({ state: 'idle' }, p.idle);
@@ -92,7 +92,7 @@ export function createMetrics(services: Services): Metrics {
     async collect() {
       this.reset();
       try {
-        const e = await services.store.engineMemory();
+        const e = await store.engineMemory();
         if (!e) return;
         this.set({ kind: 'heap' }, e.heapBytes);
         this.set({ kind: 'cache' }, e.cacheBytes);
@@ -136,7 +136,8 @@ async function timed<T>(
   }
 }
 
-function timedEmbedder(inner: Embedder, m: Metrics): Embedder {
+/** The embedder with each call's latency observed. */
+export function timedEmbedder(inner: Embedder, m: Metrics): Embedder {
   return {
     get id() {
       return inner.id;
@@ -148,22 +149,14 @@ function timedEmbedder(inner: Embedder, m: Metrics): Embedder {
   };
 }
 
-function timedModel(inner: LanguageModel, m: Metrics): LanguageModel {
+/** The language model with each completion's latency observed. */
+export function timedModel(inner: LanguageModel, m: Metrics): LanguageModel {
   return {
     provider: inner.provider,
     model: inner.model,
     complete: (req) =>
       timed(m.modelSeconds, { provider: inner.provider, model: inner.model }, () => inner.complete(req)),
   };
-}
-
-/**
- * Wraps the services' embedder and language model so their latency is measured. In place, so
- * the operations worker sharing these services is measured too.
- */
-export function instrumentServices(s: Services, m: Metrics): void {
-  s.embedder = timedEmbedder(s.embedder, m);
-  if (s.llm) s.llm = timedModel(s.llm, m);
 }
 
 /** The process's own metrics (CPU, memory, event loop, GC): collected once per process, shared by its apps. */
@@ -206,8 +199,20 @@ function liveHeap(registry: Registry): void {
 /** `GET /metrics` in the Prometheus text format; no key needed (decisions.md). */
 export function metricsRoutes(m: Metrics) {
   const process = processMetrics();
-  return new Hono<AppEnv>().get('/', async (c) => {
-    const body = (await process.metrics()) + (await m.registry.metrics());
-    return c.body(body, 200, { 'Content-Type': m.registry.contentType });
-  });
+  return new OpenAPIHono<AppEnv>().openapi(
+    createRoute({
+      method: 'get',
+      path: '/metrics',
+      tags: ['Monitoring'],
+      summary: 'Prometheus metrics',
+      description: 'Request, Recall, model and worker metrics in the Prometheus text format.',
+      responses: {
+        200: { description: 'Prometheus text format', content: { 'text/plain': { schema: z.string() } } },
+      },
+    }),
+    async (c) => {
+      const body = (await process.metrics()) + (await m.registry.metrics());
+      return c.text(body, 200, { 'Content-Type': m.registry.contentType });
+    },
+  );
 }

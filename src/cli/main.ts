@@ -3,8 +3,8 @@ import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { Command, CommanderError } from 'commander';
 import { createLogger } from '../api/logger.js';
-import { createServices } from '../api/app.js';
-import { attachWorker, startServer } from '../api/server.js';
+import { compose } from '../runtime/compose.js';
+import { startServer } from '../runtime/server.js';
 import { loadConfig } from '../config/load.js';
 import { AppError } from '../core/errors.js';
 import { registerClientCommands } from './client/index.js';
@@ -48,12 +48,12 @@ export function createProgram(io: CliIo): Command {
   ).action(async (opts) => {
     const config = loadConfig(configOptions(opts));
     const log = createLogger(config.logLevel);
-    const services = await createServices(config);
-    const worker = attachWorker(services, log);
+    const runtime = await compose(config);
+    const worker = runtime.startWorker(log);
     console.error(`mnemo worker ${worker.id} running`);
     const stop = async () => {
       await worker.stop();
-      await services.store.close();
+      await runtime.close();
       process.exit(0);
     };
     process.once('SIGINT', stop);

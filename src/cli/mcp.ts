@@ -1,11 +1,11 @@
 import { type Command, Option } from 'commander';
 import pino from 'pino';
-import { createServices } from '../api/app.js';
 import { createLogger } from '../api/logger.js';
 import { loadConfig } from '../config/load.js';
 import { checkId } from '../core/ids.js';
 import { connectRemote, createProxyServer, mcpEndpoint } from '../mcp/proxy.js';
 import { createMcpServer } from '../mcp/server.js';
+import { compose } from '../runtime/compose.js';
 import { serveStdio } from '../mcp/stdio.js';
 import { addConfigOptions, configOptions } from './options.js';
 
@@ -33,7 +33,7 @@ async function embedded(opts: McpOptions): Promise<void> {
   const config = loadConfig(configOptions(opts));
   // stdout is the protocol: logs go to stderr.
   const log = createLogger(config.logLevel, pino.destination(2));
-  const services = await createServices(config);
+  const runtime = await compose(config);
   const engine = config.databaseUrl ? 'postgres' : `embedded (${config.dataDir})`;
   console.error(
     `mnemo mcp: storage ${engine}, project default${opts.bank ? `, default bank '${opts.bank}'` : ''}`,
@@ -41,7 +41,7 @@ async function embedded(opts: McpOptions): Promise<void> {
   try {
     await serveStdio(
       createMcpServer({
-        services,
+        services: runtime.services,
         projectId: 'default',
         actor: { type: 'operator' },
         scopes: 'all',
@@ -50,7 +50,7 @@ async function embedded(opts: McpOptions): Promise<void> {
       }),
     );
   } finally {
-    await services.store.close();
+    await runtime.close();
   }
 }
 

@@ -12,6 +12,12 @@ export interface ActionSpec {
   readonly read: boolean;
   /** Its answer holds a secret shown once: a retry under the same Idempotency-Key gets 409 `already_done`. */
   readonly secret?: true;
+  /**
+   * Addressed to no bank, yet open to a key limited to some banks because it answers only
+   * those banks (the bank list), or checks each bank itself (`/mcp`: every tool call does).
+   * Every other action without a `{bank}` refuses such a key.
+   */
+  readonly bankFiltered?: true;
 }
 
 /**
@@ -21,22 +27,35 @@ export interface ActionSpec {
  */
 export const ACTIONS = {
   'memories.retain': { scope: 'retain', read: false },
+  /** Retain's extraction on one item, stored nowhere (a model's tokens are still counted). */
+  'memories.extract': { scope: 'retain', read: true },
   'memories.recall': { scope: 'recall', read: true },
   'memories.list': { scope: 'recall', read: true },
+  'memories.get': { scope: 'recall', read: true },
   'memories.delete': { scope: 'retain', read: false },
+  /** Every memory of a bank (or of one fact type) at once. */
+  'memories.clear': { scope: 'admin', read: false },
   reflect: { scope: 'recall', read: true },
-  'banks.list': { scope: 'recall', read: true },
+  'banks.list': { scope: 'recall', read: true, bankFiltered: true },
   'banks.get': { scope: 'recall', read: true },
   'banks.upsert': { scope: 'admin', read: false },
   'banks.identity.update': { scope: 'admin', read: false },
   'banks.delete': { scope: 'admin', read: false },
   'banks.config.get': { scope: 'recall', read: true },
+  /** Counts over a bank: statistics and memories over time. */
+  'banks.stats': { scope: 'recall', read: true },
+  'tags.list': { scope: 'recall', read: true },
   'banks.config.update': { scope: 'admin', read: false },
   'entities.list': { scope: 'graph:read', read: true },
+  'entities.get': { scope: 'graph:read', read: true },
+  'entities.graph': { scope: 'graph:read', read: true },
+  'graph.get': { scope: 'graph:read', read: true },
   'observations.consolidate': { scope: 'retain', read: false },
   'operations.list': { scope: 'retain', read: true },
   'operations.get': { scope: 'retain', read: true },
   'operations.cancel': { scope: 'retain', read: false },
+  'operations.retry': { scope: 'retain', read: false },
+  'operations.delete': { scope: 'retain', read: false },
   'documents.list': { scope: 'recall', read: true },
   'documents.get': { scope: 'recall', read: true },
   'documents.delete': { scope: 'retain', read: false },
@@ -45,6 +64,11 @@ export const ACTIONS = {
   'directives.create': { scope: 'admin', read: false },
   'directives.update': { scope: 'admin', read: false },
   'directives.delete': { scope: 'admin', read: false },
+  /** Runs Recall over each case and keeps the run: it writes, so it is audited. */
+  'evaluations.run': { scope: 'recall', read: false },
+  'evaluations.list': { scope: 'recall', read: true },
+  'evaluations.get': { scope: 'recall', read: true },
+  'evaluations.delete': { scope: 'admin', read: false },
   'spaces.list': { scope: 'admin', read: true },
   'spaces.create': { scope: 'admin', read: false },
   'spaces.delete': { scope: 'admin', read: false },
@@ -61,10 +85,14 @@ export const ACTIONS = {
   'keys.create': { scope: 'operator', read: false, secret: true },
   'keys.revoke': { scope: 'operator', read: false },
   /** A JSON-RPC exchange on `/mcp`; each tool call inside is audited under its own action. */
-  mcp: { scope: 'mcp', read: false },
+  mcp: { scope: 'mcp', read: false, bankFiltered: true },
 } as const satisfies Record<string, ActionSpec>;
 
 export type Action = keyof typeof ACTIONS;
+
+/** Whether a key limited to some banks may call this action without naming a bank (see `bankFiltered`). */
+export const bankFiltered = (action: Action): boolean =>
+  (ACTIONS[action] as ActionSpec).bankFiltered === true;
 
 /** The spec of an action named at run time (an unknown name has none). */
 export const actionSpec = (name: string | undefined): ActionSpec | undefined =>

@@ -47,6 +47,9 @@ export const DeletedBank = z.object({
   deleted: z.literal(true),
   bank_id: z.string(),
   memories_deleted: z.number().int(),
+  success: z.literal(true).meta({ description: 'Hindsight’s name for `deleted`' }),
+  deleted_count: z.number().int().meta({ description: 'Same as memories_deleted (Hindsight’s name)' }),
+  message: z.string(),
 });
 
 export const EntityRecord = z
@@ -67,7 +70,34 @@ export const EntityQuery = z.object(PageQuery);
 export const BankListQuery = z.object({
   ...PageQuery,
   space: z.string().max(256).optional().meta({ description: 'only banks attached to this space' }),
+  q: z.string().max(256).optional().meta({ description: 'only banks whose id contains this (any case)' }),
+  offset: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(1_000_000)
+    .optional()
+    .meta({ description: 'skip this many banks (instead of `cursor`)' }),
 });
-export const BankPage = z
-  .object({ items: z.array(BankProfile), next_cursor: z.string().nullable() })
-  .register(named, { name: 'BankPage' });
+
+/** A bank of the list: its profile with Hindsight's names beside mnemo's. */
+export const BankListItem = BankProfile.extend({
+  bank_id: z.string().meta({ description: 'Same as id (Hindsight’s name)' }),
+  fact_count: z.number().int().meta({ description: 'Same as memory_count (Hindsight’s name)' }),
+}).register(named, { name: 'BankListItem' });
+
+/** A page of the bank list (the MCP tool's answer). */
+export const BankListPage = z
+  .object({
+    items: z.array(BankListItem),
+    next_cursor: z.string().nullable(),
+    total: z.number().int().meta({ description: 'banks matching the filter, over every page' }),
+    limit: z.number().int(),
+    offset: z.number().int(),
+  })
+  .register(named, { name: 'BankListPage' });
+
+/** `GET /banks`: the page, with `banks` repeating `items` under Hindsight's name. */
+export const BankPage = BankListPage.extend({
+  banks: z.array(BankListItem).meta({ description: 'Same as items (Hindsight’s name)' }),
+}).register(named, { name: 'BankPage' });

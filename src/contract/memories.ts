@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { EntityState } from './graph.js';
 import { named } from './names.js';
 import {
   BudgetSchema,
@@ -117,17 +118,34 @@ export const RecallBody = z
       })
       .strict()
       .optional(),
+    include: z
+      .object({
+        entities: z
+          .object({
+            max_tokens: z.number().int().min(0).max(100_000).optional().meta({ description: 'default 500' }),
+          })
+          .nullable()
+          .optional()
+          .meta({
+            description: 'The `entities` section: on by default (Hindsight’s default); `null` leaves it out',
+          }),
+      })
+      .optional(),
   })
   .register(named, { name: 'RecallRequest' });
 
 export const RecallResponse = z
   .object({
-    results: z.array(z.object({ ...memoryFields, scores: StageScores })),
+    results: z.array(z.object({ ...memoryFields, created_at: DateOut, scores: StageScores })),
     usage: z.object({
       tokens_used: z.number().int(),
       max_tokens: z.number().int(),
       truncated: z.boolean(),
       org_blended: z.boolean(),
+    }),
+    entities: z.record(z.string(), EntityState).nullable().optional().meta({
+      description:
+        'The entities the results mention, by name, in the order the results first mention them, each with memories about it (observations first) while `include.entities.max_tokens` of their text last; null when `include.entities` is null',
     }),
   })
   .register(named, { name: 'RecallResponse' });

@@ -14,17 +14,48 @@ export const OperationRecord = z
     memories_created: z.number().int(),
     error: z.string().nullable(),
     attempts: z.number().int(),
+    // Hindsight's names for the same values.
+    operation_id: z.string().meta({ description: 'Same as id' }),
+    task_type: z.string().meta({ description: 'Same as kind' }),
+    operation_type: z.string().meta({ description: 'Same as kind' }),
+    error_message: z.string().nullable().meta({ description: 'Same as error' }),
+    retry_count: z.number().int().meta({ description: 'Runs after the first (attempts − 1, at least 0)' }),
   })
   .register(named, { name: 'Operation' });
 
-export const OperationPage = z.object({
-  items: z.array(OperationRecord),
-  next_cursor: z.string().nullable(),
-});
+export const OperationPage = z
+  .object({
+    items: z.array(OperationRecord),
+    next_cursor: z.string().nullable(),
+    bank_id: z.string(),
+    operations: z.array(OperationRecord).meta({ description: 'Same as items (Hindsight’s name)' }),
+    total: z.number().int().meta({ description: 'operations matching the filter, over every page' }),
+    limit: z.number().int(),
+    offset: z.number().int(),
+  })
+  .register(named, { name: 'OperationPage' });
 export const OperationQuery = z.object({
   ...PageQuery,
   status: z.enum(['pending', 'processing', 'completed', 'failed', 'cancelled']).optional(),
+  type: z
+    .string()
+    .max(64)
+    .optional()
+    .meta({ description: 'only operations of this kind (`retain`, `consolidate`, …)' }),
+  offset: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(1_000_000)
+    .optional()
+    .meta({ description: 'skip this many (instead of `cursor`)' }),
 });
+
+/** What cancelling, retrying or deleting an operation answers: the operation, and Hindsight's fields. */
+export const OperationOutcome = OperationRecord.extend({
+  success: z.literal(true),
+  message: z.string(),
+}).register(named, { name: 'OperationOutcome' });
 export const OperationParams = z.object({
   bank: z.string().meta({ param: { name: 'bank', in: 'path' } }),
   id: z.string().meta({ param: { name: 'id', in: 'path' } }),

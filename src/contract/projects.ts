@@ -87,6 +87,9 @@ export const KeyRecord = z
     project_id: z.string(),
     name: z.string(),
     scopes: z.array(ScopeSchema),
+    banks: z.array(z.string()).nullable().meta({
+      description: 'The banks the key is limited to (ids and `prefix*` patterns); null = every bank',
+    }),
     created_at: DateOut,
     expires_at: DateOut.nullable(),
     revoked_at: DateOut.nullable(),
@@ -100,6 +103,17 @@ export const CreateKeyBody = z
   .object({
     name: z.string().min(1).max(256),
     scopes: z.array(ScopeSchema).min(1),
+    banks: z
+      .array(z.string().max(256))
+      .min(1)
+      .max(100)
+      .nullable()
+      .optional()
+      .meta({
+        description:
+          'Limit the key to these banks: exact ids, or prefixes ending in `*` (`user-42/*`). Omitted or null = every bank. At most 100.',
+        example: ['user-42/*'],
+      }),
     expires_at: IsoDate.nullable().optional(),
   })
   .register(named, { name: 'CreateApiKey' });

@@ -133,5 +133,12 @@ export async function deleteBank(s: Services, projectId: string, bankId: string)
   const n = await s.store.deleteBank(projectId, bankId);
   if (n === null) throw notFound(`bank '${bankId}'`);
   await s.store.dropBankIndexes(projectId, bankId);
-  return { deleted: true as const, bank_id: bankId, memories_deleted: n };
+  return {
+    deleted: true as const,
+    bank_id: bankId,
+    memories_deleted: n,
+    success: true as const,
+    deleted_count: n,
+    message: `bank '${bankId}' and its ${n} memories deleted`,
+  };
 }

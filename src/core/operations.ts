@@ -120,29 +120,82 @@ export async function enqueueOnce(
   await queueOperation(s, projectId, bankId, kind, payload, { onceAmong: ['pending', 'processing'] });
 }
 
-export async function getOperation(s: Services, projectId: string, bankId: string, id: string) {
+/** An operation with Hindsight's names for its fields beside mnemo's. */
+export function operationView(op: Operation) {
+  return {
+    ...op,
+    operation_id: op.id,
+    task_type: op.kind,
+    operation_type: op.kind,
+    error_message: op.error,
+    retry_count: Math.max(op.attempts - 1, 0),
+  };
+}
+
+async function findOperation(s: Services, projectId: string, bankId: string, id: string) {
   await requireBank(s, projectId, bankId);
   const op = isUuid(id) ? await s.store.getOperation(projectId, bankId, id) : null;
   if (!op) throw notFound(`operation '${id}'`);
   return op;
 }
 
+export async function getOperation(s: Services, projectId: string, bankId: string, id: string) {
+  return operationView(await findOperation(s, projectId, bankId, id));
+}
+
+/** A page of the bank's operations, newest first, with the count of all that match. */
 export async function listOperations(
   s: Services,
   projectId: string,
   bankId: string,
-  filter: { status?: string },
-  page: { limit: number; cursor?: string },
+  filter: { status?: string; kind?: string },
+  page: { limit: number; cursor?: string; offset?: number },
 ) {
   await requireBank(s, projectId, bankId);
-  return s.store.listOperations(projectId, bankId, filter, page);
+  const offset = page.cursor === undefined ? (page.offset ?? 0) : 0;
+  const found = await s.store.listOperations(projectId, bankId, filter, { ...page, offset });
+  const counts = await s.store.countOperations(projectId, bankId, filter);
+  const items = found.items.map(operationView);
+  return {
+    items,
+    next_cursor: found.next_cursor,
+    bank_id: bankId,
+    operations: items,
+    total: Object.values(counts).reduce((a, b) => a + b, 0),
+    limit: page.limit,
+    offset,
+  };
 }
 
 /** Cancels a pending operation; one already running or finished is a 409. */
 export async function cancelOperation(s: Services, projectId: string, bankId: string, id: string) {
-  const op = await getOperation(s, projectId, bankId, id);
+  const op = await findOperation(s, projectId, bankId, id);
   const cancelled = await s.store.cancelOperation(projectId, bankId, id);
   if (!cancelled)
     throw new AppError('conflict', `operation '${id}' is ${op.status} and can no longer be cancelled`);
-  return cancelled;
+  return { ...operationView(cancelled), success: true as const, message: `operation '${id}' cancelled` };
+}
+
+/** Queues a failed operation again (from the progress it recorded); any other state is a 409. */
+export async function retryOperation(s: Services, projectId: string, bankId: string, id: string) {
+  const op = await findOperation(s, projectId, bankId, id);
+  const queued = await s.store.requeueOperation(projectId, bankId, id);
+  if (!queued)
+    throw new AppError(
+      'conflict',
+      `operation '${id}' is ${op.status}: only a failed operation can be retried`,
+    );
+  s.onEnqueue?.();
+  return { ...operationView(queued), success: true as const, message: `operation '${id}' queued for retry` };
+}
+
+/** Deletes the record of a finished operation; a pending or running one is a 409 (cancel it first). */
+export async function deleteOperation(s: Services, projectId: string, bankId: string, id: string) {
+  const op = await findOperation(s, projectId, bankId, id);
+  if (!(await s.store.deleteFinishedOperation(projectId, bankId, id)))
+    throw new AppError(
+      'conflict',
+      `operation '${id}' is ${op.status}: only a completed, failed or cancelled operation can be deleted`,
+    );
+  return { ...operationView(op), success: true as const, message: `operation '${id}' deleted` };
 }

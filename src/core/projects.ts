@@ -2,6 +2,10 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { AppError, notFound } from './errors.js';
 import { checkSlug } from './ids.js';
 import type { Services } from './services.js';
+
+/** Projects and keys need only the store and the clock (the CLI's key commands load nothing else). */
+type Tenancy = Pick<Services, 'store' | 'now'>;
+import { checkBankPatterns } from './bank-scope.js';
 import type { ApiKeyRecord, Project, ProjectLimits, Scope } from './types.js';
 
 const KEY_PATTERN = /^mk_([A-Za-z0-9]{12})_([A-Za-z0-9_-]{32,})$/;
@@ -9,28 +13,25 @@ const KEY_PATTERN = /^mk_([A-Za-z0-9]{12})_([A-Za-z0-9_-]{32,})$/;
 export const KEY_IN_TEXT = /mk_[A-Za-z0-9]{12}_[A-Za-z0-9_-]{32,}/;
 
 /** Keys are high-entropy, so a keyed fast hash (HMAC-SHA256 with a per-install pepper) suffices. */
-async function hashSecret(s: Services, secret: string): Promise<string> {
+async function hashSecret(s: Tenancy, secret: string): Promise<string> {
   const pepper = await s.store.setting('key_pepper', () => randomBytes(32).toString('base64url'));
   return createHmac('sha256', pepper).update(secret).digest('base64url');
 }
 
-export async function createProject(
-  s: Services,
-  input: { id: string; name: string; limits?: ProjectLimits },
-) {
+export async function createProject(s: Tenancy, input: { id: string; name: string; limits?: ProjectLimits }) {
   checkSlug('project id', input.id, 'id');
   const p = await s.store.createProject(input);
   if (!p) throw new AppError('conflict', `project '${input.id}' already exists`);
   return p;
 }
 
-export async function requireProject(s: Services, id: string): Promise<Project> {
+export async function requireProject(s: Tenancy, id: string): Promise<Project> {
   const p = await s.store.getProject(id);
   if (!p) throw notFound(`project '${id}'`);
   return p;
 }
 
-export async function deleteProject(s: Services, id: string) {
+export async function deleteProject(s: Tenancy, id: string) {
   if (id === 'default')
     throw new AppError('validation_error', "the built-in project 'default' cannot be deleted");
   if (!(await s.store.deleteProject(id))) throw notFound(`project '${id}'`);
@@ -44,6 +45,7 @@ export function keyView(k: ApiKeyRecord) {
     project_id: k.project_id,
     name: k.name,
     scopes: k.scopes,
+    banks: k.banks ?? null,
     created_at: k.created_at,
     expires_at: k.expires_at,
     revoked_at: k.revoked_at,
@@ -52,9 +54,9 @@ export function keyView(k: ApiKeyRecord) {
 
 /** Mints a key `mk_<id>_<secret>`; the full key is returned once and only its hash is kept. */
 export async function createKey(
-  s: Services,
+  s: Tenancy,
   projectId: string,
-  input: { name: string; scopes: Scope[]; expires_at?: Date | null },
+  input: { name: string; scopes: Scope[]; banks?: string[] | null; expires_at?: Date | null },
 ) {
   await requireProject(s, projectId);
   if (input.expires_at && input.expires_at.getTime() <= s.now().getTime()) {
@@ -62,6 +64,7 @@ export async function createKey(
       details: [{ path: 'expires_at', message: 'must be in the future' }],
     });
   }
+  const banks = input.banks == null ? null : checkBankPatterns(input.banks);
   const id = randomBytes(9).toString('base64url').replace(/[-_]/g, 'x').slice(0, 12);
   const secret = randomBytes(24).toString('base64url');
   const record = await s.store.createApiKey({
@@ -69,13 +72,14 @@ export async function createKey(
     projectId,
     name: input.name,
     scopes: [...new Set(input.scopes)],
+    banks,
     secretHash: await hashSecret(s, secret),
     expiresAt: input.expires_at ?? null,
   });
   return { ...keyView(record), key: `mk_${id}_${secret}` };
 }
 
-export async function revokeKey(s: Services, projectId: string, keyId: string) {
+export async function revokeKey(s: Tenancy, projectId: string, keyId: string) {
   if (!(await s.store.revokeApiKey(projectId, keyId))) throw notFound(`key '${keyId}'`);
   return { revoked: true as const, id: keyId };
 }
@@ -87,7 +91,7 @@ export async function revokeKey(s: Services, projectId: string, keyId: string) {
  * constant-time comparison (against a dummy when the id is unknown) — so the time of a refusal
  * does not tell which key ids exist, or which are revoked or expired.
  */
-export async function verifyKey(s: Services, presented: string): Promise<ApiKeyRecord | null> {
+export async function verifyKey(s: Tenancy, presented: string): Promise<ApiKeyRecord | null> {
   const m = KEY_PATTERN.exec(presented);
   if (!m) return null;
   const record = await s.store.getApiKey(m[1]!);

@@ -1,8 +1,9 @@
-import type { LimitDefaults } from '../store/store.js';
+import { StoredQuotaExceeded } from '../store/quota-error.js';
+import type { LimitDefaults, Store } from '../store/store.js';
 import { BUDGETS, budgetUsage, chargeCost, retainCost } from './budgets.js';
 import { DAY_MS, fixedWindow, MINUTE_MS, rateLimited } from './windows.js';
 import type { Services } from './services.js';
-import type { BudgetName, Project, ProjectLimits } from './types.js';
+import type { BudgetName, NewMemory, Project, ProjectLimits } from './types.js';
 
 export { DAY_MS, fixedWindow, MINUTE_MS, rateLimited, rateLimitHeaders } from './windows.js';
 
@@ -46,16 +47,7 @@ async function chargeItemQuotas(
   const defaults = s.limitDefaults ?? NO_LIMITS;
   const r = await s.store.chargeItems({ projectId, items, windowStart: day.start, defaults });
   if (!r.accepted) {
-    if (r.exceeded === 'stored_memories') {
-      // Stored memories only go down when memories are deleted: no window will reset it.
-      throw rateLimited(
-        r.exceeded,
-        `project quota of ${r.limit} stored memories reached (${r.used} stored, ${items} more asked); delete memories or ask the operator for a higher quota`,
-        r.limit,
-        r.used,
-        day.resetSeconds,
-      );
-    }
+    if (r.exceeded === 'stored_memories') throw storedQuotaError(s, r.limit, r.used, items);
     throw rateLimited(
       r.exceeded,
       `project quota of ${r.limit} retained items per day reached (${r.used} today, ${items} more asked)`,
@@ -67,6 +59,39 @@ async function chargeItemQuotas(
   return async (n = items) => {
     if (n > 0) await s.store.refundItems(projectId, Math.min(n, items), day.start);
   };
+}
+
+/** The 429 of the stored-memories quota: `used` stored, `asked` more would pass `limit`. */
+function storedQuotaError(s: Services, limit: number, used: number, asked: number) {
+  // Stored memories only go down when memories are deleted: no window will reset it.
+  return rateLimited(
+    'stored_memories',
+    `project quota of ${limit} stored memories reached (${used} stored, ${asked} more asked); delete memories or ask the operator for a higher quota`,
+    limit,
+    used,
+    fixedWindow(s.now(), DAY_MS).resetSeconds,
+  );
+}
+
+/**
+ * Writes a Retain's memories with the project's stored-memories quota checked in the writing
+ * transaction (see `Store.insertMemories`): the check before the work (`chargeRetain`) cannot see
+ * the other Retains in flight, this one can. Over the quota it is the quota's 429.
+ */
+export async function insertWithinQuota(
+  s: Services,
+  projectId: string,
+  bankId: string,
+  memories: NewMemory[],
+  opts: Omit<NonNullable<Parameters<Store['insertMemories']>[3]>, 'storedQuotaDefault'>,
+): Promise<number> {
+  const storedQuotaDefault = (s.limitDefaults ?? NO_LIMITS).storedMemories;
+  try {
+    return await s.store.insertMemories(projectId, bankId, memories, { ...opts, storedQuotaDefault });
+  } catch (err) {
+    if (err instanceof StoredQuotaExceeded) throw storedQuotaError(s, err.limit, err.stored, err.adding);
+    throw err;
+  }
 }
 
 /** A project's limits with the server defaults applied (null = unlimited). */

@@ -5,19 +5,23 @@ import type { RecallResponse } from './recall/response.js';
 import type { LanguageModel } from '../llm/model.js';
 import type { LimitDefaults, Store } from '../store/store.js';
 
-/** What core needs from the outside world; wired once in api/app.ts. */
+/**
+ * What core needs from the outside world. Built once, fully layered, by the composition root
+ * (`src/runtime/compose.ts`) and frozen there: nothing replaces a service afterwards. Core
+ * derives narrower views by copying (`{ ...s, store: tx }`), never by assignment.
+ */
 export interface Services {
-  store: Store;
-  embedder: Embedder;
-  llm: LanguageModel | null;
+  readonly store: Store;
+  readonly embedder: Embedder;
+  readonly llm: LanguageModel | null;
   /** The clock, injectable for tests. */
-  now(): Date;
+  readonly now: () => Date;
   /** Called after an operation is queued, so an in-process worker can start at once. */
-  onEnqueue?: () => void;
+  readonly onEnqueue?: () => void;
   /** The master key's keyring (managed encryption); null or absent when none is configured. */
-  keyring?: Keyring | null;
+  readonly keyring?: Keyring | null;
   /** Server-wide default project limits (MNEMO_DEFAULT_*); absent means unlimited. */
-  limitDefaults?: LimitDefaults;
+  readonly limitDefaults?: LimitDefaults;
   /** Recall answers of unchanged banks (MNEMO_RECALL_CACHE_SIZE); absent means none are kept. */
-  recallCache?: RecallCache<RecallResponse>;
+  readonly recallCache?: RecallCache<RecallResponse>;
 }

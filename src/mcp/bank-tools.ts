@@ -1,43 +1,21 @@
-import { BankListQuery, BankPage, BankProfile, EntityPage, EntityQuery } from '../contract/banks.js';
+import { BankListPage, BankListQuery, BankProfile, EntityPage, EntityQuery } from '../contract/banks.js';
+import { listBankPage } from '../core/bank-list.js';
 import { bankProfile, requireBank } from '../core/banks.js';
-import { notFound } from '../core/errors.js';
 import { bankLine } from './render.js';
 import { defineTool } from './tool.js';
-
-/** List cursors: the last bank id of a page, base64url-encoded (opaque to callers). */
-const encodeAfter = (id: string) => Buffer.from(id).toString('base64url');
-const decodeAfter = (cursor: string | undefined) =>
-  cursor ? Buffer.from(cursor, 'base64url').toString() : undefined;
 
 export const listBanksTool = defineTool({
   name: 'list_banks',
   title: 'List banks',
   description:
     "The project's banks (one per subject) with their memory counts, ordered by id; `space` keeps one space's " +
-    'banks. Pass `next_cursor` back as `cursor` for the next page.',
+    'banks, `q` those whose id contains the text. Pass `next_cursor` back as `cursor` for the next page.',
   action: 'banks.list',
   annotations: { openWorldHint: false },
   bank: false,
   input: BankListQuery.shape,
-  output: BankPage,
-  run: async (ctx, a) => {
-    const s = ctx.services;
-    if (a.space !== undefined && !(await s.store.getSpace(ctx.projectId, a.space)))
-      throw notFound(`space '${a.space}'`);
-    const limit = a.limit ?? 50;
-    // One extra row tells whether another page follows.
-    const banks = await s.store.listBanks(
-      ctx.projectId,
-      { spaceId: a.space },
-      { limit: limit + 1, after: decodeAfter(a.cursor) },
-    );
-    const page = banks.slice(0, limit);
-    const last = page.at(-1);
-    return {
-      items: await Promise.all(page.map((b) => bankProfile(s, b))),
-      next_cursor: banks.length > limit && last ? encodeAfter(last.id) : null,
-    };
-  },
+  output: BankListPage,
+  run: async (ctx, a) => listBankPage(ctx.services, ctx.projectId, a, ctx),
   render: (p) => {
     const lines = p.items.map((b) => `- ${bankLine(b)}`);
     if (p.items.length === 0) lines.push('No banks yet.');

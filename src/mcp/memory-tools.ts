@@ -62,14 +62,20 @@ export const recallTool = defineTool({
   input: RecallBody.shape,
   output: RecallResponse,
   run: (ctx, a, bank) =>
-    recall(ctx.services, ctx.projectId, bank, {
-      ...a,
-      query_timestamp: toDate(a.query_timestamp),
-      temporal_window: a.temporal_window && {
-        start: new Date(a.temporal_window.start),
-        end: new Date(a.temporal_window.end),
+    recall(
+      ctx.services,
+      ctx.projectId,
+      bank,
+      {
+        ...a,
+        query_timestamp: toDate(a.query_timestamp),
+        temporal_window: a.temporal_window && {
+          start: new Date(a.temporal_window.start),
+          end: new Date(a.temporal_window.end),
+        },
       },
-    }),
+      { banks: ctx.banks },
+    ),
   render: (r) => {
     const head = r.results.length
       ? `${r.results.length} ${r.results.length === 1 ? 'memory' : 'memories'} (${r.usage.tokens_used} of ${r.usage.max_tokens} tokens${r.usage.truncated ? ', truncated' : ''}):`

@@ -6,9 +6,10 @@ import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/
 import type { Logger } from 'pino';
 import { toAppError } from '../api/errors.js';
 import { AppError, invalid } from '../core/errors.js';
+import { type BankScope, requireInScope } from '../core/bank-scope.js';
 import type { Services } from '../core/services.js';
 import type { Actor, Scope } from '../core/types.js';
-import { ACTIONS, type Action } from '../contract/actions.js';
+import { ACTIONS, type Action, bankFiltered } from '../contract/actions.js';
 
 /** Who the tools act for, and how: one per MCP server instance (per HTTP request, or per stdio process). */
 export interface ToolContext {
@@ -17,6 +18,8 @@ export interface ToolContext {
   actor: Actor;
   /** `all` for the operator (and the embedded stdio server); the key's scopes otherwise. */
   scopes: ReadonlySet<Scope> | 'all';
+  /** The banks a scoped key may reach (core/bank-scope.ts); null or absent = every bank. */
+  banks?: BankScope;
   /** The bank used when a call names none (`mnemo mcp --bank`, `/mcp?bank=`). */
   defaultBank?: string;
   /** The HTTP request carrying the call; stdio calls get a fresh id each. */
@@ -139,6 +142,18 @@ export async function callTool(
       throw new AppError('forbidden', message, { extra: { required_scope: scope } });
     }
     if (spec.bank && bank === undefined) throw invalid('bank', 'bank is required: no default bank is set');
+    // The same bank check as every route's guard (api/auth.ts): a bank outside a scoped key's
+    // banks is not found, and a tool addressed to no bank must filter by the scope itself.
+    const scoped = ctx.banks ?? null;
+    if (scoped !== null) {
+      if (typeof bank === 'string') requireInScope(scoped, bank);
+      else if (!bankFiltered(spec.action)) {
+        throw new AppError(
+          'forbidden',
+          'this key is limited to some banks; this tool spans the whole project',
+        );
+      }
+    }
     // Parsing drops fields beyond the declared schema, which clients check strictly.
     const parsed = spec.output.safeParse(toJson(await spec.run(ctx, rest, bank)));
     if (!parsed.success)

@@ -23,6 +23,8 @@ export interface Db extends Queryable {
   poolStats?(): PoolStats;
   /** Memory of the embedded engine, which runs inside this process; PostgreSQL has its own. */
   engineMemory?(): Promise<EngineMemory>;
+  /** The embedded engine's whole data directory as a tarball, to start another from (`openPglite`'s template). */
+  dumpDataDir?(): Promise<Blob>;
 }
 
 /**

@@ -6,16 +6,19 @@ import { auditQueries } from './sql/audit.js';
 import { bankQueries } from './sql/banks.js';
 import { conversionQueries } from './sql/conversion.js';
 import { encryptionQueries } from './sql/encryption.js';
+import { evaluationQueries } from './sql/evaluations.js';
 import { limitQueries } from './sql/limits.js';
 import { directiveQueries } from './sql/directives.js';
 import { documentQueries } from './sql/documents.js';
 import { bankIndexQueries } from './sql/bank-index.js';
 import { entityQueries } from './sql/entities.js';
+import { graphQueries } from './sql/graph.js';
 import { intakeQueries } from './sql/intake.js';
 import { memoryQueries } from './sql/memories.js';
 import { observationQueries } from './sql/observations.js';
 import { operationQueries } from './sql/operations.js';
 import { searchQueries } from './sql/search.js';
+import { statsQueries } from './sql/stats.js';
 import { tenancyQueries } from './sql/tenancy.js';
 import { vectorQueries } from './sql/vectors.js';
 import type { Store } from './store.js';
@@ -57,6 +60,9 @@ export function storeOver(db: Db): Store {
     ...directiveQueries(db),
     ...observationQueries(db),
     ...vectorQueries(db),
+    ...evaluationQueries(db),
+    ...statsQueries(db),
+    ...graphQueries(db),
   };
 }
 

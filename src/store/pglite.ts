@@ -78,8 +78,13 @@ function refuseDamaged(dir: string, damaged: (cause: string) => AppError): void 
  * buffers. With PGlite's default of 128 MB a 100k bank's vector index, rows and hot postings do
  * not fit, and every page read past the cache is a file read through the WebAssembly file layer
  * (~4 ms of a ~30 ms Recall at 100k); 256 MB holds them.
+ * `template`: a data directory tarball (`dumpDataDir` of another PGlite) the database starts
+ * from instead of an empty one — the tests' migrated snapshot (test/helpers/engines.ts).
  */
-export async function openPglite(dataDir?: string, opts: { cacheMb?: number } = {}): Promise<Db> {
+export async function openPglite(
+  dataDir?: string,
+  opts: { cacheMb?: number; template?: Blob } = {},
+): Promise<Db> {
   const unlock = dataDir ? lockDataDir(dataDir) : () => {};
   const damaged = (cause: string) =>
     new AppError(
@@ -93,6 +98,7 @@ export async function openPglite(dataDir?: string, opts: { cacheMb?: number } = 
     pg = await PGlite.create({
       dataDir: dataDir ? join(dataDir, 'pgdata') : undefined,
       extensions: { vector, pg_buffercache },
+      loadDataDir: opts.template,
       startParams: [
         ...PGlite.defaultStartParams,
         // A new 16 MB WAL segment was written full of zeros first, inside whichever statement
@@ -137,6 +143,7 @@ export async function openPglite(dataDir?: string, opts: { cacheMb?: number } = 
       await pg.query('SELECT 1');
     },
     engineMemory: () => gate(() => engineMemory(pg)),
+    dumpDataDir: () => gate(() => pg.dumpDataDir('none')),
     async close() {
       try {
         await pg.close();

@@ -42,6 +42,8 @@ export interface ApiKeyRecord {
   project_id: string;
   name: string;
   scopes: Scope[];
+  /** Bank ids and `prefix*` patterns the key is limited to; null = every bank. */
+  banks: string[] | null;
   secret_hash: string;
   created_at: Date;
   expires_at: Date | null;

@@ -18,6 +18,14 @@ import type { DirectiveStore } from './sql/directives.js';
 import type { DocumentStore } from './sql/documents.js';
 import type { BankKeyRecord, BankKeyStore } from './sql/encryption.js';
 import type { EntityStore } from './sql/entities.js';
+import type {
+  EvaluationFigures,
+  EvaluationStore,
+  EvaluationSummary,
+  NewEvaluation,
+  StoredEvaluation,
+} from './sql/evaluations.js';
+import type { GraphStore } from './sql/graph.js';
 import type { IntakeStore } from './sql/intake.js';
 import type {
   CostCharge,
@@ -32,11 +40,15 @@ import type { MemoryStore } from './sql/memories.js';
 import type { ObservationStore } from './sql/observations.js';
 import type { IdempotencyStore, OperationStore } from './sql/operations.js';
 import type { Hit, SearchStore } from './sql/search.js';
+import type { BankStatsRecord, StatsStore, TimeField } from './sql/stats.js';
 import type { TenancyStore } from './sql/tenancy.js';
 import type { StoredVector, VectorStore } from './sql/vectors.js';
 
 export type {
   AuditInput,
+  BankStatsRecord,
+  StatsStore,
+  TimeField,
   AuditStore,
   BankIndexStore,
   BankKeyRecord,
@@ -51,6 +63,10 @@ export type {
   DirectiveStore,
   DocumentStore,
   EntityStore,
+  EvaluationFigures,
+  EvaluationStore,
+  EvaluationSummary,
+  GraphStore,
   Hit,
   IdempotencyStore,
   IntakeStore,
@@ -58,10 +74,12 @@ export type {
   LimitDefaults,
   LimitStore,
   MemoryStore,
+  NewEvaluation,
   ObservationStore,
   OperationStore,
   RateCount,
   SearchStore,
+  StoredEvaluation,
   StoredMemoryFields,
   StoredVector,
   TenancyStore,
@@ -90,7 +108,10 @@ export interface Store
     LimitStore,
     BankKeyStore,
     ConversionStore,
-    AuditStore {
+    AuditStore,
+    EvaluationStore,
+    StatsStore,
+    GraphStore {
   readonly engine: 'pglite' | 'postgres';
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -33,6 +33,8 @@ const MATRIX: { method: string; path: string; body?: unknown; scope: string }[] 
     scope: 'admin',
   },
   { method: 'GET', path: me('m', '/entities'), scope: 'graph:read' },
+  { method: 'GET', path: me('m', '/evaluations'), scope: 'recall' },
+  { method: 'DELETE', path: me('m', '/evaluations/00000000-0000-0000-0000-000000000000'), scope: 'admin' },
   { method: 'GET', path: '/v1/me/audit', scope: 'admin' },
   { method: 'DELETE', path: '/v1/me/spaces/matrix-space', scope: 'admin' },
   { method: 'DELETE', path: me('m'), scope: 'admin' },
@@ -69,6 +71,7 @@ for (const engine of ENGINES) {
       assert.equal(r.status, 201);
       assert.match(r.body.key, /^mk_[A-Za-z0-9]{12}_[A-Za-z0-9_-]{32,}$/);
       assert.deepEqual(Object.keys(r.body).sort(), [
+        'banks',
         'created_at',
         'expires_at',
         'id',

@@ -80,8 +80,37 @@ for (const engine of ENGINES) {
       assert.equal(missing.body.error.code, 'not_found');
     });
 
+    test("Hindsight's shape: banks, total, limit, offset; ?q= and offset paging", async () => {
+      const r = await t.call('GET', '/v1/default/banks?limit=2&offset=1');
+      assert.deepEqual(ids(r.body), ['alice', 'bob']);
+      assert.deepEqual(
+        r.body.banks.map((b: any) => [b.bank_id, b.fact_count]),
+        [
+          ['alice', 2],
+          ['bob', 2],
+        ],
+      );
+      assert.equal(r.body.total, 5);
+      assert.equal(r.body.limit, 2);
+      assert.equal(r.body.offset, 1);
+      const last = await t.call('GET', '/v1/default/banks?limit=2&offset=4');
+      assert.deepEqual(ids(last.body), ['team/a']);
+      assert.equal(last.body.next_cursor, null);
+      // Any case; LIKE's wildcards in q match only themselves.
+      const acme = await t.call('GET', '/v1/default/banks?q=ACME');
+      assert.deepEqual(ids(acme.body), ['__org__:acme', 'carol@acme.com']);
+      assert.equal(acme.body.total, 2);
+      for (const q of ['%', '_', 'a_c'])
+        assert.deepEqual(ids((await t.call('GET', `/v1/default/banks?q=${encodeURIComponent(q)}`)).body), [
+          ...(q === '_' ? ['__org__:acme'] : []),
+        ]);
+      const inSpace = await t.call('GET', '/v1/default/banks?space=acme&q=a&limit=1');
+      assert.deepEqual(ids(inSpace.body), ['__org__:acme']);
+      assert.equal(inSpace.body.total, 3);
+    });
+
     test('bad paging parameters are a 400', async () => {
-      for (const q of ['limit=0', 'limit=501', 'limit=abc', `cursor=${'x'.repeat(300)}`]) {
+      for (const q of ['limit=0', 'limit=501', 'limit=abc', `cursor=${'x'.repeat(300)}`, 'offset=-1']) {
         const r = await t.call('GET', `/v1/default/banks?${q}`);
         assert.equal(r.status, 400, q);
         assert.equal(r.body.error.code, 'validation_error');
@@ -103,7 +132,14 @@ for (const engine of ENGINES) {
       assert.equal(denied.status, 403);
       assert.equal(denied.body.error.required_scope, 'recall');
       const empty = await t.call('GET', '/v1/me/banks', { token: recallKey });
-      assert.deepEqual(empty.body, { items: [], next_cursor: null });
+      assert.deepEqual(empty.body, {
+        items: [],
+        next_cursor: null,
+        banks: [],
+        total: 0,
+        limit: 50,
+        offset: 0,
+      });
       await t.call('POST', bankPath('zed', '/memories', '/v1/me'), {
         token: recallKey,
         body: { items: [{ content: 'zed is here' }] },

@@ -5,9 +5,8 @@
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { createLogger } from '../../src/api/logger.js';
-import { startServer } from '../../src/api/server.js';
+import { startServer } from '../../src/runtime/server.js';
 import { loadConfig } from '../../src/config/load.js';
-import { createEmbedder } from '../../src/embed/index.js';
 import { openTestStore } from '../helpers/engines.js';
 
 const TOKEN = 'close-test-token';
@@ -26,12 +25,7 @@ test('close waits for a request whose client has gone', async () => {
     return banks;
   };
   const config = loadConfig({ port: 0, adminToken: TOKEN, logLevel: 'silent', worker: false }, {});
-  const server = await startServer(config, createLogger('silent'), {
-    store,
-    embedder: createEmbedder({ cacheDir: config.cacheDir }),
-    llm: null,
-    now: () => new Date(),
-  });
+  const server = await startServer(config, createLogger('silent'), { store });
   const hangUp = new AbortController();
   const request = fetch(`${server.url}/v1/default/banks`, {
     headers: { authorization: `Bearer ${TOKEN}` },

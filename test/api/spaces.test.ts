@@ -226,7 +226,15 @@ for (const engine of ENGINES) {
       for (const k of ['id', 'name', 'type', 'aliases', 'mention_count', 'first_seen', 'last_seen'])
         assert.ok(k in e.body.items[0]);
       const d = await t.call('DELETE', bankPath('ents'));
-      assert.deepEqual(d.body, { deleted: true, bank_id: 'ents', memories_deleted: 2 });
+      assert.deepEqual(d.body, {
+        deleted: true,
+        bank_id: 'ents',
+        memories_deleted: 2,
+        // Hindsight's DeleteResponse beside mnemo's fields.
+        success: true,
+        deleted_count: 2,
+        message: "bank 'ents' and its 2 memories deleted",
+      });
       assert.equal((await t.call('GET', bankPath('ents'))).status, 404);
     });
 

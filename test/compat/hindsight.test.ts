@@ -5,9 +5,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { HindsightClient } from '@vectorize-io/hindsight-client';
 import { createLogger } from '../../src/api/logger.js';
-import { type RunningServer, startServer } from '../../src/api/server.js';
+import { type RunningServer, startServer } from '../../src/runtime/server.js';
 import { loadConfig } from '../../src/config/load.js';
-import { createEmbedder } from '../../src/embed/index.js';
 import { until } from '../helpers/until.js';
 import { ENGINES, openTestStore } from '../helpers/engines.js';
 
@@ -21,12 +20,7 @@ for (const engine of ENGINES) {
     before(async () => {
       const config = loadConfig({ port: 0, adminToken: TOKEN, logLevel: 'silent' }, {});
       store = await openTestStore(engine);
-      server = await startServer(config, createLogger('silent'), {
-        store,
-        embedder: createEmbedder({ cacheDir: config.cacheDir }),
-        llm: null,
-        now: () => new Date(),
-      });
+      server = await startServer(config, createLogger('silent'), { store });
       client = new HindsightClient({ baseUrl: server.url, apiKey: TOKEN });
     });
     after(async () => {

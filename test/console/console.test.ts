@@ -10,7 +10,7 @@ import { join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { createLogger } from '../../src/api/logger.js';
-import { type RunningServer, startServer } from '../../src/api/server.js';
+import { type RunningServer, startServer } from '../../src/runtime/server.js';
 import { loadConfig } from '../../src/config/load.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -260,6 +260,18 @@ describe('web console in headless Chromium', { skip }, () => {
     await page.getByRole('button', { name: /^Revoke key support-bot/ }).click();
     await page.getByRole('cell', { name: 'revoked' }).waitFor();
     assert.equal((await call('GET', '/v1/me/banks', undefined, key)).status, 401);
+
+    // A key limited to some banks: the form's Banks field, shown in the key table.
+    await page.getByLabel('Name', { exact: true }).fill('user-42');
+    await page.getByLabel('Banks (optional)').fill('user-42/*, alice');
+    await page.getByRole('button', { name: 'Mint key' }).click();
+    const scoped = await page.getByRole('textbox', { name: 'New API key' }).inputValue();
+    assert.match(scoped, /^mk_/);
+    await page.getByRole('button', { name: 'Done' }).click();
+    await page.getByRole('cell', { name: /user-42\/\*.*alice/ }).waitFor();
+    const minted = (await call('GET', '/v1/default/projects/acme-co/keys')).body.items;
+    assert.deepEqual(minted.find((k: any) => k.name === 'user-42').banks, ['user-42/*', 'alice']);
+    assert.equal((await call('GET', '/v1/me/banks/bot-notes', undefined, scoped)).status, 404);
   });
 
   test('browse memories: server pages, filters, delete', async () => {
@@ -530,6 +542,55 @@ describe('web console in headless Chromium', { skip }, () => {
     await page.getByText('No operations.').waitFor();
   });
 
+  test('evaluations: recall@k and MRR of the runs as a chart over time, a run’s cases, rerun, delete', async () => {
+    const path = `/v1/default/banks/${encodeURIComponent(BANK)}`;
+    const memories = (await call('GET', `${path}/memories?q=Pepper&limit=10`)).body.items;
+    const pepper = memories.find((m: { text: string }) => m.text === 'Alice adopted a beagle named Pepper');
+    assert.ok(pepper, JSON.stringify(memories.map((m: { text: string }) => m.text)));
+    const cases = [
+      { query: "What is the name of Alice's dog?", expected_memory_ids: [pepper.id] },
+      { query: 'Where does Alice walk?', expected_memory_ids: [pepper.id] },
+    ];
+    const runs = [];
+    // The dog is found first; a walk is no question about the dog: the second run scores lower.
+    for (const some of [cases.slice(0, 1), cases]) {
+      const r = await call('POST', `${path}/evaluations`, { k: some.length === 1 ? 1 : 5, cases: some });
+      assert.equal(r.status, 201, JSON.stringify(r.body));
+      runs.push(r.body);
+    }
+    await page.goto(`${server.url}/console${bankHash('evaluations')}`);
+    const chart = page.locator('svg.eval-chart');
+    await chart.waitFor();
+    assert.match((await chart.getAttribute('aria-label')) ?? '', /of 2 evaluation runs.*latest recall@5/);
+    const points = page.locator('svg.eval-chart .series-recall circle');
+    assert.equal(await points.count(), 2);
+    assert.equal(await page.locator('svg.eval-chart .series-mrr polyline').count(), 1);
+    // Each point sits at its run's figure: oldest on the left.
+    const ys = await points.evaluateAll((cs) => cs.map((c) => Number(c.getAttribute('cy'))));
+    const [older, newer] = runs;
+    assert.notEqual(older.recall_at_k, newer.recall_at_k);
+    assert.equal(Math.sign(ys[0]! - ys[1]!), Math.sign(newer.recall_at_k - older.recall_at_k));
+    const rows = page.locator('.table-wrap[aria-label="Evaluation runs"] tbody tr');
+    assert.equal(await rows.count(), 2);
+    await shot('evaluations');
+
+    await page.getByRole('button', { name: `Show run ${older.id}` }).click();
+    const detail = page.locator('.run-detail');
+    await detail.getByText("What is the name of Alice's dog?").waitFor();
+    assert.equal(await detail.locator('.table-wrap[aria-label^="Cases of run"] tbody tr').count(), 1);
+
+    await page.getByRole('button', { name: `Rerun run ${older.id}` }).click();
+    await page.locator('svg.eval-chart .series-recall circle').nth(2).waitFor();
+    assert.equal(await rows.count(), 3);
+    const listed = await call('GET', `${path}/evaluations`);
+    assert.equal(listed.body.items[0].k, 1, 'the rerun kept k');
+
+    await page.getByRole('button', { name: `Delete run ${older.id}` }).click();
+    await page.getByRole('button', { name: `Delete run ${older.id}` }).waitFor({ state: 'detached' });
+    assert.equal(await points.count(), 2);
+    assert.equal((await call('GET', `${path}/evaluations/${older.id}`)).status, 404);
+  });
+
   test('the audit log with filters', async () => {
     await page.goto(`${server.url}/console#/audit`);
     const rows = page.locator('.table-wrap[aria-label="Audit entries"] tbody tr');
@@ -584,7 +645,9 @@ describe('web console in headless Chromium', { skip }, () => {
       '#/spaces',
       '#/banks',
       '#/audit',
-      ...['', 'memories', 'entities', 'graph', 'recall', 'reflect', 'operations'].map(bankHash),
+      ...['', 'memories', 'entities', 'graph', 'recall', 'reflect', 'evaluations', 'operations'].map(
+        bankHash,
+      ),
     ];
     for (const hash of pages) {
       await page.goto(`${server.url}/console${hash}`);

@@ -16,13 +16,12 @@ import { createApp } from '../../src/api/app.js';
 import { createLogger } from '../../src/api/logger.js';
 import { loadConfig } from '../../src/config/load.js';
 import { ERROR_STATUS } from '../../src/core/errors.js';
-import type { Services } from '../../src/core/services.js';
-import { createEmbedder } from '../../src/embed/index.js';
 import type { Db } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
 import { storeOver } from '../../src/store/open.js';
 import { openPglite } from '../../src/store/pglite.js';
 import { openPostgres } from '../../src/store/postgres.js';
+import { compose } from '../../src/runtime/compose.js';
 import { createTestDatabase, ENGINES, type EngineName, type TestDatabase } from '../helpers/engines.js';
 import { type Shape, requestArbitrary } from './requests.js';
 
@@ -77,19 +76,10 @@ async function harness(engine: EngineName): Promise<Harness> {
   } else db = await openPglite();
   await migrate(db);
   const config = loadConfig({ adminToken: ADMIN, logLevel: 'silent' }, {});
-  const services: Services = {
-    store: storeOver(db),
-    embedder: createEmbedder({ cacheDir: config.cacheDir }),
-    llm: null,
-    now: () => new Date(),
-  };
+  const runtime = await compose(config, { store: storeOver(db) });
   // Unhandled errors are kept: a 500 found is reported with its cause.
   const errors: string[] = [];
-  const app = createApp(
-    services,
-    config,
-    createLogger('error', { write: (line: string) => errors.push(line) }),
-  );
+  const app = createApp(runtime, createLogger('error', { write: (line: string) => errors.push(line) }));
   const admin = async (method: string, path: string, body?: unknown) => {
     const res = await app.request(path, {
       method,

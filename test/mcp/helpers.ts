@@ -6,12 +6,11 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { createLogger } from '../../src/api/logger.js';
-import { type RunningServer, startServer } from '../../src/api/server.js';
+import { type RunningServer, startServer } from '../../src/runtime/server.js';
 import { loadConfig } from '../../src/config/load.js';
 import { createKey, createProject } from '../../src/core/projects.js';
 import type { Services } from '../../src/core/services.js';
 import type { Scope } from '../../src/core/types.js';
-import { createEmbedder } from '../../src/embed/index.js';
 import { ADMIN } from '../helpers/app.js';
 import { type EngineName, openTestStore } from '../helpers/engines.js';
 
@@ -31,13 +30,8 @@ export async function mcpTestServer(engine: EngineName): Promise<McpTestServer> 
     {},
   );
   const store = await openTestStore(engine);
-  const services: Services = {
-    store,
-    embedder: createEmbedder({ cacheDir: config.cacheDir }),
-    llm: null,
-    now: () => new Date(),
-  };
-  const server: RunningServer = await startServer(config, createLogger('silent'), services);
+  const server: RunningServer = await startServer(config, createLogger('silent'), { store });
+  const { services } = server;
   const clients: Client[] = [];
   return {
     url: server.url,

@@ -151,7 +151,7 @@ for (const engine of ENGINES) {
 for (const engine of ENGINES) {
   test(`a bank with managed encryption is never cached (${engine})`, async () => {
     const store = await openTestStore(engine);
-    const e = encryptedApp(store, newMasterKey(), { worker: false });
+    const e = await encryptedApp(store, newMasterKey(), { worker: false });
     try {
       const path = bankPath('secret', '/memories');
       assert.equal(

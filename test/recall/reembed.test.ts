@@ -11,14 +11,16 @@ import { until } from '../helpers/until.js';
 
 for (const engine of ENGINES) {
   describe(`changing the embedder re-embeds a bank (${engine})`, () => {
+    /** The server as first started (closing it closes the database); `t` is the one running now. */
+    let first: TestApp;
     let t: TestApp;
     let fake: FakeOpenAI;
     before(async () => {
-      t = await testApp(engine);
+      first = t = await testApp(engine);
       fake = await startFakeOpenAI({ dimensions: 16 });
     });
     after(async () => {
-      await t.close();
+      await first.close();
       await fake.close();
     });
 
@@ -48,8 +50,10 @@ for (const engine of ENGINES) {
       assert.ok((await recall('zebra finch'))[0]!.scores.semantic > 0, 'the local vectors answer at first');
       assert.deepEqual(await reembeds(), []);
 
-      // The operator configures an embeddings API: the bank's vectors are now another model's.
-      t.services.embedder = createOpenAIEmbedder({ url: fake.url, model: 'fake-embed', dimensions: 16 });
+      // The operator configures an embeddings API and restarts: the bank's vectors are now another model's.
+      t = await first.reconfigured({
+        embedder: createOpenAIEmbedder({ url: fake.url, model: 'fake-embed', dimensions: 16 }),
+      });
       const during = await recall('zebra finch');
       assert.equal(during[0]?.text, texts[0], 'keyword search still finds it');
       assert.ok(

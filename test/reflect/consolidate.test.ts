@@ -237,9 +237,12 @@ for (const engine of ENGINES) {
       await t.call('PATCH', bankPath(bank, '/config'), {
         body: { updates: { observations_mission: 'Track exercise habits.' } },
       });
-      t.services.llm = createOpenAIModel({ baseUrl: fake.url, model: 'fake-model', maxRetries: 0 });
+      // The server restarted with a model configured.
+      const modelled = await t.reconfigured({
+        llm: createOpenAIModel({ baseUrl: fake.url, model: 'fake-model', maxRetries: 0 }),
+      });
       try {
-        const run = await consolidate(bank);
+        const run = await consolidateBank(modelled.services, 'default', bank);
         assert.equal(run.observations_created, 1);
         const [obs] = await observations(bank);
         assert.equal(obs!.text, 'Dana runs 5 km every Saturday.');
@@ -249,7 +252,7 @@ for (const engine of ENGINES) {
         assert.match(asked.messages[0].content, /never keep two conflicting statements silently/i);
         assert.match(asked.messages[0].content, /Track exercise habits\./);
       } finally {
-        t.services.llm = null;
+        await modelled.close();
         await fake.close();
       }
     });

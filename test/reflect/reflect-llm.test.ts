@@ -39,8 +39,10 @@ for (const engine of ENGINES) {
     };
 
     before(async () => {
-      t = await testApp(engine);
       fake = await startFakeOpenAI();
+      t = await testApp(engine, {
+        llm: createOpenAIModel({ baseUrl: fake.url, model: 'fake-model', maxRetries: 0 }),
+      });
       const r = await t.call('POST', bankPath(BANK, '/memories'), {
         body: {
           items: [
@@ -76,7 +78,6 @@ for (const engine of ENGINES) {
       });
       ids.support = await directive({ text: 'Offer a callback from the support team.', tags: ['support'] });
       ids.inactive = await directive({ text: 'Always answer in French.', active: false });
-      t.services.llm = createOpenAIModel({ baseUrl: fake.url, model: 'fake-model', maxRetries: 0 });
     });
     beforeEach(() => fake.respond());
     after(async () => {

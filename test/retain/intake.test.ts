@@ -26,18 +26,34 @@ const FACTS = {
 
 for (const engine of ENGINES) {
   describe(`retain intake (${engine})`, () => {
+    // One database, served as configured without a model, with OpenAI's, with Anthropic's; `t`
+    // is the one a test talks to.
+    let noModel: TestApp;
+    let withOpenAI: TestApp;
+    let withClaude: TestApp;
     let t: TestApp;
     let openai: FakeOpenAI;
     let anthropic: FakeAnthropic;
     before(async () => {
-      t = await testApp(engine);
       openai = await startFakeOpenAI();
       anthropic = await startFakeAnthropic();
+      t = noModel = await testApp(engine);
+      withOpenAI = await noModel.reconfigured({
+        llm: createOpenAIModel({ baseUrl: openai.url, model: 'fake-model', maxRetries: 2, timeoutMs: 800 }),
+      });
+      withClaude = await noModel.reconfigured({
+        llm: createAnthropicModel({
+          baseUrl: anthropic.url,
+          model: 'claude-fake',
+          apiKey: 'k',
+          maxRetries: 1,
+        }),
+      });
     });
     after(async () => {
       await openai.close();
       await anthropic.close();
-      await t.close();
+      await noModel.close();
     });
 
     const retain = (bank: string, body: unknown) => t.call('POST', bankPath(bank, '/memories'), { body });
@@ -46,12 +62,7 @@ for (const engine of ENGINES) {
     const setMode = (bank: string, updates: Record<string, unknown>) =>
       t.call('PATCH', bankPath(bank, '/config'), { body: { updates } });
     const useOpenAI = () => {
-      t.services.llm = createOpenAIModel({
-        baseUrl: openai.url,
-        model: 'fake-model',
-        maxRetries: 2,
-        timeoutMs: 800,
-      });
+      t = withOpenAI;
     };
 
     test('concise mode with an OpenAI-compatible model stores the extracted facts', async () => {
@@ -148,12 +159,7 @@ for (const engine of ENGINES) {
     });
 
     test('an Anthropic model extracts through a forced tool', async () => {
-      t.services.llm = createAnthropicModel({
-        baseUrl: anthropic.url,
-        model: 'claude-fake',
-        apiKey: 'k',
-        maxRetries: 1,
-      });
+      t = withClaude;
       anthropic.respond(() => ({ toolInput: FACTS }));
       await retain('claude', { items: [{ content: 'seed' }] });
       await setMode('claude', { retain_extraction_mode: 'verbose' });
@@ -165,7 +171,7 @@ for (const engine of ENGINES) {
     });
 
     test('without a model the model modes fall back to the local extractor', async () => {
-      t.services.llm = null;
+      t = noModel;
       await retain('local', { items: [{ content: 'seed' }] });
       await setMode('local', { retain_extraction_mode: 'concise' });
       const r = await retain('local', {
@@ -186,7 +192,7 @@ for (const engine of ENGINES) {
     });
 
     test('relative dates are anchored at the item timestamp', async () => {
-      t.services.llm = null;
+      t = noModel;
       await retain('dates', {
         items: [
           { content: 'Yesterday I ran a marathon', timestamp: '2024-03-15T12:00:00Z' },

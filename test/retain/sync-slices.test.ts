@@ -20,13 +20,19 @@ const notes = (n: number, tag: string, doc?: (i: number) => string | undefined) 
 
 for (const engine of ENGINES) {
   describe(`sync retain in slices (${engine})`, () => {
+    // One database, served without a model and with one; `t` is the one a test talks to.
+    let noModel: TestApp;
+    let withModel: TestApp;
     let t: TestApp;
     let openai: FakeOpenAI;
     /** Item numbers whose extraction the fake model refuses (a failure midway). */
     const failing = new Set<number>();
     before(async () => {
-      t = await testApp(engine);
       openai = await startFakeOpenAI();
+      t = noModel = await testApp(engine);
+      withModel = await noModel.reconfigured({
+        llm: createOpenAIModel({ baseUrl: openai.url, model: 'fake-model', maxRetries: 0, timeoutMs: 2000 }),
+      });
       openai.respond((body: any) => {
         const prompt = JSON.stringify(body.messages);
         const m = /(\w+) note (\d+) about/.exec(prompt);
@@ -40,7 +46,7 @@ for (const engine of ENGINES) {
     });
     after(async () => {
       await openai.close();
-      await t.close();
+      await noModel.close();
     });
 
     const retain = (bank: string, body: unknown, headers?: Record<string, string>) =>
@@ -52,12 +58,7 @@ for (const engine of ENGINES) {
         .sort();
     };
     const llmBank = async (bank: string) => {
-      t.services.llm = createOpenAIModel({
-        baseUrl: openai.url,
-        model: 'fake-model',
-        maxRetries: 0,
-        timeoutMs: 2000,
-      });
+      t = withModel;
       assert.equal((await retain(bank, { items: [{ content: 'seed' }] })).status, 200);
       const r = await t.call('PATCH', bankPath(bank, '/config'), {
         body: { updates: { retain_extraction_mode: 'concise' } },
@@ -66,7 +67,7 @@ for (const engine of ENGINES) {
     };
 
     test('the answer lists every memory; a document spanning slices is replaced whole and then unchanged', async () => {
-      t.services.llm = null;
+      t = noModel;
       const bank = 'spans';
       const v1 = await retain(bank, { document_id: 'log', items: notes(70, 'v1') });
       assert.equal(v1.status, 200, JSON.stringify(v1.body));

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import { checkExposure } from '../../src/api/server.js';
+import { checkExposure } from '../../src/runtime/server.js';
 import { loadConfig } from '../../src/config/load.js';
 import { ENGINES } from '../helpers/engines.js';
 import { ADMIN, type TestApp, testApp } from '../helpers/app.js';

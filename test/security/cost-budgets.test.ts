@@ -235,7 +235,11 @@ for (const engine of ENGINES) {
     });
 
     test('model calls are charged before each call: a spent budget is 429 and the model is not called', async () => {
-      t.services.llm = createOpenAIModel({ baseUrl: fake.url, model: 'fake-model', maxRetries: 0 });
+      // The same database served with a model configured (closed with `t`).
+      const noModel = t;
+      t = await noModel.reconfigured({
+        llm: createOpenAIModel({ baseUrl: fake.url, model: 'fake-model', maxRetries: 0 }),
+      });
       try {
         assert.equal((await retain('llm', 'r', [{ content: 'Alice runs marathons.' }])).status, 200);
         await setLimits('llm', { model_calls_per_minute: 2 });
@@ -286,7 +290,7 @@ for (const engine of ENGINES) {
         const listed = await t.call('GET', me('r', '/memories'), { token: keys.llm });
         assert.equal(listed.body.items.length, 1);
       } finally {
-        t.services.llm = null;
+        t = noModel;
       }
     });
   });
@@ -298,7 +302,6 @@ for (const engine of ENGINES) {
     let clock = Date.parse('2030-01-01T10:00:59.2Z');
 
     before(async () => {
-      t = await testApp(engine, { now: () => new Date(clock), runWorker: true });
       fake = await startFakeOpenAI();
       fake.respond(() => ({
         content: JSON.stringify({
@@ -307,7 +310,11 @@ for (const engine of ENGINES) {
           ],
         }),
       }));
-      t.services.llm = createOpenAIModel({ baseUrl: fake.url, model: 'fake-model', maxRetries: 0 });
+      t = await testApp(engine, {
+        now: () => new Date(clock),
+        runWorker: true,
+        llm: createOpenAIModel({ baseUrl: fake.url, model: 'fake-model', maxRetries: 0 }),
+      });
     });
     after(async () => {
       await t.close();

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { BankCodec, isSealed, plainText, storePlain } from '../../src/core/crypto/codec.js';
+import { rewrap } from '../../src/core/crypto/keyring.js';
 import { parseMasterKey, unwrapDataKey, wrapDataKey } from '../../src/core/crypto/master-key.js';
 import { ENGINES, openTestStore } from '../helpers/engines.js';
 import { newMemory } from '../helpers/memory.js';
@@ -37,6 +38,28 @@ describe('master keys and bank codecs', () => {
     assert.throws(() => unwrapDataKey(randomBytes(32), wrapped, 'p', 'bank-a'));
     assert.throws(() => unwrapDataKey(master, wrapped, 'p', 'bank-b'));
     assert.throws(() => unwrapDataKey(master, wrapped, 'q', 'bank-a'));
+  });
+
+  test('a key wrapped for a legacy non-NFC id (migration 20) opens only for the bank it was renamed to', () => {
+    const master = randomBytes(32);
+    const dataKey = randomBytes(32);
+    const old = 'cre\u0300me'; // decomposed
+    const bound = (id: string) =>
+      `${wrapDataKey(master, dataKey, 'p', old)}.${Buffer.from(id).toString('base64url')}`;
+    const legacyName = `crème~legacy-${createHash('md5').update(old).digest('hex').slice(0, 8)}`;
+    assert.deepEqual(unwrapDataKey(master, bound(old), 'p', 'crème'), dataKey);
+    assert.deepEqual(unwrapDataKey(master, bound(old), 'p', legacyName), dataKey);
+    // copied to another bank, suffix and all, it does not open there
+    assert.throws(() => unwrapDataKey(master, bound(old), 'p', 'other-bank'));
+    assert.throws(() => unwrapDataKey(master, bound(old), 'q', 'crème'));
+    // a suffix naming an id in NFC (any bank of today) is refused
+    const fresh = `${wrapDataKey(master, dataKey, 'p', 'bank-a')}.${Buffer.from('bank-a').toString('base64url')}`;
+    assert.throws(() => unwrapDataKey(master, fresh, 'p', 'bank-a'));
+    // a master key rotation wraps it for the new id, in the plain form
+    const next = randomBytes(32);
+    const rotated = rewrap(master, next, 'p', 'crème', bound(old))!;
+    assert.equal(rotated.split('.').length, 2);
+    assert.deepEqual(unwrapDataKey(next, rotated, 'p', 'crème'), dataKey);
   });
 
   test('sealed values open only with their bank key and field; tampering is detected', () => {
@@ -85,7 +108,7 @@ for (const engine of ENGINES) {
     let e: EncryptedApp;
     before(async () => {
       store = await openTestStore(engine);
-      e = encryptedApp(store, newMasterKey(), { worker: false });
+      e = await encryptedApp(store, newMasterKey(), { worker: false });
     });
     after(async () => {
       await e.close();

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { chromium } from 'playwright-core';
 import { createLogger } from '../../src/api/logger.js';
-import { type RunningServer, startServer } from '../../src/api/server.js';
+import { type RunningServer, startServer } from '../../src/runtime/server.js';
 import { loadConfig } from '../../src/config/load.js';
 import { type TestApp, testApp } from '../helpers/app.js';
 import { ENGINES } from '../helpers/engines.js';

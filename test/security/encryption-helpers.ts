@@ -1,5 +1,5 @@
 /**
- * An in-process app with managed encryption installed over a real store, and ways to read what
+ * An in-process app with managed encryption over a real store, and ways to read what
  * a database really holds: every file of a PGlite data directory, and for PostgreSQL every row
  * of every table plus the raw pages of every relation and the current WAL segments.
  */
@@ -8,16 +8,13 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import pg from 'pg';
-import { createApp, recallCache } from '../../src/api/app.js';
+import { createApp } from '../../src/api/app.js';
 import type { AppEnv } from '../../src/api/env.js';
 import { createLogger } from '../../src/api/logger.js';
-import { attachWorker } from '../../src/api/server.js';
 import { loadConfig } from '../../src/config/load.js';
-import { Keyring } from '../../src/core/crypto/keyring.js';
-import { installEncryption } from '../../src/core/crypto/setup.js';
 import type { Services } from '../../src/core/services.js';
-import { createEmbedder } from '../../src/embed/index.js';
 import type { Worker } from '../../src/jobs/worker.js';
+import { compose } from '../../src/runtime/compose.js';
 import type { Store } from '../../src/store/store.js';
 
 export const ADMIN = 'encryption-admin-token';
@@ -32,23 +29,23 @@ export interface EncryptedApp {
   close(): Promise<void>;
 }
 
-/** An app over `store` with the master key installed; `worker` runs operations (re-encryption). */
-export function encryptedApp(store: Store, masterKey: string, opts: { worker?: boolean } = {}): EncryptedApp {
+/**
+ * An app over `store` composed with this master key; `worker` runs operations (re-encryption).
+ * The store stays the caller's to close.
+ */
+export async function encryptedApp(
+  store: Store,
+  masterKey: string,
+  opts: { worker?: boolean } = {},
+): Promise<EncryptedApp> {
   const config = loadConfig({ adminToken: ADMIN, logLevel: 'silent', masterKey }, {});
-  const services: Services = {
-    store,
-    embedder: createEmbedder({ cacheDir: config.cacheDir }),
-    llm: null,
-    now: () => new Date(),
-    recallCache: recallCache(config),
-  };
-  installEncryption(services, Keyring.fromConfig(masterKey));
+  const runtime = await compose(config, { store });
   const log = createLogger('silent');
-  const worker: Worker | null = opts.worker === false ? null : attachWorker(services, log);
-  const app = createApp(services, config, log);
+  const worker: Worker | null = opts.worker === false ? null : runtime.startWorker(log);
+  const app = createApp(runtime, log);
   return {
     app,
-    services,
+    services: runtime.services,
     raw: store,
     async call(method, path, body) {
       const res = await app.request(path, {

@@ -10,7 +10,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { createApp, createServices } from '../../src/api/app.js';
+import { createApp } from '../../src/api/app.js';
+import { compose } from '../../src/runtime/compose.js';
 import { createLogger } from '../../src/api/logger.js';
 import { loadConfig } from '../../src/config/load.js';
 import { openStore } from '../../src/store/open.js';
@@ -68,7 +69,7 @@ for (const engine of ENGINES) {
         db = await createTestDatabase();
         store = await openStore({ databaseUrl: db.url, poolSize: 4 });
       }
-      e = encryptedApp(store, key);
+      e = await encryptedApp(store, key);
     });
     after(async () => {
       await e.close();
@@ -179,28 +180,25 @@ for (const engine of ENGINES) {
       }
       const base = { ...location(), adminToken: ADMIN, logLevel: 'silent' as const, worker: false };
       await assert.rejects(
-        createServices(loadConfig(base, {})),
+        compose(loadConfig(base, {})),
         /1 bank\(s\) use managed encryption but MNEMO_MASTER_KEY is not set/,
       );
+      await assert.rejects(compose(loadConfig({ ...base, masterKey: 'too-short' }, {})), /32 random bytes/);
       await assert.rejects(
-        createServices(loadConfig({ ...base, masterKey: 'too-short' }, {})),
-        /32 random bytes/,
-      );
-      await assert.rejects(
-        createServices(loadConfig({ ...base, masterKey: newMasterKey() }, {})),
+        compose(loadConfig({ ...base, masterKey: newMasterKey() }, {})),
         /does not open the data keys of 1 of 1 encrypted bank/,
       );
       const config = loadConfig({ ...base, masterKey: key }, {});
-      const s = await createServices(config);
+      const s = await compose(config);
       try {
-        const app = createApp(s, config, createLogger('silent'));
+        const app = createApp(s, createLogger('silent'));
         const res = await app.request('/v1/default/banks/vault/memories', {
           headers: { authorization: `Bearer ${ADMIN}` },
         });
         const body = await res.json();
         assert.ok(body.items.some((m: any) => m.text.includes(c.text)));
       } finally {
-        await s.store.close();
+        await s.close();
       }
     });
 
@@ -219,11 +217,11 @@ for (const engine of ENGINES) {
       const again = await runCli(['keys', 'rotate-master', '--old', key, '--new', next, ...where], {});
       assert.match(again.output, /re-wrapped 0 data key\(s\) \(1 already used the new key\)/);
       const base = { ...location(), adminToken: ADMIN, logLevel: 'silent' as const, worker: false };
-      await assert.rejects(createServices(loadConfig({ ...base, masterKey: key }, {})), /does not open/);
+      await assert.rejects(compose(loadConfig({ ...base, masterKey: key }, {})), /does not open/);
       const config = loadConfig({ ...base, masterKey: next }, {});
-      const s = await createServices(config);
+      const s = await compose(config);
       try {
-        const app = createApp(s, config, createLogger('silent'));
+        const app = createApp(s, createLogger('silent'));
         const res = await app.request('/v1/default/banks/vault/memories/recall', {
           method: 'POST',
           headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
@@ -231,7 +229,7 @@ for (const engine of ENGINES) {
         });
         assert.ok((await res.json()).results.some((m: any) => m.text.includes(c.text)));
       } finally {
-        await s.store.close();
+        await s.close();
       }
     });
   });

@@ -7,7 +7,7 @@ import { request } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { hostPolicy, mcpHostOptions } from '../../src/api/hosts.js';
 import { createLogger } from '../../src/api/logger.js';
-import { checkExposure, type RunningServer, startServer } from '../../src/api/server.js';
+import { checkExposure, type RunningServer, startServer } from '../../src/runtime/server.js';
 import { isLoopback, loadConfig } from '../../src/config/load.js';
 import { handleMcpRequest } from '../../src/mcp/http.js';
 import { ADMIN, type TestApp, testApp } from '../helpers/app.js';
@@ -149,10 +149,12 @@ for (const engine of ENGINES) {
           403,
           path,
         );
-      assert.equal(
-        (await t.call('GET', '/health', { token: null, headers: { host: 'evil.example' } })).status,
-        200,
-      );
+      for (const path of ['/health', '/health/ready', '/health/live'])
+        assert.equal(
+          (await t.call('GET', path, { token: null, headers: { host: 'evil.example' } })).status,
+          200,
+          path,
+        );
     });
   });
 

@@ -86,7 +86,7 @@ for (const engine of ENGINES) {
       }
       await migrate(db);
       store = storeOver(db);
-      e = encryptedApp(store, newMasterKey(), { worker: false });
+      e = await encryptedApp(store, newMasterKey(), { worker: false });
     });
     after(async () => {
       await e.close();

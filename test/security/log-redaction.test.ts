@@ -8,8 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { createApp } from '../../src/api/app.js';
 import { createLogger, isSecretField } from '../../src/api/logger.js';
 import { loadConfig } from '../../src/config/load.js';
-import type { Services } from '../../src/core/services.js';
-import { createEmbedder } from '../../src/embed/index.js';
+import { compose } from '../../src/runtime/compose.js';
 import { ENGINES, openTestStore } from '../helpers/engines.js';
 
 const ADMIN = 'redaction-admin-token';
@@ -104,13 +103,7 @@ for (const engine of ENGINES) {
           config: { headers: { authorization: `Bearer ${SECRET}` }, auth: { key: SECRET } },
         });
       };
-      const services: Services = {
-        store: failing,
-        embedder: createEmbedder({ cacheDir: config.cacheDir }),
-        llm: null,
-        now: () => new Date(),
-      };
-      app = createApp(services, config, createLogger('info', sink.stream));
+      app = createApp(await compose(config, { store: failing }), createLogger('info', sink.stream));
     });
     after(() => store.dispose());
 

@@ -75,7 +75,7 @@ for (const engine of ENGINES) {
 
     before(async () => {
       store = await openTestStore(engine);
-      e = encryptedApp(store, newMasterKey(), { worker: false });
+      e = await encryptedApp(store, newMasterKey(), { worker: false });
     });
     after(async () => {
       await e.close();
@@ -107,7 +107,7 @@ for (const engine of ENGINES) {
 
     before(async () => {
       store = await openTestStore(engine);
-      e = encryptedApp(store, newMasterKey(), { worker: false });
+      e = await encryptedApp(store, newMasterKey(), { worker: false });
     });
     after(async () => {
       await e.close();
@@ -243,7 +243,7 @@ for (const engine of ENGINES) {
 
     before(async () => {
       store = await openTestStore(engine);
-      e = encryptedApp(store, newMasterKey(), { worker: true });
+      e = await encryptedApp(store, newMasterKey(), { worker: true });
     });
     after(async () => {
       await e.close();
@@ -302,7 +302,7 @@ describe(`no lost config update across two app instances on one PostgreSQL`, {
       await openStore({ databaseUrl: db.url, poolSize: 8 }),
       await openStore({ databaseUrl: db.url, poolSize: 8 }),
     ];
-    apps = stores.map((s) => encryptedApp(s, key, { worker: false }));
+    apps = await Promise.all(stores.map((s) => encryptedApp(s, key, { worker: false })));
   });
   after(async () => {
     await Promise.all(apps.map((a) => a.close()));

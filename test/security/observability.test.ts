@@ -6,8 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import { createApp } from '../../src/api/app.js';
 import { createLogger } from '../../src/api/logger.js';
 import { loadConfig } from '../../src/config/load.js';
-import type { Services } from '../../src/core/services.js';
-import { createEmbedder } from '../../src/embed/index.js';
+import { compose } from '../../src/runtime/compose.js';
 import { createOpenAIModel } from '../../src/llm/index.js';
 import { openStore } from '../../src/store/open.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-server.js';
@@ -40,13 +39,11 @@ for (const engine of ENGINES) {
       fake = await startFakeOpenAI();
       store = await openTestStore(engine);
       const config = loadConfig({ adminToken: ADMIN, logLevel: 'info' }, {});
-      const services: Services = {
+      const runtime = await compose(config, {
         store,
-        embedder: createEmbedder({ cacheDir: config.cacheDir }),
         llm: createOpenAIModel({ baseUrl: fake.url, model: 'fake-model', apiKey: 'sk-never-logged' }),
-        now: () => new Date(),
-      };
-      const app = createApp(services, config, createLogger('info', sink.stream));
+      });
+      const app = createApp(runtime, createLogger('info', sink.stream));
       call = async (method, path, token = ADMIN, body) =>
         app.request(path, {
           method,
@@ -164,15 +161,10 @@ for (const engine of ENGINES) {
   });
 
   describe(`readiness (${engine})`, () => {
-    test('/health/ready is 503 once the database is unreachable; /health stays up', async () => {
+    test('/health/ready is 503 once the database is unreachable; /health and /health/live stay up', async () => {
       const store = await openTestStore(engine);
-      const services: Services = {
-        store,
-        embedder: createEmbedder({ cacheDir: loadConfig({}, {}).cacheDir }),
-        llm: null,
-        now: () => new Date(),
-      };
-      const app = createApp(services, loadConfig({ logLevel: 'silent' }, {}), createLogger('silent'));
+      const runtime = await compose(loadConfig({ logLevel: 'silent' }, {}), { store });
+      const app = createApp(runtime, createLogger('silent'));
       const ready = await app.request('/health/ready');
       assert.equal(ready.status, 200);
       // PGlite: the database is closed; PostgreSQL: the database is dropped under the open pool.
@@ -181,6 +173,12 @@ for (const engine of ENGINES) {
       assert.equal(down.status, 503);
       assert.equal((await down.json()).status, 'unavailable');
       assert.equal((await app.request('/health')).status, 200);
+      // Liveness reads no database: an orchestrator never restarts a process for a slow one.
+      const live = await app.request('/health/live');
+      assert.equal(live.status, 200);
+      const body = await live.json();
+      assert.equal(body.status, 'alive');
+      assert.ok(body.uptime_seconds >= 0 && typeof body.version === 'string');
     });
   });
 }

@@ -84,7 +84,7 @@ for (const engine of ENGINES) {
 
     before(async () => {
       store = await openTestStore(engine);
-      e = encryptedApp(store, newMasterKey(), { worker: false });
+      e = await encryptedApp(store, newMasterKey(), { worker: false });
       const r = await e.call('POST', path('/memories'), { items: ITEMS });
       assert.equal(r.status, 200, JSON.stringify(r.body));
       const rule = await e.call('POST', path('/directives'), {

@@ -32,7 +32,7 @@ for (const engine of ENGINES) {
 
     before(async () => {
       ({ db, dispose } = await openTestDb(engine));
-      e = encryptedApp(storeOver(db), newMasterKey());
+      e = await encryptedApp(storeOver(db), newMasterKey());
     });
     after(async () => {
       await e.close();

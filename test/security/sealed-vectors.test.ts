@@ -53,8 +53,8 @@ for (const engine of ENGINES) {
     before(async () => {
       ({ db, dispose } = await openTestDb(engine));
       store = storeOver(db);
-      a = encryptedApp(store, key);
-      b = encryptedApp(store, key, { worker: false });
+      a = await encryptedApp(store, key);
+      b = await encryptedApp(store, key, { worker: false });
     });
     after(async () => {
       await a.close();
@@ -162,7 +162,7 @@ for (const engine of ENGINES) {
 
     test('concurrent searches of a cold bank, inside and outside read snapshots, all finish', async () => {
       // A fresh process: its cache is cold, so every search below wants to load the bank at once.
-      const c = encryptedApp(store, key, { worker: false });
+      const c = await encryptedApp(store, key, { worker: false });
       try {
         const vector = await embed('music lessons');
         const runs = Array.from({ length: 6 }, (_, i) =>

@@ -104,7 +104,7 @@ for (const engine of ENGINES) {
 
     before(async () => {
       ({ db, dispose } = await openTestDb(engine));
-      e = encryptedApp(storeOver(db), newMasterKey(), { worker: false });
+      e = await encryptedApp(storeOver(db), newMasterKey(), { worker: false });
       attack = new NearestWords(await openGloveCache(loadConfig({}, {}).cacheDir));
     });
     after(async () => {

@@ -54,6 +54,7 @@ const STATEMENT_EXCEPTIONS: Record<string, { statements: number; reason: string 
     statements: 2,
     reason: "lists a project's banks, all or keyset-paged (management)",
   },
+  'banks.ts:countBanks': { statements: 1, reason: "counts a project's banks for the bank list (management)" },
   'encryption.ts:listBankKeys': {
     statements: 1,
     reason: 'every data key: the start-up master key check, rotation',
@@ -68,6 +69,12 @@ const STATEMENT_EXCEPTIONS: Record<string, { statements: number; reason: string 
     reason:
       "the stored_memories quota sums memory_count over the project's banks, on every Retain of a project " +
       'with that quota; a per-project counter would make it single-shard',
+  },
+  'limits.ts:checkStoredQuotaIn': {
+    statements: 1,
+    reason:
+      'the same sum again inside each Retain write of a project with that quota, under the project lock, ' +
+      'so that concurrent Retains cannot pass the quota together',
   },
   'limits.ts:projectUsage': { statements: 1, reason: "the project's usage (stored memories over its banks)" },
   'operations.ts:claimOperation': {

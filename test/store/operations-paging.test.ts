@@ -2,29 +2,21 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { Db } from '../../src/store/db.js';
-import { migrate } from '../../src/store/migrate.js';
 import { storeOver } from '../../src/store/open.js';
-import { openPglite } from '../../src/store/pglite.js';
-import { openPostgres } from '../../src/store/postgres.js';
 import type { Store } from '../../src/store/store.js';
-import { createTestDatabase, ENGINES, type TestDatabase } from '../helpers/engines.js';
+import { ENGINES, openTestDb } from '../helpers/engines.js';
 
 for (const engine of ENGINES) {
   describe(`listing operations page by page (${engine})`, () => {
-    let tdb: TestDatabase | undefined;
     let db: Db;
+    let dispose: () => Promise<void>;
     let store: Store;
     before(async () => {
-      if (engine === 'postgres') tdb = await createTestDatabase();
-      db = tdb ? await openPostgres(tdb.url!) : await openPglite();
-      await migrate(db);
+      ({ db, dispose } = await openTestDb(engine));
       store = storeOver(db);
       await store.ensureBank('default', 'b', {});
     });
-    after(async () => {
-      await db.close();
-      await tdb?.drop();
-    });
+    after(() => dispose());
 
     test('operations created at the same instant are each listed once', async () => {
       const ids: string[] = [];

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Db } from '../../src/store/db.js';
-import { openPglite } from '../../src/store/pglite.js';
 import { inBackground, priorityGate } from '../../src/store/priority.js';
+import { openTestDb } from '../helpers/engines.js';
 
 describe('priority gate', () => {
   test('a background statement waits while a request statement is in flight', async () => {
@@ -51,7 +51,7 @@ describe('priority gate', () => {
 describe('priority on the embedded engine', () => {
   let db: Db;
   before(async () => {
-    db = await openPglite();
+    ({ db } = await openTestDb('pglite'));
     await db.exec('CREATE TABLE t (n int)');
   });
   after(() => db.close());

@@ -4,6 +4,7 @@ import { AuditResource, ProjectsResource } from './resources/admin.js';
 import { BanksResource, EntitiesResource, reflect } from './resources/banks.js';
 import { DirectivesResource } from './resources/directives.js';
 import { DocumentsResource } from './resources/documents.js';
+import { EvaluationsResource } from './resources/evaluations.js';
 import { MemoriesResource } from './resources/memories.js';
 import { OperationsResource } from './resources/operations.js';
 import { SpacesResource } from './resources/spaces.js';
@@ -44,6 +45,7 @@ export class Mnemo {
   readonly operations: OperationsResource;
   readonly directives: DirectivesResource;
   readonly documents: DocumentsResource;
+  readonly evaluations: EvaluationsResource;
   readonly audit: AuditResource;
   /** Operator only: projects and their keys, always on `/v1/default`. */
   readonly projects: ProjectsResource;
@@ -81,6 +83,7 @@ export class Mnemo {
     this.operations = new OperationsResource(t, this.prefix);
     this.directives = new DirectivesResource(t, this.prefix);
     this.documents = new DocumentsResource(t, this.prefix);
+    this.evaluations = new EvaluationsResource(t, this.prefix);
     this.audit = new AuditResource(t, this.prefix);
     this.projects = new ProjectsResource(t);
   }

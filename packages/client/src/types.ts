@@ -7,6 +7,7 @@ import type { z } from 'zod';
 import type * as Banks from '../../../src/contract/banks.js';
 import type * as Directives from '../../../src/contract/directives.js';
 import type * as Documents from '../../../src/contract/documents.js';
+import type * as Evaluations from '../../../src/contract/evaluations.js';
 import type * as Memories from '../../../src/contract/memories.js';
 import type * as Operations from '../../../src/contract/operations.js';
 import type * as Projects from '../../../src/contract/projects.js';
@@ -115,6 +116,15 @@ export type Directive = z.output<typeof Directives.DirectiveRecord>;
 export type CreateDirectiveParams = z.input<typeof Directives.CreateDirectiveBody>;
 export type UpdateDirectiveParams = z.input<typeof Directives.UpdateDirectiveBody>;
 export type DeletedDirective = z.output<typeof Directives.DeletedDirective>;
+
+// Evaluations
+export type RunEvaluationParams = z.input<typeof Evaluations.RunEvaluationBody>;
+export type EvaluationCase = z.input<typeof Evaluations.EvaluationCase>;
+export type Evaluation = z.output<typeof Evaluations.EvaluationRecord>;
+export type EvaluationSummary = z.output<typeof Evaluations.EvaluationSummary>;
+export type EvaluationCaseOutcome = z.output<typeof Evaluations.EvaluationCaseOutcome>;
+export type EvaluationFigures = z.output<typeof Evaluations.EvaluationFigures>;
+export type DeletedEvaluation = z.output<typeof Evaluations.DeletedEvaluation>;
 
 // Documents
 export type DocumentSummary = z.output<typeof Documents.DocumentSummary>;

@@ -215,6 +215,44 @@ for (const engine of ENGINES) {
       await assert.rejects(me.directives.get('guided', d.id), NotFoundError);
     });
 
+    test('evaluations: run, rerun, list (newest first), get, delete', async () => {
+      const r = await me.memories.retain('judged', {
+        items: [
+          { content: 'Grace plays the cello on Sundays.' },
+          { content: 'The harbour freezes in January.' },
+        ],
+      });
+      const [cello, harbour] = r.memory_ids as [string, string];
+      const run = await me.evaluations.run('judged', {
+        k: 1,
+        cases: [
+          { query: 'Who plays the cello?', expected_memory_ids: [cello] },
+          { query: 'When does the harbour freeze?', expected_memory_ids: [harbour, cello] },
+        ],
+      });
+      assert.equal(run.k, 1);
+      assert.equal(run.case_count, 2);
+      assert.deepEqual(
+        run.cases.map((c) => c.rank),
+        [1, 1],
+      );
+      // The second case's two memories cannot both be in the first result: half of it is found.
+      assert.equal(run.recall_at_k, (1 + 0.5) / 2);
+      assert.equal(run.mrr, 1);
+      const again = await me.evaluations.run('judged', { from: run.id, k: 2 });
+      assert.equal(again.k, 2);
+      assert.equal(again.cases.length, 2);
+      const listed = await me.evaluations.list('judged').toArray();
+      assert.deepEqual(
+        listed.map((e) => e.id),
+        [again.id, run.id],
+      );
+      assert.equal((await me.evaluations.get('judged', run.id)).cases[1]?.expected.length, 2);
+      assert.deepEqual(await me.evaluations.delete('judged', run.id), { deleted: true, id: run.id });
+      await assert.rejects(me.evaluations.get('judged', run.id), NotFoundError);
+      await assert.rejects(me.evaluations.run('judged', { k: 0, from: again.id }), BadRequestError);
+    });
+
     test('documents: offset pages as an iterable, get, delete', async () => {
       for (const doc of ['doc-a', 'doc-b', 'doc-c']) {
         await me.memories.retain('papers', {

@@ -3,10 +3,9 @@
  * (PGlite in memory, or a PostgreSQL database of its own) with the real local embedder.
  */
 import { createLogger } from '../../../src/api/logger.js';
-import { startServer } from '../../../src/api/server.js';
+import { startServer } from '../../../src/runtime/server.js';
 import { loadConfig } from '../../../src/config/load.js';
 import type { Services } from '../../../src/core/services.js';
-import { createEmbedder } from '../../../src/embed/index.js';
 import { type EngineName, openTestStore } from '../../../test/helpers/engines.js';
 
 export const ADMIN_TOKEN = 'sdk-test-admin-token';
@@ -27,16 +26,10 @@ export async function startLiveServer(
     {},
   );
   const store = await openTestStore(engine);
-  const services: Services = {
-    store,
-    embedder: createEmbedder({ cacheDir: config.cacheDir }),
-    llm: null,
-    now: () => new Date(),
-  };
-  const server = await startServer(config, createLogger('silent'), services);
+  const server = await startServer(config, createLogger('silent'), { store });
   return {
     url: server.url,
-    services,
+    services: server.services,
     async close() {
       await server.close();
       await store.dispose();

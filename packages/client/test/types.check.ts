@@ -29,4 +29,11 @@ export async function typeChecks(mnemo: Mnemo): Promise<void> {
   // @ts-expect-error a scope outside the contract's list
   await mnemo.projects.keys.create('p', { name: 'k', scopes: ['write'] });
   void key.key;
+  const run = await mnemo.evaluations.run('b', { k: 5, cases: [{ query: 'q', expected_memory_ids: ['m'] }] });
+  // @ts-expect-error a misspelt figure
+  run.recall_at_10;
+  // @ts-expect-error a channel the contract does not have
+  run.channels.lexical;
+  // @ts-expect-error cases need their expected memories
+  await mnemo.evaluations.run('b', { cases: [{ query: 'q' }] });
 }

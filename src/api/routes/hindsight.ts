@@ -49,7 +49,7 @@ const UpsertBankBody = z
   })
   .openapi('UpsertBank');
 
-const HindsightProfile = BankProfileSchema.extend({
+export const HindsightProfile = BankProfileSchema.extend({
   bank_id: z.string(),
   name: z.string(),
   mission: z.string(),
@@ -72,7 +72,7 @@ const CONFIG_KEYS = [
 ] as const;
 
 /** The profile with Hindsight's names beside mnemo's. */
-function hindsightProfile(bank: Bank, profile: BankProfile) {
+export function hindsightProfile(bank: Bank, profile: BankProfile) {
   const mission = profile.mission ?? effectiveConfig(bank.config).reflect_mission ?? '';
   return {
     ...profile,

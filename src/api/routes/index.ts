@@ -2,16 +2,22 @@ import type { Hono } from 'hono';
 import type { AppEnv } from '../env.js';
 import { auditRoutes } from './audit.js';
 import { bankListRoutes } from './bank-list.js';
+import { bankUpkeepRoutes } from './bank-upkeep.js';
 import { bankRoutes } from './banks.js';
 import { directiveRoutes } from './directives.js';
 import { documentRoutes } from './documents.js';
+import { evaluationRoutes } from './evaluations.js';
+import { extractRoutes } from './extract.js';
+import { graphRoutes } from './graph.js';
 import { hindsightRoutes } from './hindsight.js';
 import { mcpRoutes } from './mcp.js';
 import { memoryRoutes } from './memories.js';
+import { operationRecordRoutes } from './operation-records.js';
 import { operationRoutes } from './operations.js';
 import { projectRoutes } from './projects.js';
 import { reflectRoutes } from './reflect.js';
 import { spaceRoutes } from './spaces.js';
+import { statsRoutes } from './stats.js';
 
 /** The routers of a project's banks, served under `/v1/me` (a project key) and `/v1/default`. */
 const BANK_ROUTERS = [
@@ -23,8 +29,14 @@ const BANK_ROUTERS = [
   reflectRoutes,
   directiveRoutes,
   operationRoutes,
+  operationRecordRoutes,
   documentRoutes,
+  evaluationRoutes,
   hindsightRoutes,
+  statsRoutes,
+  graphRoutes,
+  extractRoutes,
+  bankUpkeepRoutes,
 ];
 
 /**

@@ -71,6 +71,7 @@ export const mcpRoutes = new Hono<AppEnv>()
         projectId: auth.projectId,
         actor: auth.actor,
         scopes: auth.scopes,
+        banks: auth.banks,
         defaultBank: bank,
         requestId: c.get('requestId'),
         log: c.get('log'),

@@ -1,6 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { retainAsync } from '../../core/retain/retain-async.js';
 import { AsyncRetainResponse } from '../../contract/operations.js';
+import { entityStates } from '../../core/entity-views.js';
 import { recall } from '../../core/recall/recall.js';
 import { retain } from '../../core/retain/retain.js';
 import { deleteMemory, listMemories } from '../../core/memories.js';
@@ -63,16 +64,29 @@ export const memoryRoutes = router()
     }),
     async (c) => {
       const { bank } = c.req.valid('param');
-      const b = c.req.valid('json');
-      const result = await recall(servicesOf(c), authOf(c).projectId, bank, {
-        ...b,
-        query_timestamp: toDate(b.query_timestamp),
-        temporal_window: b.temporal_window && {
-          start: new Date(b.temporal_window.start),
-          end: new Date(b.temporal_window.end),
+      const { include, ...b } = c.req.valid('json');
+      const s = servicesOf(c);
+      const { projectId, banks } = authOf(c);
+      const result = await recall(
+        s,
+        projectId,
+        bank,
+        {
+          ...b,
+          query_timestamp: toDate(b.query_timestamp),
+          temporal_window: b.temporal_window && {
+            start: new Date(b.temporal_window.start),
+            end: new Date(b.temporal_window.end),
+          },
         },
-      });
-      return send(c, result);
+        { banks },
+      );
+      // Hindsight's `entities` section, on unless asked away (`include.entities: null`).
+      const wanted = include?.entities === undefined ? {} : include.entities;
+      if (!wanted) return send(c, { ...result, entities: null });
+      const ids = result.results.map((r) => r.id);
+      const entities = await entityStates(s, projectId, bank, ids, wanted.max_tokens ?? 500);
+      return send(c, { ...result, entities });
     },
   )
   .openapi(

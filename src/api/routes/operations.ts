@@ -4,6 +4,7 @@ import { authOf, guard } from '../auth.js';
 import { BankParam } from '../../contract/common.js';
 import { ok } from './openapi.js';
 import {
+  OperationOutcome,
   OperationPage,
   OperationParams,
   OperationQuery,
@@ -19,16 +20,21 @@ export const operationRoutes = router()
       path: '/banks/{bank}/operations',
       tags: ['Operations'],
       summary: 'List operations',
+      description:
+        'Newest first, paged by `cursor` or `offset`; `operations` repeats `items` and `total` counts every match (Hindsight’s shape).',
       middleware: [guard('operations.list')] as const,
       request: { params: BankParam, query: OperationQuery },
       responses: ok(OperationPage),
     }),
     async (c) => {
       const q = c.req.valid('query');
-      const page = await listOperations(servicesOf(c), authOf(c).projectId, c.req.valid('param').bank, q, {
-        limit: q.limit ?? 50,
-        cursor: q.cursor,
-      });
+      const page = await listOperations(
+        servicesOf(c),
+        authOf(c).projectId,
+        c.req.valid('param').bank,
+        { status: q.status, kind: q.type },
+        { limit: q.limit ?? 50, cursor: q.cursor, offset: q.offset },
+      );
       return send(c, page);
     },
   )
@@ -53,9 +59,10 @@ export const operationRoutes = router()
       path: '/banks/{bank}/operations/{id}',
       tags: ['Operations'],
       summary: 'Cancel a pending operation',
+      description: 'One already running or finished is a 409.',
       middleware: [guard('operations.cancel')] as const,
       request: { params: OperationParams },
-      responses: ok(OperationRecord),
+      responses: ok(OperationOutcome),
     }),
     async (c) => {
       const { bank, id } = c.req.valid('param');

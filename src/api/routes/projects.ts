@@ -115,6 +115,7 @@ export const projectRoutes = router()
       const key = await createKey(servicesOf(c), c.req.valid('param').project, {
         name: body.name,
         scopes: body.scopes,
+        banks: body.banks ?? null,
         expires_at: toDate(body.expires_at ?? undefined) ?? null,
       });
       return send(c, key, 201);

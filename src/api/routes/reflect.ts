@@ -1,11 +1,12 @@
 import { createRoute } from '@hono/zod-openapi';
 import { bankProfile, requireBank, updateIdentity } from '../../core/banks.js';
 import { requestConsolidation } from '../../core/consolidate/schedule.js';
+import { operationView } from '../../core/operations.js';
 import { reflect } from '../../core/reflect/reflect.js';
 import { authOf, guard } from '../auth.js';
 import { BankProfile } from '../../contract/banks.js';
 import { BankParam } from '../../contract/common.js';
-import { jsonBody, ok } from './openapi.js';
+import { errorResponse, jsonBody, ok } from './openapi.js';
 import { ConsolidateResponse, IdentityBody, ReflectBody, ReflectResponse } from '../../contract/reflect.js';
 import { router, send, servicesOf } from './router.js';
 
@@ -26,8 +27,8 @@ export const reflectRoutes = router()
       request: { params: BankParam, ...jsonBody(ReflectBody) },
       responses: {
         ...ok(ReflectResponse),
-        422: { description: '`response_schema` without a language model (`llm_required`)' },
-        502: { description: 'The language model failed or answered outside `response_schema` (`llm_error`)' },
+        422: errorResponse('`response_schema` without a language model (`llm_required`)'),
+        502: errorResponse('The language model failed or answered outside `response_schema` (`llm_error`)'),
       },
     }),
     async (c) =>
@@ -48,8 +49,14 @@ export const reflectRoutes = router()
       request: { params: BankParam },
       responses: ok(ConsolidateResponse),
     }),
-    async (c) =>
-      send(c, await requestConsolidation(servicesOf(c), authOf(c).projectId, c.req.valid('param').bank)),
+    async (c) => {
+      const queued = await requestConsolidation(
+        servicesOf(c),
+        authOf(c).projectId,
+        c.req.valid('param').bank,
+      );
+      return send(c, { ...queued, operation: operationView(queued.operation) });
+    },
   )
   .openapi(
     createRoute({

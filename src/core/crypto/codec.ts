@@ -25,7 +25,8 @@ export type Field =
   | 'directive'
   | 'bank'
   | 'document'
-  | 'reply';
+  | 'reply'
+  | 'evaluation';
 
 export const isSealed = (v: string) => v.startsWith(SEALED);
 

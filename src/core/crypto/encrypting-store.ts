@@ -296,9 +296,9 @@ class Opener {
 
 /**
  * The store of managed encryption: wraps any store so that an encrypted bank's memory text,
- * context, metadata, entity names, directives and queued Retain payloads reach the database only sealed
- * (AES-256-GCM under the bank's data key), keyword terms, entity keys and conversation ids only
- * as keyed hashes, and every reader gets plaintext back. Plain banks pass through (escaped, so
+ * context, metadata, entity names, directives, evaluation runs' cases and queued Retain payloads
+ * reach the database only sealed (AES-256-GCM under the bank's data key), keyword terms, entity
+ * keys and conversation ids only as keyed hashes, and every reader gets plaintext back. Plain banks pass through (escaped, so
  * no plaintext can pass for a ciphertext). Every method not named here is the inner store's.
  */
 export function encryptingStore(
@@ -507,6 +507,11 @@ export function encryptingStore(
       return Promise.all(found.map((e) => o.entity(e, known)));
     },
 
+    async getEntities(projectId, bankId, ids) {
+      const o = opener(projectId, bankId);
+      return Promise.all((await inner.getEntities(projectId, bankId, ids)).map((e) => o.entity(e)));
+    },
+
     async listEntities(projectId, bankId, page) {
       const o = opener(projectId, bankId);
       const result = await inner.listEntities(projectId, bankId, page);
@@ -665,6 +670,20 @@ export function encryptingStore(
     async getDirective(projectId, bankId, id) {
       const d = await inner.getDirective(projectId, bankId, id);
       return d && opener(projectId, bankId).directive(d);
+    },
+
+    async insertEvaluation(projectId, bankId, e, keep) {
+      const codec = await writeCodec(projectId, bankId);
+      const cases = codec ? codec.seal(e.cases, 'evaluation') : storePlain(e.cases);
+      const written = await inner.insertEvaluation(projectId, bankId, { ...e, cases }, keep);
+      if (!written) return null;
+      await recheck(projectId, bankId, codec);
+      return { ...written, cases: e.cases };
+    },
+
+    async getEvaluation(projectId, bankId, id) {
+      const e = await inner.getEvaluation(projectId, bankId, id);
+      return e && { ...e, cases: await opener(projectId, bankId).value(e.cases, 'evaluation') };
     },
 
     async claimIdempotencyKey(scope, requestHash, staleMs) {

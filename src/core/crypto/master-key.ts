@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
 
 /** The master key is 32 random bytes (AES-256), given base64 (standard or URL-safe) or hex. */
 export const MASTER_KEY_BYTES = 32;
@@ -43,13 +43,33 @@ export function wrapDataKey(master: Buffer, dataKey: Buffer, projectId: string, 
   return `${WRAP_VERSION}.${Buffer.concat([nonce, body, cipher.getAuthTag()]).toString('base64url')}`;
 }
 
+/**
+ * The bank id a wrapped key is bound to. Migration 20 put bank ids in NFC without the master
+ * key, so a renamed bank's key, wrapped for its old id, carries that id after a third dot
+ * (base64url). It is honoured only for the bank that id was renamed to (its NFC form, or the
+ * legacy name that ends in its MD5 digits, as the migration names them) and only if it is
+ * outside NFC, which no bank id is any more: a wrapped key copied to another bank, suffix and
+ * all, does not open there. A master key rotation wraps the key for the current id again.
+ */
+function boundBankId(bankId: string, suffix: string | undefined): string {
+  if (suffix === undefined) return bankId;
+  const old = Buffer.from(suffix, 'base64url').toString('utf8');
+  const digest = createHash('md5').update(old).digest('hex');
+  const renamedTo =
+    bankId === old.normalize('NFC') ||
+    bankId.endsWith(`~legacy-${digest.slice(0, 8)}`) ||
+    bankId.endsWith(`~legacy-${digest}`);
+  if (old === old.normalize('NFC') || !renamedTo) throw new Error('wrapped key bound to another bank');
+  return old;
+}
+
 /** Decrypts a wrapped data key; throws when the master key (or the bank) is not the one it was wrapped for. */
 export function unwrapDataKey(master: Buffer, wrapped: string, projectId: string, bankId: string): Buffer {
-  const [version, data] = wrapped.split('.');
-  if (version !== WRAP_VERSION || !data) throw new Error('unknown wrapped key format');
+  const [version, data, boundTo, ...rest] = wrapped.split('.');
+  if (version !== WRAP_VERSION || !data || rest.length) throw new Error('unknown wrapped key format');
   const raw = Buffer.from(data, 'base64url');
   const decipher = createDecipheriv('aes-256-gcm', master, raw.subarray(0, NONCE_BYTES));
-  decipher.setAAD(wrapContext(projectId, bankId));
+  decipher.setAAD(wrapContext(projectId, boundBankId(bankId, boundTo)));
   decipher.setAuthTag(raw.subarray(raw.length - TAG_BYTES));
   return Buffer.concat([
     decipher.update(raw.subarray(NONCE_BYTES, raw.length - TAG_BYTES)),

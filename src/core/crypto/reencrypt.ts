@@ -176,8 +176,9 @@ function convertPayload(codec: BankCodec, payload: unknown, toEncrypted: boolean
 }
 
 /**
- * The `reencrypt` operation: moves a bank's memories (with their keyword terms and vectors), entities,
- * queued payloads and directives to the form its config wants, a batch per transaction under the bank lock.
+ * The `reencrypt` operation: moves a bank's memories (with their keyword terms and vectors),
+ * entities, queued payloads, directives, documents' hashes, evaluation runs and bank text to the
+ * form its config wants, a batch per transaction under the bank lock.
  * Every row is in exactly one form at any time (a per-row flag says which) and readers open
  * both, so nothing is lost or exposed mid-way; writers meanwhile write the new form. It ends
  * when, under the lock, no row is left in the old form.
@@ -250,6 +251,15 @@ export const runReencryptOperation: OperationRunner = async (s, op) => {
         return toEncrypted ? codec.seal(plain, 'document') : plain;
       }),
     );
+    if (
+      !(await step(() =>
+        s.store.convertEvaluations(projectId, bankId, toEncrypted, BATCH, (cases) => {
+          const plain = codec.open(cases, 'evaluation');
+          return toEncrypted ? codec.seal(plain, 'evaluation') : storePlain(plain);
+        }),
+      ))
+    )
+      return more;
     await s.store.convertBankText(projectId, bankId, toEncrypted, (b) => {
       const opened = {
         name: b.name === null ? null : codec.open(b.name, 'bank'),

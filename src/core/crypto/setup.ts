@@ -1,9 +1,5 @@
 import type { Store } from '../../store/store.js';
-import { enqueueOperation } from '../operations.js';
-import type { Services } from '../services.js';
-import { encryptingStore } from './encrypting-store.js';
 import type { Keyring } from './keyring.js';
-import { DEFAULT_VECTOR_CACHE_MB, VectorCache } from './vector-cache.js';
 
 /**
  * Start-up check: when encrypted banks exist, the master key must be set and must open every
@@ -31,27 +27,4 @@ export async function verifyMasterKey(store: Store, keyring: Keyring | null): Pr
         'with `mnemo keys rotate-master --old <that key> --new <this key>`',
     );
   }
-}
-
-/**
- * Puts managed encryption between core and the store: `s.store` becomes the encrypting store,
- * and switching a bank's setting queues its `reencrypt` operation.
- */
-export function installEncryption(
-  s: Services,
-  keyring: Keyring | null,
-  opts: { vectorCacheMb?: number } = {},
-): void {
-  s.keyring = keyring;
-  const vectors = new VectorCache((opts.vectorCacheMb ?? DEFAULT_VECTOR_CACHE_MB) * 2 ** 20);
-  s.store = encryptingStore(
-    s.store,
-    keyring,
-    {
-      async onSwitch(projectId, bankId) {
-        await enqueueOperation(s, projectId, bankId, 'reencrypt', {});
-      },
-    },
-    { vectors },
-  );
 }

@@ -1,5 +1,6 @@
 import type { Hit, StoredVector, VectorStore } from '../../store/store.js';
 import type { MemoryFilter } from '../types.js';
+import { pacer } from '../pace.js';
 import type { BankCodec } from './codec.js';
 
 /** Default bound of the decrypted vectors one process keeps (`MNEMO_VECTOR_CACHE_MB`). */
@@ -8,7 +9,14 @@ export const DEFAULT_VECTOR_CACHE_MB = 256;
 /** Bytes a memory costs in the cache besides its floats (id, tags, object headers): an estimate. */
 const ENTRY_OVERHEAD = 160;
 
-/** One memory of an encrypted bank, as searched in memory: its unit vector and filter columns. */
+/**
+ * Stored vectors read per statement when a bank's copy is loaded or brought up to date: on the
+ * embedded engine a statement holds the server's thread, and 100,000 sealed vectors in one
+ * took seconds.
+ */
+const PAGE_ROWS = 1000;
+
+/** One memory of an encrypted bank, as searched in memory: where its unit vector is, and filter columns. */
 interface Entry {
   id: string;
   seq: number;
@@ -17,49 +25,122 @@ interface Entry {
   /** Epoch ms; NaN when not set (a `mentionedBefore` filter then drops it, as SQL does). */
   mentioned: number;
   tags: string[];
-  /** Scaled to unit length; null for a memory without a vector (or a zero one). */
-  vector: Float32Array | null;
+  /** Its unit vector's length, and its place in the bank's slab of that length; -1 for none. */
+  dims: number;
+  slot: number;
+}
+
+/**
+ * The unit vectors of one length, side by side in one Float32Array (slot i at i * dims), with
+ * the memory each slot holds. One allocation for a bank instead of one per vector, and a scan
+ * that reads memory in order.
+ */
+class Slab {
+  data: Float32Array;
+  /** Slot i's memory; null once it was removed (until the slab is compacted). */
+  readonly owners: (Entry | null)[] = [];
+  /** Slots used so far, removed ones included. */
+  length = 0;
+  #removed = 0;
+
+  constructor(
+    readonly dims: number,
+    capacity: number,
+  ) {
+    this.data = new Float32Array(Math.max(capacity, 16) * dims);
+  }
+
+  /** Puts `v` scaled to unit length in a new slot of `e`; false for a zero (or non-finite) vector. */
+  put(e: Entry, v: Float32Array): boolean {
+    let n = 0;
+    for (let i = 0; i < v.length; i++) n += v[i]! * v[i]!;
+    if (!(n > 0) || !Number.isFinite(n)) return false;
+    const d = this.dims;
+    if ((this.length + 1) * d > this.data.length) {
+      const grown = new Float32Array(Math.ceil(this.data.length * 1.5) + d);
+      grown.set(this.data.subarray(0, this.length * d));
+      this.data = grown;
+    }
+    const s = 1 / Math.sqrt(n);
+    const at = this.length * d;
+    for (let i = 0; i < d; i++) this.data[at + i] = v[i]! * s;
+    this.owners[this.length] = e;
+    e.dims = d;
+    e.slot = this.length++;
+    return true;
+  }
+
+  remove(e: Entry): void {
+    this.owners[e.slot] = null;
+    e.slot = -1;
+    // Mostly holes (deletions, re-embedded memories): the live vectors move together.
+    if (++this.#removed > 1024 && this.#removed * 2 > this.length) this.#compact();
+  }
+
+  #compact(): void {
+    const d = this.dims;
+    let to = 0;
+    for (let from = 0; from < this.length; from++) {
+      const e = this.owners[from];
+      if (!e) continue;
+      if (from !== to) {
+        this.data.copyWithin(to * d, from * d, (from + 1) * d);
+        this.owners[to] = e;
+        e.slot = to;
+      }
+      to++;
+    }
+    this.owners.length = to;
+    this.length = to;
+    this.#removed = 0;
+  }
 }
 
 /** A bank's vectors as of some committed state of the database. */
 class BankVectors {
   readonly entries = new Map<string, Entry>();
+  /** By vector length: a bank holds two while it is re-embedded with another embedder. */
+  readonly slabs = new Map<number, Slab>();
   maxSeq = 0;
-  bytes = 0;
   constructor(
     /** The bank's wrapped data key: a recreated bank (or a rotated key) starts afresh. */
     readonly keyId: string,
     public version: number,
     public generation: number,
+    /** Memories expected: the first slab is made that big. */
+    readonly expected = 0,
   ) {}
 
-  add(e: Entry): void {
+  /** What the copy takes: each entry's estimate and the slabs as allocated. */
+  get bytes(): number {
+    let n = this.entries.size * ENTRY_OVERHEAD;
+    for (const slab of this.slabs.values()) n += slab.data.byteLength;
+    return n;
+  }
+
+  add(e: Entry, v: Float32Array | null): void {
     const old = this.entries.get(e.id);
-    if (old) this.bytes -= entryBytes(old);
+    if (old) this.#forget(old);
     this.entries.set(e.id, e);
-    this.bytes += entryBytes(e);
+    if (v) {
+      let slab = this.slabs.get(v.length);
+      if (!slab) {
+        slab = new Slab(v.length, this.slabs.size ? 0 : this.expected - this.entries.size + 1);
+        this.slabs.set(v.length, slab);
+      }
+      slab.put(e, v);
+    }
     if (e.seq > this.maxSeq) this.maxSeq = e.seq;
   }
 
   keepOnly(ids: Set<string>): void {
-    for (const [id, e] of this.entries) {
-      if (ids.has(id)) continue;
-      this.entries.delete(id);
-      this.bytes -= entryBytes(e);
-    }
+    for (const e of this.entries.values()) if (!ids.has(e.id)) this.#forget(e);
   }
-}
 
-const entryBytes = (e: Entry) => ENTRY_OVERHEAD + (e.vector?.byteLength ?? 0);
-
-function unit(v: Float32Array): Float32Array | null {
-  let n = 0;
-  for (let i = 0; i < v.length; i++) n += v[i]! * v[i]!;
-  if (!(n > 0) || !Number.isFinite(n)) return null;
-  const s = 1 / Math.sqrt(n);
-  const out = new Float32Array(v.length);
-  for (let i = 0; i < v.length; i++) out[i] = v[i]! * s;
-  return out;
+  #forget(e: Entry): void {
+    this.entries.delete(e.id);
+    if (e.slot >= 0) this.slabs.get(e.dims)!.remove(e);
+  }
 }
 
 /** A stored vector opened: the sealed form with the bank's codec, the plain form parsed. */
@@ -71,17 +152,40 @@ export function openStoredVector(codec: BankCodec | null, r: StoredVector): Floa
   return r.embedding ? Float32Array.from(JSON.parse(r.embedding) as number[]) : null;
 }
 
-function toEntry(codec: BankCodec | null, r: StoredVector): Entry {
-  const v = openStoredVector(codec, r);
-  return {
-    id: r.id,
-    seq: r.seq,
-    type: r.type,
-    documentId: r.document_id,
-    mentioned: r.mentioned_ms ?? Number.NaN,
-    tags: r.tags,
-    vector: v && unit(v),
-  };
+const toEntry = (r: StoredVector): Entry => ({
+  id: r.id,
+  seq: r.seq,
+  type: r.type,
+  documentId: r.document_id,
+  mentioned: r.mentioned_ms ?? Number.NaN,
+  tags: r.tags,
+  dims: 0,
+  slot: -1,
+});
+
+/**
+ * Reads the bank's stored vectors after `afterSeq` a page per statement, and opens them (a
+ * decryption each) letting the event loop take turns: `each` gets every memory with its vector.
+ */
+async function readVectors(
+  store: VectorStore,
+  projectId: string,
+  bankId: string,
+  codec: BankCodec | null,
+  afterSeq: number,
+  each: (e: Entry, v: Float32Array | null) => void,
+): Promise<void> {
+  const pace = pacer();
+  for (let after = afterSeq; ; ) {
+    const rows = await store.memoryVectors(projectId, bankId, { afterSeq: after, limit: PAGE_ROWS });
+    for (const r of rows) {
+      await pace();
+      each(toEntry(r), openStoredVector(codec, r));
+    }
+    if (rows.length < PAGE_ROWS) return;
+    after = rows.at(-1)!.seq;
+    await pace();
+  }
 }
 
 /** `filterClauses` (store/sql/filters.ts) over an entry. */
@@ -111,34 +215,48 @@ function passes(e: Entry, f: MemoryFilter): boolean {
 const sameTags = (a: string[], b: string[]) => a.every((t) => b.includes(t)) && b.every((t) => a.includes(t));
 
 /**
- * The best `limit` entries by cosine similarity to `query` among those `keep` accepts; equal
- * scores newest first, as the SQL channel orders them.
+ * The best `limit` memories of the bank (of `pool` when given) by cosine similarity to `query`
+ * among those `keep` accepts; equal scores newest first, as the SQL channel orders them.
  */
 function nearest(
-  entries: Iterable<Entry>,
+  bank: BankVectors,
   query: Float32Array,
   limit: number,
   keep: (e: Entry) => boolean,
+  pool?: Iterable<Entry>,
 ): (Hit & { seq: number })[] {
-  const q = unit(query);
   const dims = query.length;
+  const slab = bank.slabs.get(dims);
   const top: (Hit & { seq: number })[] = [];
-  if (limit <= 0) return top;
-  for (const e of entries) {
-    const v = e.vector;
-    if (!v || v.length !== dims || !keep(e)) continue;
+  let n = 0;
+  for (let i = 0; i < dims; i++) n += query[i]! * query[i]!;
+  // A zero query scores nothing (NaN in SQL): no hits.
+  if (limit <= 0 || !slab || !(n > 0) || !Number.isFinite(n)) return top;
+  const norm = 1 / Math.sqrt(n);
+  const q = new Float32Array(dims);
+  for (let i = 0; i < dims; i++) q[i] = query[i]! * norm;
+  const data = slab.data;
+  const offer = (e: Entry) => {
+    const at = e.slot * dims;
     let s = 0;
-    if (q) for (let i = 0; i < dims; i++) s += q[i]! * v[i]!;
-    else s = Number.NaN;
-    if (Number.isNaN(s)) continue;
+    for (let i = 0; i < dims; i++) s += q[i]! * data[at + i]!;
+    if (Number.isNaN(s)) return;
     if (top.length === limit) {
       const last = top[limit - 1]!;
-      if (s < last.score || (s === last.score && e.seq < last.seq)) continue;
+      if (s < last.score || (s === last.score && e.seq < last.seq)) return;
       top.pop();
     }
     let i = top.length;
     while (i > 0 && (top[i - 1]!.score < s || (top[i - 1]!.score === s && top[i - 1]!.seq < e.seq))) i--;
     top.splice(i, 0, { id: e.id, score: s, seq: e.seq });
+  };
+  if (pool) {
+    for (const e of pool) if (e.slot >= 0 && e.dims === dims && keep(e)) offer(e);
+  } else {
+    for (let i = 0; i < slab.length; i++) {
+      const e = slab.owners[i];
+      if (e && keep(e)) offer(e);
+    }
   }
   return top;
 }
@@ -204,16 +322,15 @@ export class VectorCache {
     this.#touch(key, bank);
     // Equal: nothing changed. Older: a reader of an older snapshot uses the newer copy as it is.
     if (state.generation <= bank.generation) return bank;
-    const fromSeq = bank.maxSeq;
-    const rows = await store.memoryVectors(projectId, bankId, { afterSeq: fromSeq });
-    const added = rows.map((r) => toEntry(codec, r));
-    const known = new Set(bank.entries.keys());
-    for (const e of added) known.add(e.id);
+    const added: [Entry, Float32Array | null][] = [];
+    await readVectors(store, projectId, bankId, codec, bank.maxSeq, (e, v) => added.push([e, v]));
+    let known = bank.entries.size;
+    for (const [e] of added) if (!bank.entries.has(e.id)) known++;
     // Some were deleted (the count is exact: inserts and deletes move it in their transaction).
-    const ids = known.size !== state.count ? new Set(await store.memoryIds(projectId, bankId)) : null;
+    const ids = known !== state.count ? new Set(await store.memoryIds(projectId, bankId)) : null;
     if (this.#banks.get(key) !== bank || state.generation <= bank.generation) return bank;
     const before = bank.bytes;
-    for (const e of added) bank.add(e);
+    for (const [e, v] of added) bank.add(e, v);
     if (ids) bank.keepOnly(ids);
     bank.generation = state.generation;
     this.#bytes += bank.bytes - before;
@@ -227,11 +344,10 @@ export class VectorCache {
     bankId: string,
     codec: BankCodec | null,
     keyId: string,
-    state: { generation: number; version: number },
+    state: { generation: number; version: number; count: number },
   ): Promise<BankVectors> {
-    const bank = new BankVectors(keyId, state.version, state.generation);
-    for (const r of await store.memoryVectors(projectId, bankId, { afterSeq: 0 }))
-      bank.add(toEntry(codec, r));
+    const bank = new BankVectors(keyId, state.version, state.generation, state.count);
+    await readVectors(store, projectId, bankId, codec, 0, (e, v) => bank.add(e, v));
     return bank;
   }
 
@@ -272,10 +388,7 @@ export class VectorCache {
     limit: number,
   ): Promise<Hit[]> {
     const bank = await this.#current(store, target.projectId, target.bankId, target.codec, target.keyId);
-    return nearest(bank.entries.values(), vector, limit, (e) => passes(e, filter)).map(({ id, score }) => ({
-      id,
-      score,
-    }));
+    return nearest(bank, vector, limit, (e) => passes(e, filter)).map(({ id, score }) => ({ id, score }));
   }
 
   /**
@@ -295,11 +408,11 @@ export class VectorCache {
       // Observations are few: the database names them, the cache scores them.
       const ids = new Set(await store.consolidationEligible(projectId, bankId, null, opts));
       const pool = [...ids].flatMap((id) => bank.entries.get(id) ?? []);
-      return nearest(pool, vector, opts.limit, () => true).map(({ id, score }) => ({ id, score }));
+      return nearest(bank, vector, opts.limit, () => true, pool).map(({ id, score }) => ({ id, score }));
     }
     const keep = (e: Entry) => e.seq < opts.beforeSeq && sameTags(e.tags, opts.tags);
     for (let k = Math.max(opts.limit * 4, 16); ; k *= 4) {
-      const near = nearest(bank.entries.values(), vector, k, keep);
+      const near = nearest(bank, vector, k, keep);
       const ok = new Set(
         await store.consolidationEligible(
           projectId,

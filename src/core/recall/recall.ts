@@ -4,6 +4,7 @@ import { effectiveConfig } from '../bank-config.js';
 import { requireBank, staleVectors } from '../banks.js';
 import { chargeCost } from '../budgets.js';
 import { AppError, invalid } from '../errors.js';
+import { type BankScope, requireInScope } from '../bank-scope.js';
 import { orgBankId } from '../ids.js';
 import { scheduleReembed } from '../reembed.js';
 import type { Services } from '../services.js';
@@ -20,7 +21,8 @@ import { type RecallResponse, type RecallResult, STAGES, type Stage } from './re
 export { type RecallResponse, type RecallResult, STAGES, type Stage };
 
 export const MAX_QUERY_TOKENS = 500;
-const DEFAULT_MAX_TOKENS = 2048;
+/** `max_tokens` of a Recall that gives none. */
+export const DEFAULT_MAX_TOKENS = 2048;
 
 export interface RecallRequest {
   query: string;
@@ -42,6 +44,29 @@ export interface RecallRequest {
  */
 export const CHANNEL_WEIGHTS = { keyword: 1, semantic: 0.5, temporal: 0.6, graph: 0.6 } as const;
 
+export type Channel = keyof typeof CHANNEL_WEIGHTS;
+
+/** The ids each retrieval channel of the searched bank returned, best first (empty when it was off). */
+export type ChannelIds = Record<Channel, string[]>;
+
+export interface RecallOptions {
+  /**
+   * Receives the ids each channel of the bank returned before fusion. The answer is then
+   * computed afresh, never taken from the answer cache (which keeps no channel lists).
+   */
+  onChannels?: (ids: ChannelIds) => void;
+  /**
+   * The caller charged this Recall's units already (an evaluation charges all its cases before
+   * the first runs, so that a spent budget refuses it whole rather than half-way).
+   */
+  charged?: boolean;
+  /**
+   * A bank-scoped key's banks: the org bank blended by `include_org` must be within them too
+   * (else 404, like any bank the key cannot reach).
+   */
+  banks?: BankScope;
+}
+
 interface Scored {
   memory: Memory;
   scores: Record<Stage, number>;
@@ -58,8 +83,14 @@ const round = (x: number) => Math.round(x * 1e6) / 1e6;
  * Every channel of one bank reads one snapshot: a document replaced meanwhile shows its old
  * or its new memories, never a mix or nothing.
  */
-function searchBank(s: Services, bank: Bank, req: RecallRequest, q: AnalyzedQuery): Promise<Scored[]> {
-  return s.store.readSnapshot((store) => searchBankIn({ ...s, store }, bank, req, q));
+function searchBank(
+  s: Services,
+  bank: Bank,
+  req: RecallRequest,
+  q: AnalyzedQuery,
+  onChannels?: RecallOptions['onChannels'],
+): Promise<Scored[]> {
+  return s.store.readSnapshot((store) => searchBankIn({ ...s, store }, bank, req, q, onChannels));
 }
 
 /**
@@ -79,6 +110,7 @@ async function searchBankIn(
   bank: Bank,
   req: RecallRequest,
   q: AnalyzedQuery,
+  onChannels?: RecallOptions['onChannels'],
 ): Promise<Scored[]> {
   const cfg = effectiveConfig(bank.config);
   const budget = BUDGETS[req.budget ?? cfg.recall_default_budget];
@@ -108,6 +140,7 @@ async function searchBankIn(
     { channel: 'temporal', weight: CHANNEL_WEIGHTS.temporal, ids: temporal.map((h) => h.id) },
     { channel: 'graph', weight: CHANNEL_WEIGHTS.graph, ids: graph.map((h) => h.id) },
   ];
+  onChannels?.(Object.fromEntries(lists.map((l) => [l.channel, l.ids])) as ChannelIds);
   const fused = fuse(lists).slice(0, budget.rerank);
   const ids = fused.map((f) => f.id);
   // Candidates are read with their similarity in one query; with stale vectors it means nothing.
@@ -171,6 +204,7 @@ export async function recall(
   projectId: string,
   bankId: string,
   req: RecallRequest,
+  opts: RecallOptions = {},
 ): Promise<RecallResponse> {
   if (countTokens(req.query) > MAX_QUERY_TOKENS) {
     throw new AppError('query_too_long', `query is longer than ${MAX_QUERY_TOKENS} tokens`, {
@@ -185,19 +219,20 @@ export async function recall(
     if (!req.space) throw invalid('space', 'include_org needs space');
     if (bank.space_id !== req.space)
       throw invalid('space', `bank '${bankId}' is not in space '${req.space}'`);
+    requireInScope(opts.banks ?? null, orgBankId(req.space));
   }
   // Charged before any search (a 429 leaves nothing done), cached answer or not: the charge
   // must not depend on what other requests left in this process's cache.
   const level = req.budget ?? effectiveConfig(bank.config).recall_default_budget;
   const units = recallUnits(req.query, level, req.include_org ? 2 : 1, req.max_tokens ?? DEFAULT_MAX_TOKENS);
-  await chargeCost(s, projectId, { recall_units: units }, 'check');
+  if (!opts.charged) await chargeCost(s, projectId, { recall_units: units }, 'check');
   const org = req.space && req.include_org ? await s.store.getBank(projectId, orgBankId(req.space)) : null;
   for (const b of [bank, org]) if (b && staleVectors(s, b)) await scheduleReembed(s, projectId, b.id);
-  const cache = s.recallCache;
+  const cache = opts.onChannels ? undefined : s.recallCache;
   const key = cache ? recallCacheKey(projectId, org ? [bank, org] : [bank], s.embedder.id, req) : null;
   const cached = key ? cache?.get(key, s.now().getTime()) : undefined;
   if (cached) return cached;
-  const response = await search(s, bank, org, req);
+  const response = await search(s, bank, org, req, opts.onChannels);
   if (key) cache?.set(key, freeze(response), s.now().getTime());
   return response;
 }
@@ -214,11 +249,14 @@ async function search(
   bank: Bank,
   org: Bank | null,
   req: RecallRequest,
+  onChannels?: RecallOptions['onChannels'],
 ): Promise<RecallResponse> {
   const q = await analyzeQuery(s, req.query, req.query_timestamp ?? s.now(), req.temporal_window);
   await s.store.maintainStatistics();
   // Floors apply per bank before blending, so a dropped person memory cannot shadow an org one.
-  const person = (await searchBank(s, bank, req, q)).filter((r) => passes(r.scores, req.min_scores));
+  const person = (await searchBank(s, bank, req, q, onChannels)).filter((r) =>
+    passes(r.scores, req.min_scores),
+  );
   let ranked = person;
   if (org) {
     const orgHits = (await searchBank(s, org, req, q)).filter((r) => passes(r.scores, req.min_scores));

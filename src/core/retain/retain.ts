@@ -12,7 +12,7 @@ import { checkId } from '../ids.js';
 import { pacer } from '../pace.js';
 import { checkStorable } from '../storable.js';
 import { sliceEnd } from './slices.js';
-import { chargeRetain } from '../quotas.js';
+import { chargeRetain, insertWithinQuota } from '../quotas.js';
 import { addNeighbourContext } from '../recall/context-terms.js';
 import type { Services } from '../services.js';
 import type { EntityInput, NewMemory } from '../types.js';
@@ -315,7 +315,7 @@ async function retainSliceOf(
   const appended = [...new Set(memories.map((m) => m.document_id))].filter(
     (d): d is string => d !== null && !replacing.has(d),
   );
-  const created = await s.store.insertMemories(projectId, bankId, memories, {
+  const created = await insertWithinQuota(s, projectId, bankId, memories, {
     replaceDocuments: changed,
     documents: [
       ...[...changed, ...touched].map((id) => ({ id, contentHash: complete(id) ? hashes.get(id)! : '' })),

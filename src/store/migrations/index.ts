@@ -20,6 +20,9 @@ import m0015 from './0015-sealed-vectors.js';
 import m0016 from './0016-entity-keys.js';
 import m0018 from './0018-fair-claims.js';
 import m0019 from './0019-audit-refusals.js';
+import m0020 from './0020-nfc-ids.js';
+import m0022 from './0022-evaluations.js';
+import m0025 from './0025-key-banks.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -43,6 +46,9 @@ export const MIGRATIONS: readonly Migration[] = [
   m0016,
   m0018,
   m0019,
+  m0020,
+  m0022,
+  m0025,
 ];
 
 /** The newest schema version this code knows. */

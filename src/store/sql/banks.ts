@@ -25,9 +25,11 @@ export interface BankStore {
    */
   listBanks(
     projectId: string,
-    filter: { spaceId?: string },
-    page?: { limit: number; after?: string },
+    filter: BankFilter,
+    page?: { limit: number; after?: string; offset?: number },
   ): Promise<Bank[]>;
+  /** How many banks `listBanks` would list with this filter and no page. */
+  countBanks(projectId: string, filter: BankFilter): Promise<number>;
   /**
    * Puts the bank in the space if it is in no space yet, holding the space row meanwhile: a
    * concurrent deletion of the space waits and then unassigns it, so a bank never points at a
@@ -71,6 +73,37 @@ export interface BankStore {
   bankCounts(projectId: string, bankId: string): Promise<BankCounts>;
   /** Deletes the bank and all its data; returns the number of memories deleted, or null if absent. */
   deleteBank(projectId: string, bankId: string): Promise<number | null>;
+}
+
+/** Which banks a listing keeps: one space's; those whose id contains `idContains` (any case). */
+export interface BankFilter {
+  spaceId?: string;
+  idContains?: string;
+  /** A bank-scoped key's banks (core/bank-scope.ts): these exact ids and ids with these prefixes. */
+  idIn?: { exact: string[]; prefixes: string[] };
+}
+
+/** The WHERE clause of a bank listing, its parameters after `projectId`. */
+function bankWhere(projectId: string, filter: BankFilter): { where: string; params: unknown[] } {
+  const params: unknown[] = [projectId];
+  let where = 'project_id = $1';
+  if (filter.spaceId !== undefined) {
+    params.push(filter.spaceId);
+    where += ` AND space_id = $${params.length}`;
+  }
+  if (filter.idContains) {
+    // A literal substring: LIKE's wildcards and escape in the text match themselves.
+    params.push(`%${filter.idContains.replace(/[\\%_]/g, '\\$&')}%`);
+    where += ` AND id ILIKE $${params.length}`;
+  }
+  if (filter.idIn) {
+    params.push(filter.idIn.exact, filter.idIn.prefixes);
+    const [exact, prefixes] = [params.length - 1, params.length];
+    // left(), not LIKE: a prefix is literal text, whatever '%' or '_' it holds.
+    where += ` AND (id = ANY($${exact}::text[])
+      OR EXISTS (SELECT 1 FROM unnest($${prefixes}::text[]) AS p(prefix) WHERE left(id, length(p.prefix)) = p.prefix))`;
+  }
+  return { where, params };
 }
 
 const SPACE_SELECT = `SELECT s.id, s.name, s.created_at,
@@ -145,20 +178,27 @@ export function bankQueries(db: Db): BankStore {
       throw notFound(`space '${init.spaceId}'`);
     },
     listBanks(projectId, filter, page) {
-      const params: unknown[] = [projectId];
-      let where = 'project_id = $1';
-      if (filter.spaceId !== undefined) {
-        params.push(filter.spaceId);
-        where += ` AND space_id = $${params.length}`;
-      }
+      const { params, where: base } = bankWhere(projectId, filter);
+      let where = base;
       const select = `SELECT ${BANK_COLUMNS} FROM banks WHERE`;
       if (!page) return db.query<Bank>(`${select} ${where} ORDER BY created_at, id`, params);
       if (page.after !== undefined) {
         params.push(page.after);
         where += ` AND id > $${params.length}`;
       }
-      params.push(page.limit);
-      return db.query<Bank>(`${select} ${where} ORDER BY id LIMIT $${params.length}`, params);
+      params.push(page.limit, page.offset ?? 0);
+      return db.query<Bank>(
+        `${select} ${where} ORDER BY id LIMIT $${params.length - 1} OFFSET $${params.length}`,
+        params,
+      );
+    },
+    async countBanks(projectId, filter) {
+      const { params, where } = bankWhere(projectId, filter);
+      const rows = await db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM banks WHERE ${where}`,
+        params,
+      );
+      return rows[0]!.n;
     },
     async attachBankToSpace(projectId, bankId, spaceId) {
       return db.transaction(async (tx) => {

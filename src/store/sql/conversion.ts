@@ -343,7 +343,9 @@ export function conversionQueries(db: Db): ConversionStore {
                 + (SELECT count(*) FROM directives WHERE project_id = $1 AND bank_id = $2
                      AND starts_with(text, $4) <> $3)
                 + (SELECT count(*) FROM documents WHERE project_id = $1 AND bank_id = $2
-                     AND content_hash <> '' AND starts_with(content_hash, $4) <> $3) AS n`,
+                     AND content_hash <> '' AND starts_with(content_hash, $4) <> $3)
+                + (SELECT count(*) FROM evaluations WHERE project_id = $1 AND bank_id = $2
+                     AND starts_with(cases, $4) <> $3) AS n`,
           [projectId, bankId, target, SEALED],
         );
         if (Number(rows[0]!.n) > 0) return false;

@@ -1,4 +1,5 @@
-import type { Db } from '../db.js';
+import type { Db, Queryable } from '../db.js';
+import { StoredQuotaExceeded } from '../quota-error.js';
 import type { BudgetName } from '../records.js';
 
 /** One rate-limit counter after a request was counted. */
@@ -107,6 +108,51 @@ const NONE = -1;
  */
 const effective = (key: string, param: string) =>
   `CASE WHEN limits ? '${key}' THEN (limits->>'${key}')::bigint ELSE ${param}::bigint END`;
+
+/**
+ * The project's `stored_memories` quota, taken for a write: when the project has one (its own
+ * or the server's `defaultLimit`), locks the project row until the transaction ends and returns
+ * the quota; null (and no lock) when it has none. Every quota-checked write of the project, in
+ * any process, then runs its check and insert one at a time. Taken first in the transaction,
+ * before any bank row: a project's deletion locks the project before its banks too.
+ * `FOR NO KEY UPDATE` does not block the key-share locks of rows that reference the project
+ * (a new bank, a key), only other quota writers and changes of the project row itself.
+ */
+export async function lockStoredQuotaIn(
+  tx: Queryable,
+  projectId: string,
+  defaultLimit: number | null,
+): Promise<number | null> {
+  const quota = (lock: string) =>
+    tx.query<{ lim: number | null }>(
+      `SELECT ${effective('stored_memories', '$2')} AS lim FROM projects WHERE id = $1 ${lock}`,
+      [projectId, defaultLimit],
+    );
+  // Unlocked first: a project without a quota must not serialise its writers.
+  if ((await quota(''))[0]?.lim == null) return null;
+  const lim = (await quota('FOR NO KEY UPDATE'))[0]?.lim;
+  return lim == null ? null : Number(lim);
+}
+
+/**
+ * Refuses (`StoredQuotaExceeded`) a write of `adding` memories that would take the project past
+ * `limit`. Run under `lockStoredQuotaIn`'s lock, after the write's own deletions: on PostgreSQL
+ * this statement's snapshot is taken after the lock was granted, so it sees every memory
+ * committed by the writers before it.
+ */
+export async function checkStoredQuotaIn(
+  tx: Queryable,
+  projectId: string,
+  limit: number,
+  adding: number,
+): Promise<void> {
+  const [row] = await tx.query<{ stored: number }>(
+    'SELECT coalesce(sum(memory_count), 0)::int8 AS stored FROM banks WHERE project_id = $1',
+    [projectId],
+  );
+  const stored = Number(row?.stored ?? 0);
+  if (stored + adding > limit) throw new StoredQuotaExceeded(limit, stored, adding);
+}
 
 /**
  * Rate limits and quotas as fixed-window counters in `rate_counters`. Every statement here is

@@ -1,8 +1,10 @@
+import { FACT_TYPES } from '../../contract/vocabulary.js';
 import type { Memory, MemoryFilter, NewMemory, Page } from '../records.js';
 import type { Db, Queryable } from '../db.js';
 import { lockBank } from './bank-lock.js';
 import { lockBankForWrite, termGroupsClause } from './encryption.js';
 import { decodeCursor, encodeCursor, filterClauses, vectorLiteral } from './filters.js';
+import { checkStoredQuotaIn, lockStoredQuotaIn } from './limits.js';
 
 /** A bank's memories: written with their terms and entities, read, re-embedded, deleted. */
 export interface MemoryStore {
@@ -10,13 +12,20 @@ export interface MemoryStore {
    * Writes memories with their terms and entities in one transaction. With `replaceDocuments`,
    * those documents' previous memories are deleted in the same transaction. If the first
    * memory's id already exists the batch was written before (a repeated operation) and nothing
-   * is done. Returns the number of memories written.
+   * is done. Returns the number of memories written. With `storedQuotaDefault` (the server's
+   * default `stored_memories`, null for none) the project's quota is checked in the same
+   * transaction under the project's lock: a write that would pass it throws
+   * `StoredQuotaExceeded` and writes nothing.
    */
   insertMemories(
     projectId: string,
     bankId: string,
     memories: NewMemory[],
-    opts?: { replaceDocuments?: string[]; documents?: { id: string; contentHash: string }[] },
+    opts?: {
+      replaceDocuments?: string[];
+      documents?: { id: string; contentHash: string }[];
+      storedQuotaDefault?: number | null;
+    },
   ): Promise<number>;
   listMemories(
     projectId: string,
@@ -48,6 +57,11 @@ export interface MemoryStore {
     opts?: { encrypted?: boolean },
   ): Promise<void>;
   deleteMemory(projectId: string, bankId: string, id: string): Promise<boolean>;
+  /**
+   * Deletes the bank's memories (of these fact types only, when given) in one transaction, and
+   * the documents left without a memory; returns how many memories went.
+   */
+  clearMemories(projectId: string, bankId: string, types?: string[]): Promise<number>;
 }
 
 /**
@@ -98,11 +112,14 @@ export async function deleteMemoriesIn(
   tx: Queryable,
   projectId: string,
   bankId: string,
-  where: { ids?: string[]; documentIds?: string[] },
+  where: { ids?: string[]; documentIds?: string[]; types?: string[] },
 ): Promise<number> {
   const params: unknown[] = [projectId, bankId];
   let cond: string;
-  if (where.ids) {
+  if (where.types) {
+    params.push(where.types);
+    cond = 'type = ANY($3::text[])';
+  } else if (where.ids) {
     params.push(where.ids);
     cond = 'id = ANY($3::uuid[])';
   } else {
@@ -217,7 +234,12 @@ export function memoryQueries(db: Db): MemoryStore {
   return {
     async insertMemories(projectId, bankId, memories, opts = {}) {
       return db.transaction(async (tx) => {
-        // Lock the bank row first: serialises writers of one bank so statistics stay exact (and
+        // A project with a stored-memories quota: its writers take turns from here to commit.
+        const quota =
+          opts.storedQuotaDefault !== undefined && memories.length
+            ? await lockStoredQuotaIn(tx, projectId, opts.storedQuotaDefault)
+            : null;
+        // Lock the bank row next: serialises writers of one bank so statistics stay exact (and
         // refuses rows prepared for the other side of an encryption switch).
         await lockBankForWrite(tx, projectId, bankId, memories);
         if (memories[0]) {
@@ -230,6 +252,7 @@ export function memoryQueries(db: Db): MemoryStore {
         if (opts.replaceDocuments?.length) {
           await deleteMemoriesIn(tx, projectId, bankId, { documentIds: opts.replaceDocuments });
         }
+        if (quota !== null) await checkStoredQuotaIn(tx, projectId, quota, memories.length);
         if (memories.length) await insertMemoriesIn(tx, projectId, bankId, memories);
         if (opts.documents?.length) {
           await tx.query(
@@ -328,6 +351,19 @@ export function memoryQueries(db: Db): MemoryStore {
         return deleteMemoriesIn(tx, projectId, bankId, { ids: [id] });
       });
       return n > 0;
+    },
+    async clearMemories(projectId, bankId, types) {
+      return db.transaction(async (tx) => {
+        await lockBank(tx, projectId, bankId);
+        const n = await deleteMemoriesIn(tx, projectId, bankId, { types: types ?? [...FACT_TYPES] });
+        await tx.query(
+          `DELETE FROM documents d WHERE d.project_id = $1 AND d.bank_id = $2
+             AND NOT EXISTS (SELECT 1 FROM memories m
+                              WHERE m.project_id = $1 AND m.bank_id = $2 AND m.document_id = d.id)`,
+          [projectId, bankId],
+        );
+        return n;
+      });
     },
   };
 }

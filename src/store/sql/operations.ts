@@ -20,14 +20,31 @@ export interface OperationStore {
     onceAmong?: ('pending' | 'processing')[];
   }): Promise<{ operation: Operation; created: boolean }>;
   getOperation(projectId: string, bankId: string, id: string): Promise<Operation | null>;
+  /** Newest first; keyset-paged by `cursor`, or by `offset` when there is none. */
   listOperations(
     projectId: string,
     bankId: string,
-    filter: { status?: string },
-    page: { limit: number; cursor?: string },
+    filter: OperationFilter,
+    page: { limit: number; cursor?: string; offset?: number },
   ): Promise<Page<Operation>>;
+  /** The bank's operations matching the filter, by status. */
+  countOperations(
+    projectId: string,
+    bankId: string,
+    filter: OperationFilter,
+  ): Promise<Record<string, number>>;
   /** Cancels a pending operation; null when it is not pending (or absent). */
   cancelOperation(projectId: string, bankId: string, id: string): Promise<Operation | null>;
+  /**
+   * Queues a failed operation again, to run at once from the progress it had recorded, with its
+   * error cleared and its attempts counted afresh; null when it is not failed (or absent).
+   */
+  requeueOperation(projectId: string, bankId: string, id: string): Promise<Operation | null>;
+  /**
+   * Deletes the record of a finished operation (completed, failed or cancelled); false when it
+   * is pending or processing (or absent).
+   */
+  deleteFinishedOperation(projectId: string, bankId: string, id: string): Promise<boolean>;
   /**
    * Claims the next runnable operation (pending, or processing with an expired lease), fairly:
    * the project, then the bank, whose last claim is oldest goes first. `progress` is where a
@@ -93,6 +110,26 @@ const OP_COLUMNS = `id::text AS id, project_id, bank_id, kind, status, items_cou
   created_at, updated_at, extract(epoch FROM created_at) * 1000000 AS seq`;
 
 type OpRow = Operation & { project_id: string; seq: number };
+/** Which operations a listing keeps. */
+export interface OperationFilter {
+  status?: string;
+  kind?: string;
+}
+
+/** The filter's conditions (`AND …`), its parameters after the bank's two. */
+function operationFilter(filter: OperationFilter, params: unknown[]): string {
+  let extra = '';
+  if (filter.status) {
+    params.push(filter.status);
+    extra += ` AND status = $${params.length}`;
+  }
+  if (filter.kind) {
+    params.push(filter.kind);
+    extra += ` AND kind = $${params.length}`;
+  }
+  return extra;
+}
+
 const view = ({ project_id: _p, seq: _s, ...op }: OpRow): Operation => op;
 
 /** Greater than every id: a time-only cursor (an earlier version's) means "strictly older". */
@@ -229,11 +266,7 @@ export function operationQueries(db: Db): OperationStore & IdempotencyStore {
     },
     async listOperations(projectId, bankId, filter, page) {
       const params: unknown[] = [projectId, bankId];
-      let where = 'project_id = $1 AND bank_id = $2';
-      if (filter.status) {
-        params.push(filter.status);
-        where += ` AND status = $${params.length}`;
-      }
+      let where = `project_id = $1 AND bank_id = $2${operationFilter(filter, params)}`;
       const after = decodeOperationCursor(page.cursor);
       if (after) {
         // After the last one listed, in the listing's order: older, or as old with a greater id
@@ -243,9 +276,10 @@ export function operationQueries(db: Db): OperationStore & IdempotencyStore {
         where += ` AND (extract(epoch FROM created_at) * 1000000 < ${at}
           OR (extract(epoch FROM created_at) * 1000000 = ${at} AND id > ${id}::uuid))`;
       }
-      params.push(page.limit + 1);
+      params.push(page.limit + 1, after ? 0 : (page.offset ?? 0));
       const rows = await db.query<OpRow>(
-        `SELECT ${OP_COLUMNS} FROM operations WHERE ${where} ORDER BY created_at DESC, id LIMIT $${params.length}`,
+        `SELECT ${OP_COLUMNS} FROM operations WHERE ${where} ORDER BY created_at DESC, id
+         LIMIT $${params.length - 1} OFFSET $${params.length}`,
         params,
       );
       const more = rows.length > page.limit;
@@ -255,6 +289,32 @@ export function operationQueries(db: Db): OperationStore & IdempotencyStore {
         items: items.map(view),
         next_cursor: more && last ? encodeCursor(`${Math.floor(last.seq)}~${last.id}`) : null,
       };
+    },
+    async countOperations(projectId, bankId, filter) {
+      const params: unknown[] = [projectId, bankId];
+      const rows = await db.query<{ status: string; n: number }>(
+        `SELECT status, count(*)::int AS n FROM operations
+         WHERE project_id = $1 AND bank_id = $2${operationFilter(filter, params)} GROUP BY status`,
+        params,
+      );
+      return Object.fromEntries(rows.map((r) => [r.status, r.n]));
+    },
+    async requeueOperation(projectId, bankId, id) {
+      const rows = await db.query<OpRow>(
+        `UPDATE operations SET status = 'pending', error = NULL, attempts = 0, run_after = now(),
+           locked_by = NULL, locked_until = NULL, updated_at = now()
+         WHERE project_id = $1 AND bank_id = $2 AND id = $3 AND status = 'failed' RETURNING ${OP_COLUMNS}`,
+        [projectId, bankId, id],
+      );
+      return rows[0] ? view(rows[0]) : null;
+    },
+    async deleteFinishedOperation(projectId, bankId, id) {
+      const rows = await db.query(
+        `DELETE FROM operations WHERE project_id = $1 AND bank_id = $2 AND id = $3
+           AND status IN ('completed', 'failed', 'cancelled') RETURNING 1`,
+        [projectId, bankId, id],
+      );
+      return rows.length > 0;
     },
     async cancelOperation(projectId, bankId, id) {
       const rows = await db.query<OpRow>(

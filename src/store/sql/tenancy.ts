@@ -16,6 +16,7 @@ export interface TenancyStore {
     projectId: string;
     name: string;
     scopes: Scope[];
+    banks?: string[] | null;
     secretHash: string;
     expiresAt: Date | null;
   }): Promise<ApiKeyRecord>;
@@ -24,7 +25,7 @@ export interface TenancyStore {
   revokeApiKey(projectId: string, id: string): Promise<boolean>;
 }
 
-const KEY_COLUMNS = 'id, project_id, name, scopes, secret_hash, created_at, expires_at, revoked_at';
+const KEY_COLUMNS = 'id, project_id, name, scopes, banks, secret_hash, created_at, expires_at, revoked_at';
 
 /** Projects, API keys and server settings. */
 export function tenancyQueries(db: Db): TenancyStore {
@@ -84,9 +85,9 @@ export function tenancyQueries(db: Db): TenancyStore {
     },
     async createApiKey(k) {
       const rows = await db.query<ApiKeyRecord>(
-        `INSERT INTO api_keys (id, project_id, name, scopes, secret_hash, expires_at)
-         VALUES ($1, $2, $3, $4::text[], $5, $6) RETURNING ${KEY_COLUMNS}`,
-        [k.id, k.projectId, k.name, k.scopes, k.secretHash, k.expiresAt],
+        `INSERT INTO api_keys (id, project_id, name, scopes, banks, secret_hash, expires_at)
+         VALUES ($1, $2, $3, $4::text[], $5::text[], $6, $7) RETURNING ${KEY_COLUMNS}`,
+        [k.id, k.projectId, k.name, k.scopes, k.banks ?? null, k.secretHash, k.expiresAt],
       );
       return rows[0]!;
     },

@@ -25,11 +25,14 @@ export interface VectorStore {
     projectId: string,
     bankId: string,
   ): Promise<{ generation: number; version: number; count: number } | null>;
-  /** Stored vectors of the given memories, or of every memory after `afterSeq` in seq order. */
+  /**
+   * Stored vectors of the given memories, or of every memory after `afterSeq` in seq order (the
+   * first `limit` of them when given).
+   */
   memoryVectors(
     projectId: string,
     bankId: string,
-    sel: { ids?: string[]; afterSeq?: number },
+    sel: { ids?: string[]; afterSeq?: number; limit?: number },
   ): Promise<StoredVector[]>;
   /** Ids of every memory of the bank. */
   memoryIds(projectId: string, bankId: string): Promise<string[]>;
@@ -73,10 +76,12 @@ export function vectorQueries(db: Db): VectorStore {
           [projectId, bankId, sel.ids],
         );
       }
+      const params: unknown[] = [projectId, bankId, sel.afterSeq ?? 0];
+      if (sel.limit !== undefined) params.push(sel.limit);
       return db.query(
         `SELECT ${VECTOR_COLUMNS} FROM memories m
-         WHERE m.project_id = $1 AND m.bank_id = $2 AND m.seq > $3 ORDER BY m.seq`,
-        [projectId, bankId, sel.afterSeq ?? 0],
+         WHERE m.project_id = $1 AND m.bank_id = $2 AND m.seq > $3 ORDER BY m.seq${sel.limit !== undefined ? ' LIMIT $4' : ''}`,
+        params,
       );
     },
 

@@ -35,6 +35,22 @@ export class OperationsResource {
     return this.t.request('DELETE', bankPath(this.prefix, bank, `/operations/${seg(id)}`), { options });
   }
 
+  /** Queues a failed operation again, from the progress it had recorded (409 in any other state). */
+  retry(bank: string, id: string, options?: RequestOptions): Promise<Operation> {
+    return this.t.request('POST', bankPath(this.prefix, bank, `/operations/${seg(id)}/retry`), { options });
+  }
+
+  /** Deletes the record of a completed, failed or cancelled operation (409 while it is pending or running). */
+  delete(
+    bank: string,
+    id: string,
+    options?: RequestOptions,
+  ): Promise<{ success: true; operation_id: string }> {
+    return this.t.request('DELETE', bankPath(this.prefix, bank, `/operations/${seg(id)}/delete`), {
+      options,
+    });
+  }
+
   /**
    * Polls until the operation is completed, failed or cancelled and returns it. `timeout` (ms,
    * default 5 minutes) bounds the whole wait; `signal` aborts it.

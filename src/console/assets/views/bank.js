@@ -3,6 +3,7 @@ import { bankUrl, get } from '../api.js';
 import { fill, h } from '../dom.js';
 import { badge, errorBox, loading, pageHeader } from '../ui.js';
 import { entitiesTab } from './entities.js';
+import { evaluationsTab } from './evaluations.js';
 import { graphTab } from './graph.js';
 import { memoriesTab } from './memories.js';
 import { operationsTab } from './operations.js';
@@ -18,6 +19,7 @@ const TABS = [
   ['graph', 'Graph', graphTab],
   ['recall', 'Recall', recallTab],
   ['reflect', 'Reflect', reflectTab],
+  ['evaluations', 'Evaluations', evaluationsTab],
   ['operations', 'Operations', operationsTab],
 ];
 

@@ -164,6 +164,7 @@ export async function projectPage(view, { project }) {
                 { label: 'Name', cell: (k) => k.name },
                 { label: 'Key id', cell: (k) => h('code', null, k.id) },
                 { label: 'Scopes', cell: (k) => k.scopes.map((s) => badge(s)) },
+                { label: 'Banks', cell: (k) => (k.banks ? k.banks.map((b) => h('code', null, b)) : 'all') },
                 { label: 'Status', cell: keyStatus },
                 { label: 'Created', cell: (k) => time(k.created_at) },
                 { label: 'Expires', cell: (k) => (k.expires_at ? time(k.expires_at) : 'never') },
@@ -215,6 +216,7 @@ export async function projectPage(view, { project }) {
       }),
     );
     const expires = h('input', { type: 'datetime-local', name: 'expires_at' });
+    const banks = h('input', { name: 'banks', placeholder: 'alice, user-42/*' });
     const slot = h('div');
     const scopesSet = h(
       'fieldset',
@@ -234,9 +236,15 @@ export async function projectPage(view, { project }) {
         onsubmit: async (e) => {
           e.preventDefault();
           clearFormError(form, slot);
+          // Comma-separated bank ids or prefixes ending in '*'; empty = every bank.
+          const bankList = banks.value
+            .split(',')
+            .map((b) => b.trim())
+            .filter(Boolean);
           const body = {
             name: name.value.trim(),
             scopes: boxes.filter((b) => b.checked).map((b) => b.value),
+            ...(bankList.length ? { banks: bankList } : {}),
             ...(expires.value ? { expires_at: localToIso(expires.value) } : {}),
           };
           try {
@@ -246,7 +254,12 @@ export async function projectPage(view, { project }) {
             secretSlot.replaceChildren(secretPanel(key, () => secretSlot.replaceChildren()));
             await loadKeys();
           } catch (err) {
-            showFormError(form, slot, err, (path) => ({ name, expires_at: expires })[path] ?? null);
+            showFormError(
+              form,
+              slot,
+              err,
+              (path) => (path.startsWith('banks') ? banks : { name, expires_at: expires }[path]) ?? null,
+            );
           }
         },
       },
@@ -255,6 +268,9 @@ export async function projectPage(view, { project }) {
         { class: 'grid' },
         field('Name', name, { hint: 'Who uses it, e.g. "support-bot".' }),
         field('Expires (optional)', expires, { hint: 'Your local time. Empty: never.' }),
+        field('Banks (optional)', banks, {
+          hint: 'Comma-separated bank ids or prefixes ending in * (user-42/*). Empty: every bank.',
+        }),
       ),
       scopesSet,
       slot,

@@ -1,10 +1,9 @@
 import { type ServerType, serve } from '@hono/node-server';
 import type { Logger } from 'pino';
 import { type Config, isLoopback } from '../config/load.js';
+import { createApp } from '../api/app.js';
 import type { Services } from '../core/services.js';
-import { OPERATION_RUNNERS } from '../jobs/kinds.js';
-import { startWorker, type Worker } from '../jobs/worker.js';
-import { createApp, createServices } from './app.js';
+import { compose, type Overrides } from './compose.js';
 
 export interface RunningServer {
   url: string;
@@ -25,38 +24,39 @@ export function checkExposure(config: Config): void {
   }
 }
 
-/** Opens the store, builds the app and listens. */
-export async function startServer(config: Config, log: Logger, services?: Services): Promise<RunningServer> {
+/** Composes the services (opening the store unless `overrides` gives one), builds the app and listens. */
+export async function startServer(
+  config: Config,
+  log: Logger,
+  overrides: Overrides = {},
+): Promise<RunningServer> {
   checkExposure(config);
-  const svc = services ?? (await createServices(config));
-  const worker = config.worker ? attachWorker(svc, log) : null;
-  const app = createApp(svc, config, log);
+  const runtime = await compose(config, overrides);
+  const worker = config.worker ? runtime.startWorker(log) : null;
+  const app = createApp(runtime, log);
   const handlers = inFlight(app.fetch);
-  const server: ServerType = await new Promise((resolve, reject) => {
+  const server: ServerType = await new Promise<ServerType>((resolve, reject) => {
     const s = serve({ fetch: handlers.fetch, port: config.port, hostname: config.host }, () => resolve(s));
     s.once('error', reject);
+  }).catch(async (err: unknown) => {
+    await worker?.stop();
+    await runtime.close();
+    throw err;
   });
   const addr = server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   return {
     url: `http://${host}:${port}`,
-    services: svc,
+    services: runtime.services,
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       // A request whose client hung up has no socket left to wait for, but may still be running.
       await handlers.settled();
       await worker?.stop();
-      if (!services) await svc.store.close();
+      await runtime.close();
     },
   };
-}
-
-/** Runs an operations worker over these services; in-process enqueues wake it at once. */
-export function attachWorker(s: Services, log: Logger): Worker {
-  const worker = startWorker(s, log, { runners: OPERATION_RUNNERS });
-  s.onEnqueue = () => worker.kick();
-  return worker;
 }
 
 /** Wraps a fetch handler so that one can wait for every request it is still handling. */

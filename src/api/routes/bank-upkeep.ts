@@ -1,0 +1,119 @@
+import { createRoute } from '@hono/zod-openapi';
+import { bankProfile, requireBank } from '../../core/banks.js';
+import { clearMemories, resetConfig, setBackground, setDisposition } from '../../core/bank-upkeep.js';
+import { entityDetail } from '../../core/entity-views.js';
+import { authOf, guard } from '../auth.js';
+import { BankConfigView } from '../../contract/banks.js';
+import {
+  BackgroundBody,
+  BackgroundResponse,
+  ClearedMemories,
+  ClearMemoriesQuery,
+  DispositionBody,
+} from '../../contract/bank-upkeep.js';
+import { BankParam } from '../../contract/common.js';
+import { EntityDetail, EntityParams } from '../../contract/graph.js';
+import { HindsightProfile, hindsightProfile } from './hindsight.js';
+import { jsonBody, ok } from './openapi.js';
+import { router, send, servicesOf } from './router.js';
+
+/**
+ * Upkeep of a bank as Hindsight's client does it: reset its config, set its disposition or
+ * background (older calls), clear its memories, "regenerate" an entity.
+ */
+export const bankUpkeepRoutes = router()
+  .openapi(
+    createRoute({
+      method: 'delete',
+      path: '/banks/{bank}/config',
+      tags: ['Banks'],
+      summary: 'Reset bank config',
+      description:
+        'Removes every override, so each setting is its default again — except `encryption`: resetting it would decrypt the bank (set it with `PATCH .../config`).',
+      middleware: [guard('banks.config.update')] as const,
+      request: { params: BankParam },
+      responses: ok(BankConfigView),
+    }),
+    async (c) => {
+      const s = servicesOf(c);
+      const bank = await requireBank(s, authOf(c).projectId, c.req.valid('param').bank);
+      return send(c, await resetConfig(s, bank, { masterKeySet: !!c.get('config').masterKey }));
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'put',
+      path: '/banks/{bank}/profile',
+      tags: ['Banks'],
+      summary: 'Set the disposition (Hindsight’s older call)',
+      description: 'The three traits, 1–5 each; the same as `PATCH .../config` with `disposition_*`.',
+      middleware: [guard('banks.config.update')] as const,
+      request: { params: BankParam, ...jsonBody(DispositionBody) },
+      responses: ok(HindsightProfile),
+    }),
+    async (c) => {
+      const s = servicesOf(c);
+      const bank = await requireBank(s, authOf(c).projectId, c.req.valid('param').bank);
+      const updated = await setDisposition(s, bank, c.req.valid('json').disposition, {
+        masterKeySet: !!c.get('config').masterKey,
+      });
+      return send(c, hindsightProfile(updated, await bankProfile(s, updated)));
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'post',
+      path: '/banks/{bank}/background',
+      tags: ['Banks'],
+      summary: 'Set the mission (Hindsight’s older `background` call)',
+      description: 'Replaces the mission with `content`; blank clears it.',
+      middleware: [guard('banks.identity.update')] as const,
+      request: { params: BankParam, ...jsonBody(BackgroundBody) },
+      responses: ok(BackgroundResponse),
+    }),
+    async (c) => {
+      const s = servicesOf(c);
+      const bank = await requireBank(s, authOf(c).projectId, c.req.valid('param').bank);
+      return send(c, await setBackground(s, bank, c.req.valid('json').content));
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'delete',
+      path: '/banks/{bank}/memories',
+      tags: ['Memories'],
+      summary: 'Clear the bank’s memories',
+      description:
+        'Deletes every memory of the bank (of one fact type with `?type=`) and the documents left without one; the bank, its config and directives stay.',
+      middleware: [guard('memories.clear')] as const,
+      request: { params: BankParam, query: ClearMemoriesQuery },
+      responses: ok(ClearedMemories),
+    }),
+    async (c) =>
+      send(
+        c,
+        await clearMemories(
+          servicesOf(c),
+          authOf(c).projectId,
+          c.req.valid('param').bank,
+          c.req.valid('query').type,
+        ),
+      ),
+  )
+  .openapi(
+    createRoute({
+      method: 'post',
+      path: '/banks/{bank}/entities/{entity_id}/regenerate',
+      tags: ['Graph'],
+      summary: 'An entity, read afresh (Hindsight’s deprecated regenerate)',
+      description:
+        'mnemo keeps no summary of an entity to regenerate: the answer is read from its memories now, as `GET` reads it.',
+      middleware: [guard('entities.get')] as const,
+      request: { params: EntityParams },
+      responses: ok(EntityDetail),
+    }),
+    async (c) => {
+      const { bank, entity_id } = c.req.valid('param');
+      return send(c, await entityDetail(servicesOf(c), authOf(c).projectId, bank, entity_id));
+    },
+  );

@@ -1,0 +1,43 @@
+import { createRoute } from '@hono/zod-openapi';
+import { deleteOperation, retryOperation } from '../../core/operations.js';
+import { authOf, guard } from '../auth.js';
+import { OperationOutcome, OperationParams } from '../../contract/operations.js';
+import { errorResponse, ok } from './openapi.js';
+import { router, send, servicesOf } from './router.js';
+
+/** What can be done with an operation once it has ended: run a failed one again, or forget it. */
+export const operationRecordRoutes = router()
+  .openapi(
+    createRoute({
+      method: 'post',
+      path: '/banks/{bank}/operations/{id}/retry',
+      tags: ['Operations'],
+      summary: 'Retry a failed operation',
+      description:
+        'Queues it again, to run from the progress it had recorded, with its error cleared. Any state but `failed` is a 409.',
+      middleware: [guard('operations.retry')] as const,
+      request: { params: OperationParams },
+      responses: { ...ok(OperationOutcome), 409: errorResponse('The operation has not failed') },
+    }),
+    async (c) => {
+      const { bank, id } = c.req.valid('param');
+      return send(c, await retryOperation(servicesOf(c), authOf(c).projectId, bank, id));
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'delete',
+      path: '/banks/{bank}/operations/{id}/delete',
+      tags: ['Operations'],
+      summary: 'Delete a finished operation',
+      description:
+        'Removes the record of a completed, failed or cancelled operation. A pending or running one is a 409: cancel it first (`DELETE .../operations/{id}`).',
+      middleware: [guard('operations.delete')] as const,
+      request: { params: OperationParams },
+      responses: { ...ok(OperationOutcome), 409: errorResponse('The operation has not finished') },
+    }),
+    async (c) => {
+      const { bank, id } = c.req.valid('param');
+      return send(c, await deleteOperation(servicesOf(c), authOf(c).projectId, bank, id));
+    },
+  );

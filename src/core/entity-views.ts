@@ -1,0 +1,140 @@
+import { countTokens } from '../text/tokens.js';
+import { requireBank } from './banks.js';
+import { notFound } from './errors.js';
+import { isUuid } from './ids.js';
+import type { Services } from './services.js';
+import type { Entity, Memory } from './types.js';
+
+/** What is known of an entity, as Hindsight shows it: a few memories that mention it. */
+export interface EntityState {
+  entity_id: string;
+  canonical_name: string;
+  observations: { text: string; mentioned_at: Date | null }[];
+}
+
+/** Memories read per entity (more than a budget usually admits; the budget cuts). */
+const FACTS_PER_ENTITY = 5;
+
+/** The entities and their memories, each list in the store's order (observations, then newest). */
+async function entitiesWithFacts(
+  s: Services,
+  projectId: string,
+  bankId: string,
+  entityIds: string[],
+  perEntity: number,
+): Promise<{ entity: Entity; facts: Memory[] }[]> {
+  const [entities, links] = await Promise.all([
+    s.store.getEntities(projectId, bankId, entityIds),
+    s.store.memoriesOfEntities(projectId, bankId, entityIds, perEntity),
+  ]);
+  const memories = new Map(
+    (await s.store.getMemories(projectId, bankId, [...new Set(links.map((l) => l.memory_id))])).map((m) => [
+      m.id,
+      m,
+    ]),
+  );
+  const byId = new Map(entities.map((e) => [e.id, e]));
+  return entityIds.flatMap((id) => {
+    const entity = byId.get(id);
+    if (!entity) return [];
+    const facts = links
+      .filter((l) => l.entity_id === id)
+      .map((l) => memories.get(l.memory_id))
+      .filter((m): m is Memory => m !== undefined);
+    return [{ entity, facts }];
+  });
+}
+
+const observationOf = (m: Memory) => ({ text: m.text, mentioned_at: m.mentioned_at });
+
+/**
+ * Recall's `entities` section: the entities the results mention, in the order the results
+ * first mention them, keyed by name, each with memories about it (observations first) while
+ * `maxTokens` of their text last over all entities.
+ */
+export async function entityStates(
+  s: Services,
+  projectId: string,
+  bankId: string,
+  memoryIds: string[],
+  maxTokens: number,
+): Promise<Record<string, EntityState>> {
+  const links = await s.store.entitiesOfMemories(projectId, bankId, memoryIds);
+  const rank = new Map(memoryIds.map((id, i) => [id, i]));
+  const first = new Map<string, number>();
+  for (const l of links) {
+    const r = rank.get(l.memory_id) ?? Number.MAX_SAFE_INTEGER;
+    if (r < (first.get(l.entity_id) ?? Number.MAX_SAFE_INTEGER)) first.set(l.entity_id, r);
+  }
+  const ordered = [...first].sort((a, b) => a[1] - b[1]).map(([id]) => id);
+  // Keyed by names a client chose: no prototype for a name like `__proto__` to reach.
+  const out: Record<string, EntityState> = Object.create(null);
+  let left = maxTokens;
+  for (const { entity, facts } of await entitiesWithFacts(s, projectId, bankId, ordered, FACTS_PER_ENTITY)) {
+    const observations = [];
+    for (const m of facts) {
+      const cost = countTokens(m.text);
+      if (cost > left) break;
+      left -= cost;
+      observations.push(observationOf(m));
+    }
+    out[entity.name] = { entity_id: entity.id, canonical_name: entity.name, observations };
+  }
+  return out;
+}
+
+/** Memories shown on an entity's page. */
+const DETAIL_FACTS = 20;
+
+/** An entity's page: the entity, and the memories that mention it (observations first, then newest). */
+export async function entityDetail(s: Services, projectId: string, bankId: string, entityId: string) {
+  await requireBank(s, projectId, bankId);
+  const [found] = isUuid(entityId)
+    ? await entitiesWithFacts(s, projectId, bankId, [entityId], DETAIL_FACTS)
+    : [];
+  if (!found) throw notFound(`entity '${entityId}'`);
+  const { entity, facts } = found;
+  return {
+    ...entity,
+    canonical_name: entity.name,
+    observations: facts.map(observationOf),
+  };
+}
+
+/**
+ * Entities as nodes and how often two are mentioned by the same memory as edges, in the shape a
+ * graph viewer reads (`{data: {...}}`): the `limit` most frequent pairs seen at least
+ * `minCount` times, and the entities they join.
+ */
+export async function entityGraph(
+  s: Services,
+  projectId: string,
+  bankId: string,
+  q: { limit: number; minCount: number },
+) {
+  await requireBank(s, projectId, bankId);
+  const { pairs, total } = await s.store.entityCooccurrences(projectId, bankId, q);
+  const ids = [...new Set(pairs.flatMap((p) => [p.a, p.b]))];
+  const entities = (await s.store.getEntities(projectId, bankId, ids)).sort(
+    (a, b) => b.mention_count - a.mention_count || a.name.localeCompare(b.name),
+  );
+  const counts = await s.store.bankCounts(projectId, bankId);
+  return {
+    nodes: entities.map((e) => ({
+      data: { id: e.id, label: e.name, type: e.type, mentionCount: e.mention_count },
+    })),
+    edges: pairs.map((p) => ({
+      data: {
+        id: `${p.a}-${p.b}`,
+        source: p.a,
+        target: p.b,
+        weight: p.count,
+        linkType: 'cooccurrence',
+        lastCooccurred: p.last,
+      },
+    })),
+    total_entities: counts.entity_count,
+    total_edges: total,
+    limit: q.limit,
+  };
+}

@@ -1,0 +1,102 @@
+import { TIMESERIES_PERIODS, type TimeseriesPeriod } from '../contract/stats.js';
+import { FACT_TYPES, type FactType } from '../contract/vocabulary.js';
+import type { TimeField } from '../store/store.js';
+import { requireBank } from './banks.js';
+import type { Services } from './services.js';
+
+const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+
+/** What a bank holds, counted, in Hindsight's `stats` shape. */
+export async function bankStats(s: Services, projectId: string, bankId: string) {
+  await requireBank(s, projectId, bankId);
+  const st = await s.store.bankStats(projectId, bankId);
+  const ops = await s.store.countOperations(projectId, bankId, {});
+  const byLinkType: Record<string, number> = {};
+  const byFactType: Record<string, number> = {};
+  const breakdown: Record<string, Record<string, number>> = {};
+  for (const l of st.links) {
+    byLinkType[l.link_type] = (byLinkType[l.link_type] ?? 0) + l.n;
+    byFactType[l.fact_type] = (byFactType[l.fact_type] ?? 0) + l.n;
+    breakdown[l.fact_type] = { ...breakdown[l.fact_type], [l.link_type]: l.n };
+  }
+  return {
+    bank_id: bankId,
+    total_nodes: sum(Object.values(st.memoriesByType)),
+    total_links: sum(Object.values(byLinkType)),
+    total_documents: st.documents,
+    nodes_by_fact_type: st.memoriesByType,
+    links_by_link_type: byLinkType,
+    links_by_fact_type: byFactType,
+    links_breakdown: breakdown,
+    pending_operations: (ops.pending ?? 0) + (ops.processing ?? 0),
+    failed_operations: ops.failed ?? 0,
+    operations_by_status: ops,
+    last_consolidated_at: st.lastConsolidatedAt,
+    last_memory_write_at: st.lastMemoryAt,
+    pending_consolidation: st.pendingConsolidation,
+    total_observations: st.memoriesByType.observation ?? 0,
+  };
+}
+
+const STEP_SECONDS = { minute: 60, hour: 3600, day: 86_400 } as const;
+const TIME_FIELDS: readonly TimeField[] = ['created_at', 'mentioned_at', 'occurred_start'];
+
+/**
+ * Memories of the bank over the last `period`, counted by fact type in buckets (minutes, hours
+ * or UTC days); every bucket of the period is listed, the current one last. An unknown
+ * `time_field` counts by `created_at`, as Hindsight does.
+ */
+export async function memoriesTimeseries(
+  s: Services,
+  projectId: string,
+  bankId: string,
+  q: { period?: TimeseriesPeriod; time_field?: string },
+) {
+  await requireBank(s, projectId, bankId);
+  const period = q.period ?? '7d';
+  const { seconds, trunc } = TIMESERIES_PERIODS[period];
+  const field = TIME_FIELDS.find((f) => f === q.time_field) ?? 'created_at';
+  const step = STEP_SECONDS[trunc];
+  const count = seconds / step;
+  const current = Math.floor(s.now().getTime() / 1000 / step) * step;
+  const first = current - (count - 1) * step;
+  const rows = await s.store.memoryTimeseries(projectId, bankId, {
+    field,
+    from: new Date(first * 1000),
+    to: new Date((current + step) * 1000),
+    stepSeconds: step,
+  });
+  const buckets = Array.from({ length: count }, (_, i) => ({
+    time: new Date((first + i * step) * 1000),
+    ...Object.fromEntries(FACT_TYPES.map((t) => [t, 0])),
+  })) as ({ time: Date } & Record<FactType, number>)[];
+  for (const r of rows) {
+    const b = buckets[Math.round((r.bucket.getTime() / 1000 - first) / step)];
+    const type = FACT_TYPES.find((t) => t === r.type);
+    if (b && type) b[type] += r.n;
+  }
+  return { bank_id: bankId, period, trunc, time_field: field, buckets };
+}
+
+/** `*` stands for any text; everything else in the pattern matches itself (LIKE's own wildcards too). */
+export function tagPattern(q: string): string {
+  return q.replace(/[\\%_]/g, '\\$&').replaceAll('*', '%');
+}
+
+/** The bank's tags with how many memories carry each, most used first. */
+export async function listTags(
+  s: Services,
+  projectId: string,
+  bankId: string,
+  q: { q?: string; limit?: number; offset?: number },
+) {
+  await requireBank(s, projectId, bankId);
+  const limit = q.limit ?? 100;
+  const offset = q.offset ?? 0;
+  const page = await s.store.tagCounts(projectId, bankId, {
+    like: q.q ? tagPattern(q.q) : undefined,
+    limit,
+    offset,
+  });
+  return { ...page, limit, offset };
+}

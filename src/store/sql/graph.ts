@@ -1,0 +1,163 @@
+import type { Db } from '../db.js';
+import type { Entity } from '../records.js';
+
+/**
+ * The links of a bank's memories and entities, read for browsing (graphs, an entity's page, a
+ * memory's history). Every method but `getEntities` answers with ids and counts only: the
+ * caller reads what they name through `getMemories` / `getEntities`, which open an encrypted
+ * bank's sealed text.
+ */
+export interface GraphStore {
+  /** Entities by id (unknown ids are left out). */
+  getEntities(projectId: string, bankId: string, ids: string[]): Promise<Entity[]>;
+  /** Which entities each of these memories mentions. */
+  entitiesOfMemories(
+    projectId: string,
+    bankId: string,
+    memoryIds: string[],
+  ): Promise<{ memory_id: string; entity_id: string }[]>;
+  /**
+   * Up to `perEntity` memories mentioning each entity: observations first, then the most
+   * recently mentioned.
+   */
+  memoriesOfEntities(
+    projectId: string,
+    bankId: string,
+    entityIds: string[],
+    perEntity: number,
+  ): Promise<{ entity_id: string; memory_id: string }[]>;
+  /**
+   * Pairs of entities mentioned by the same memories, at least `minCount` times, most often
+   * first; `total` counts every such pair.
+   */
+  entityCooccurrences(
+    projectId: string,
+    bankId: string,
+    q: { minCount: number; limit: number },
+  ): Promise<{ pairs: { a: string; b: string; count: number; last: Date }[]; total: number }>;
+  /**
+   * Links among these memories, at most `limit`: an observation and a memory behind it
+   * (`supports` / `contradicts`), and two memories mentioning the same entities (`entity`,
+   * weighed by how many).
+   */
+  memoryLinks(
+    projectId: string,
+    bankId: string,
+    memoryIds: string[],
+    limit: number,
+  ): Promise<{ from: string; to: string; type: string; weight: number }[]>;
+  /**
+   * What consolidation did with a memory: when it was written as an observation and last
+   * rewritten (null for a memory consolidation did not write), the memories behind it with when
+   * each was added, and the observations it is behind.
+   */
+  memoryLineage(
+    projectId: string,
+    bankId: string,
+    id: string,
+  ): Promise<{
+    observation: { created_at: Date; updated_at: Date } | null;
+    sources: { memory_id: string; relation: string; created_at: Date }[];
+    usedBy: { observation_id: string; relation: string; created_at: Date }[];
+  }>;
+}
+
+export function graphQueries(db: Db): GraphStore {
+  return {
+    async getEntities(projectId, bankId, ids) {
+      if (ids.length === 0) return [];
+      return db.query<Entity>(
+        `SELECT id::text AS id, name, type, aliases, mention_count, first_seen, last_seen FROM entities
+         WHERE project_id = $1 AND bank_id = $2 AND id = ANY($3::uuid[])`,
+        [projectId, bankId, ids],
+      );
+    },
+
+    async entitiesOfMemories(projectId, bankId, memoryIds) {
+      if (memoryIds.length === 0) return [];
+      return db.query(
+        `SELECT memory_id::text AS memory_id, entity_id::text AS entity_id FROM memory_entities
+         WHERE project_id = $1 AND bank_id = $2 AND memory_id = ANY($3::uuid[])`,
+        [projectId, bankId, memoryIds],
+      );
+    },
+
+    async memoriesOfEntities(projectId, bankId, entityIds, perEntity) {
+      if (entityIds.length === 0) return [];
+      return db.query(
+        `SELECT x.entity_id::text AS entity_id, f.memory_id FROM unnest($3::uuid[]) AS x(entity_id)
+         CROSS JOIN LATERAL (
+           SELECT m.id::text AS memory_id FROM memory_entities me JOIN memories m
+             ON m.project_id = me.project_id AND m.bank_id = me.bank_id AND m.id = me.memory_id
+           WHERE me.project_id = $1 AND me.bank_id = $2 AND me.entity_id = x.entity_id
+           ORDER BY (m.type = 'observation') DESC, m.mentioned_at DESC NULLS LAST, m.seq DESC
+           LIMIT $4) f`,
+        [projectId, bankId, entityIds, perEntity],
+      );
+    },
+
+    async entityCooccurrences(projectId, bankId, q) {
+      const rows = await db.query<{ a: string; b: string; count: number; last: Date; total: number }>(
+        `SELECT a.entity_id::text AS a, b.entity_id::text AS b, count(*)::int AS count,
+                max(coalesce(m.mentioned_at, m.created_at)) AS last, (count(*) OVER ())::int AS total
+           FROM memory_entities a
+           JOIN memory_entities b
+             ON b.project_id = a.project_id AND b.bank_id = a.bank_id AND b.memory_id = a.memory_id
+            AND b.entity_id > a.entity_id
+           JOIN memories m ON m.project_id = a.project_id AND m.bank_id = a.bank_id AND m.id = a.memory_id
+          WHERE a.project_id = $1 AND a.bank_id = $2
+          GROUP BY a.entity_id, b.entity_id HAVING count(*) >= $3
+          ORDER BY count DESC, a.entity_id, b.entity_id LIMIT $4`,
+        [projectId, bankId, q.minCount, q.limit],
+      );
+      return {
+        pairs: rows.map(({ total: _total, ...p }) => p),
+        total: rows[0]?.total ?? 0,
+      };
+    },
+
+    async memoryLinks(projectId, bankId, memoryIds, limit) {
+      if (memoryIds.length === 0) return [];
+      const sources = await db.query<{ from: string; to: string; type: string; weight: number }>(
+        `SELECT observation_id::text AS from, memory_id::text AS to, relation AS type, 1 AS weight
+           FROM observation_sources
+          WHERE project_id = $1 AND bank_id = $2
+            AND observation_id = ANY($3::uuid[]) AND memory_id = ANY($3::uuid[])
+          ORDER BY observation_id, memory_id LIMIT $4`,
+        [projectId, bankId, memoryIds, limit],
+      );
+      const shared = await db.query<{ from: string; to: string; type: string; weight: number }>(
+        `SELECT a.memory_id::text AS from, b.memory_id::text AS to, 'entity' AS type, count(*)::int AS weight
+           FROM memory_entities a
+           JOIN memory_entities b
+             ON b.project_id = a.project_id AND b.bank_id = a.bank_id AND b.entity_id = a.entity_id
+            AND b.memory_id > a.memory_id
+          WHERE a.project_id = $1 AND a.bank_id = $2
+            AND a.memory_id = ANY($3::uuid[]) AND b.memory_id = ANY($3::uuid[])
+          GROUP BY a.memory_id, b.memory_id
+          ORDER BY weight DESC, a.memory_id, b.memory_id LIMIT $4`,
+        [projectId, bankId, memoryIds, Math.max(limit - sources.length, 0)],
+      );
+      return [...sources, ...shared];
+    },
+
+    async memoryLineage(projectId, bankId, id) {
+      const args = [projectId, bankId, id];
+      const obs = await db.query<{ created_at: Date; updated_at: Date }>(
+        'SELECT created_at, updated_at FROM observations WHERE project_id = $1 AND bank_id = $2 AND id = $3',
+        args,
+      );
+      const sources = await db.query<{ memory_id: string; relation: string; created_at: Date }>(
+        `SELECT memory_id::text AS memory_id, relation, created_at FROM observation_sources
+          WHERE project_id = $1 AND bank_id = $2 AND observation_id = $3 ORDER BY created_at, memory_id`,
+        args,
+      );
+      const usedBy = await db.query<{ observation_id: string; relation: string; created_at: Date }>(
+        `SELECT observation_id::text AS observation_id, relation, created_at FROM observation_sources
+          WHERE project_id = $1 AND bank_id = $2 AND memory_id = $3 ORDER BY created_at, observation_id`,
+        args,
+      );
+      return { observation: obs[0] ?? null, sources, usedBy };
+    },
+  };
+}
