@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { named } from './names.js';
-import { FactTypeSchema } from './common.js';
+import { FactTypeSchema, Tags } from './common.js';
 import { Disposition } from './banks.js';
 
 const level = z.number().int().min(1).max(5);
@@ -32,3 +32,48 @@ export const ClearMemoriesQuery = z.object({
 export const ClearedMemories = z
   .object({ success: z.literal(true), deleted_count: z.number().int(), message: z.string() })
   .register(named, { name: 'ClearedMemories' });
+
+export const ClearedObservations = z
+  .object({ success: z.literal(true), deleted_count: z.number().int(), message: z.string() })
+  .register(named, { name: 'ClearedObservations' });
+
+export const ObservationScopes = z
+  .object({
+    scopes: z.array(
+      z.object({
+        tags: z
+          .array(z.string())
+          .meta({ description: 'the exact tag set, sorted; [] is the untagged scope' }),
+        count: z.number().int(),
+      }),
+    ),
+  })
+  .register(named, { name: 'ObservationScopes' });
+
+export const DocumentTagsBody = z
+  .object({
+    tags: Tags.nullable().optional().meta({ description: 'the tags every memory of the document gets' }),
+  })
+  .register(named, { name: 'UpdateDocument' });
+
+export const DocumentTagsResult = z
+  .object({ success: z.literal(true), document_id: z.string(), memories_updated: z.number().int() })
+  .register(named, { name: 'UpdatedDocument' });
+
+export const ChunkParams = z.object({
+  chunk_id: z.string().meta({ param: { name: 'chunk_id', in: 'path' } }),
+});
+
+export const LlmHealth = z
+  .object({
+    bank_id: z.string(),
+    operations: z.array(
+      z.object({
+        operation: z.enum(['retain', 'consolidation', 'reflect']),
+        ok: z.boolean(),
+        status: z.enum(['connected', 'not_configured', 'auth_failed', 'unreachable', 'timeout']),
+        latency_ms: z.number().nullable(),
+      }),
+    ),
+  })
+  .register(named, { name: 'BankLlmHealth' });

@@ -67,6 +67,28 @@ export const EntityRecord = z
 export const EntityPage = z.object({ items: z.array(EntityRecord), next_cursor: z.string().nullable() });
 export const EntityQuery = z.object(PageQuery);
 
+/** `GET /banks/{bank}/entities`: the page with Hindsight's names and offset paging beside mnemo's. */
+export const EntityListPage = z
+  .object({
+    items: z.array(
+      EntityRecord.extend({ canonical_name: z.string().meta({ description: 'Same as name (Hindsight’s)' }) }),
+    ),
+    next_cursor: z.string().nullable(),
+    total: z.number().int().meta({ description: 'entities the bank’s memories mention' }),
+    limit: z.number().int(),
+    offset: z.number().int(),
+  })
+  .register(named, { name: 'EntityListPage' });
+export const EntityListQuery = EntityQuery.extend({
+  offset: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(1_000_000)
+    .optional()
+    .meta({ description: 'skip this many (instead of `cursor`)' }),
+});
+
 export const BankListQuery = z.object({
   ...PageQuery,
   space: z.string().max(256).optional().meta({ description: 'only banks attached to this space' }),

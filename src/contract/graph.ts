@@ -111,18 +111,24 @@ export const MemoryHistory = z
   })
   .register(named, { name: 'MemoryHistory' });
 
+/** A piece of a document: one of its memories. */
+export const Chunk = z
+  .object({
+    chunk_id: z.string().meta({ description: 'the memory holding the piece' }),
+    document_id: z.string(),
+    bank_id: z.string(),
+    chunk_index: z
+      .number()
+      .int()
+      .meta({ description: 'how many pieces of the document were retained before it' }),
+    chunk_text: z.string(),
+    created_at: DateOut,
+  })
+  .register(named, { name: 'Chunk' });
+
 export const ChunkPage = z
   .object({
-    items: z.array(
-      z.object({
-        chunk_id: z.string().meta({ description: 'the memory holding the piece' }),
-        document_id: z.string(),
-        bank_id: z.string(),
-        chunk_index: z.number().int(),
-        chunk_text: z.string(),
-        created_at: DateOut,
-      }),
-    ),
+    items: z.array(Chunk),
     total: z.number().int(),
     limit: z.number().int(),
     offset: z.number().int(),

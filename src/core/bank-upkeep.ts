@@ -1,5 +1,7 @@
 import { effectiveConfig } from './bank-config.js';
 import { type BankConfigView, requireBank, updateConfig, updateIdentity } from './banks.js';
+import { notFound } from './errors.js';
+import { isUuid } from './ids.js';
 import type { Services } from './services.js';
 import type { Bank, FactType } from './types.js';
 
@@ -63,5 +65,54 @@ export async function clearMemories(s: Services, projectId: string, bankId: stri
     success: true as const,
     deleted_count: n,
     message: `${n} ${type ? `${type} ` : ''}memories deleted from bank '${bankId}'`,
+  };
+}
+
+/**
+ * Deletes the observations consolidation wrote and rewinds it, so its next run (after the next
+ * Retain, or `POST .../consolidate`) rebuilds them from every memory.
+ */
+export async function clearObservations(s: Services, projectId: string, bankId: string) {
+  await requireBank(s, projectId, bankId);
+  const n = await s.store.clearObservations(projectId, bankId);
+  return {
+    success: true as const,
+    deleted_count: n,
+    message: `${n} observations deleted from bank '${bankId}'`,
+  };
+}
+
+/** The tag sets observations were consolidated under, with how many each, most populous first. */
+export async function observationScopes(s: Services, projectId: string, bankId: string) {
+  await requireBank(s, projectId, bankId);
+  return { scopes: await s.store.observationScopes(projectId, bankId) };
+}
+
+/** Replaces the tags of every memory of a document. */
+export async function setDocumentTags(
+  s: Services,
+  projectId: string,
+  bankId: string,
+  documentId: string,
+  tags: string[],
+) {
+  await requireBank(s, projectId, bankId);
+  const n = await s.store.setDocumentTags(projectId, bankId, documentId, [...new Set(tags)]);
+  if (n === null) throw notFound(`document '${documentId}'`);
+  return { success: true as const, document_id: documentId, memories_updated: n };
+}
+
+/** A piece of a document by its id (a memory's id), whichever bank of the project holds it. */
+export async function getChunk(s: Services, projectId: string, chunkId: string) {
+  const place = isUuid(chunkId) ? await s.store.memoryPlace(projectId, chunkId) : null;
+  const [m] = place ? await s.store.getMemories(projectId, place.bank_id, [chunkId]) : [];
+  if (!place || !m || m.document_id === null) throw notFound(`chunk '${chunkId}'`);
+  return {
+    chunk_id: m.id,
+    document_id: m.document_id,
+    bank_id: place.bank_id,
+    chunk_index: place.position,
+    chunk_text: m.text,
+    created_at: m.created_at,
   };
 }

@@ -20,6 +20,7 @@ import { operationQueries } from './sql/operations.js';
 import { searchQueries } from './sql/search.js';
 import { statsQueries } from './sql/stats.js';
 import { tenancyQueries } from './sql/tenancy.js';
+import { upkeepQueries } from './sql/upkeep.js';
 import { vectorQueries } from './sql/vectors.js';
 import type { Store } from './store.js';
 
@@ -63,6 +64,7 @@ export function storeOver(db: Db): Store {
     ...evaluationQueries(db),
     ...statsQueries(db),
     ...graphQueries(db),
+    ...upkeepQueries(db),
   };
 }
 

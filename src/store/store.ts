@@ -42,6 +42,7 @@ import type { IdempotencyStore, OperationStore } from './sql/operations.js';
 import type { Hit, SearchStore } from './sql/search.js';
 import type { BankStatsRecord, StatsStore, TimeField } from './sql/stats.js';
 import type { TenancyStore } from './sql/tenancy.js';
+import type { UpkeepStore } from './sql/upkeep.js';
 import type { StoredVector, VectorStore } from './sql/vectors.js';
 
 export type {
@@ -83,6 +84,7 @@ export type {
   StoredMemoryFields,
   StoredVector,
   TenancyStore,
+  UpkeepStore,
   VectorStore,
 };
 
@@ -111,7 +113,8 @@ export interface Store
     AuditStore,
     EvaluationStore,
     StatsStore,
-    GraphStore {
+    GraphStore,
+    UpkeepStore {
   readonly engine: 'pglite' | 'postgres';
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -5,6 +5,9 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+import { consolidateBank } from '../../src/core/consolidate/consolidate.js';
+import { createOpenAIModel } from '../../src/llm/openai.js';
+import { openAIError, startFakeOpenAI } from '../fakes/openai-server.js';
 import { bankPath, type TestApp, testApp } from '../helpers/app.js';
 import { ENGINES } from '../helpers/engines.js';
 
@@ -103,6 +106,130 @@ for (const engine of ENGINES) {
       );
     });
 
+    test('observations: their scopes, and clearing them rewinds consolidation', async () => {
+      await retain('obs', [
+        { content: 'Carol drinks green tea every morning.', tags: ['user:carol'], fact_type: 'world' },
+        { content: 'Carol drinks green tea every morning.', tags: ['user:carol'], fact_type: 'world' },
+        { content: 'Dan runs every evening.', fact_type: 'world' },
+        { content: 'Dan runs every evening.', fact_type: 'world' },
+      ]);
+      await consolidateBank(t.services, 'default', 'obs');
+      const scopes = await t.call('GET', bankPath('obs', '/observations/scopes'));
+      assert.equal(scopes.status, 200);
+      assert.deepEqual(scopes.body.scopes.map((x: any) => [x.tags, x.count]).sort(), [
+        [[], 1],
+        [['user:carol'], 1],
+      ]);
+      // A client's own observation is not consolidation's: it stays.
+      await retain('obs', [{ content: 'Erin seems to like jazz', fact_type: 'observation' }]);
+      const before = (await t.call('GET', bankPath('obs', '/stats'))).body;
+      assert.equal(before.pending_consolidation, 1);
+      const r = await t.call('DELETE', bankPath('obs', '/observations'));
+      assert.equal(r.status, 200);
+      assert.equal(r.body.success, true);
+      assert.equal(r.body.deleted_count, 2);
+      const after = (await t.call('GET', bankPath('obs', '/stats'))).body;
+      assert.equal(after.nodes_by_fact_type.observation, 1, 'the retained observation stays');
+      assert.equal(after.total_nodes, 5);
+      assert.equal(after.pending_consolidation, 5, 'every memory is read again');
+      assert.deepEqual((await t.call('GET', bankPath('obs', '/observations/scopes'))).body.scopes, []);
+      await consolidateBank(t.services, 'default', 'obs');
+      assert.equal(
+        (await t.call('GET', bankPath('obs', '/observations/scopes'))).body.scopes.length,
+        2,
+        'rebuilt',
+      );
+    });
+
+    test('PATCH a document sets its memories’ tags; a chunk is found by its id alone', async () => {
+      const r = await retain('docs', [
+        { content: 'First part', document_id: 'doc', tags: ['old'] },
+        { content: 'Second part', document_id: 'doc', tags: ['old'] },
+        { content: 'Elsewhere', tags: ['old'] },
+      ]);
+      const ids = r.body.memory_ids;
+      const p = await t.call('PATCH', bankPath('docs', '/documents/doc'), {
+        body: { tags: ['team-a', 'team-b'] },
+      });
+      assert.equal(p.status, 200);
+      assert.deepEqual(p.body, { success: true, document_id: 'doc', memories_updated: 2 });
+      const tags = (await t.call('GET', bankPath('docs', '/tags'))).body.items;
+      assert.deepEqual(tags.map((x: any) => [x.tag, x.count]).sort(), [
+        ['old', 1],
+        ['team-a', 2],
+        ['team-b', 2],
+      ]);
+      const tagged = await t.call('POST', bankPath('docs', '/memories/recall'), {
+        body: { query: 'part', tags: ['team-a'], tags_match: 'all_strict' },
+      });
+      assert.deepEqual(tagged.body.results.map((m: any) => m.text).sort(), ['First part', 'Second part']);
+      assert.equal(
+        (await t.call('PATCH', bankPath('docs', '/documents/nope'), { body: { tags: [] } })).status,
+        404,
+      );
+      const c = await t.call('GET', `/v1/default/chunks/${ids[1]}`);
+      assert.equal(c.status, 200);
+      assert.deepEqual(
+        { ...c.body, created_at: undefined },
+        {
+          chunk_id: ids[1],
+          document_id: 'doc',
+          bank_id: 'docs',
+          chunk_index: 1,
+          chunk_text: 'Second part',
+          created_at: undefined,
+        },
+      );
+      assert.equal((await t.call('GET', `/v1/default/chunks/${ids[2]}`)).status, 404, 'no document');
+      assert.equal((await t.call('GET', '/v1/default/chunks/nope')).status, 404);
+    });
+
+    test('health/llm: not configured without a model; connected, or why not, with one', async () => {
+      await t.call('PUT', bankPath('probe'), { body: {} });
+      const none = await t.call('POST', bankPath('probe', '/health/llm'));
+      assert.equal(none.status, 200);
+      assert.deepEqual(
+        none.body.operations.map((o: any) => [o.operation, o.ok, o.status]),
+        [
+          ['retain', false, 'not_configured'],
+          ['consolidation', false, 'not_configured'],
+          ['reflect', false, 'not_configured'],
+        ],
+      );
+      const openai = await startFakeOpenAI();
+      const withModel = await t.reconfigured({
+        llm: createOpenAIModel({
+          baseUrl: openai.url,
+          model: 'fake-model',
+          apiKey: 'sk-secret',
+          maxRetries: 0,
+          timeoutMs: 2000,
+        }),
+      });
+      try {
+        openai.respond(() => ({ content: 'pong' }));
+        const ok = await withModel.call('POST', bankPath('probe', '/health/llm'));
+        assert.ok(
+          ok.body.operations.every((o: any) => o.ok && o.status === 'connected' && o.latency_ms >= 0),
+        );
+        assert.equal(
+          openai.requests.filter((r) => r.path.endsWith('/chat/completions')).length,
+          1,
+          'one call',
+        );
+        assert.ok((await t.call('GET', bankPath('probe'))).body.llm_usage.input_tokens > 0, 'counted');
+        openai.respond(() => openAIError(401, 'Incorrect API key provided: sk-secret'));
+        const denied = await withModel.call('POST', bankPath('probe', '/health/llm'));
+        assert.ok(denied.body.operations.every((o: any) => !o.ok && o.status === 'auth_failed'));
+        assert.doesNotMatch(JSON.stringify(denied.body), /sk-secret|fake-model|127\.0\.0\.1/);
+        openai.respond(() => openAIError(500, 'boom'));
+        const down = await withModel.call('POST', bankPath('probe', '/health/llm'));
+        assert.ok(down.body.operations.every((o: any) => o.status === 'unreachable'));
+      } finally {
+        await openai.close();
+      }
+    });
+
     test('scopes on /v1/me: config and identity need admin; clearing memories needs admin', async () => {
       const key = async (scopes: string[]) =>
         (await t.call('POST', '/v1/default/projects/default/keys', { body: { name: scopes.join(), scopes } }))
@@ -113,6 +240,8 @@ for (const engine of ENGINES) {
         ['PUT', '/profile', { disposition: { skepticism: 1, literalism: 1, empathy: 1 } }],
         ['POST', '/background', { content: 'x' }],
         ['DELETE', '/memories', undefined],
+        ['DELETE', '/observations', undefined],
+        ['POST', '/health/llm', undefined],
       ] as const) {
         const r = await t.call(method, bankPath('who', path, '/v1/me'), { token: retainKey, body });
         assert.equal(r.status, 403, `${method} ${path}`);

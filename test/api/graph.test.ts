@@ -98,6 +98,33 @@ for (const engine of ENGINES) {
       assert.equal(bad.status, 400);
     });
 
+    test('the entity list: Hindsight’s total, limit, offset and canonical_name beside the cursor', async () => {
+      const all = await t.call('GET', bankPath('g', '/entities'));
+      assert.equal(all.status, 200);
+      assert.deepEqual(
+        all.body.items.map((e: any) => [e.canonical_name, e.name, e.mention_count]),
+        [
+          ['Alice', 'Alice', 3],
+          ['Bob', 'Bob', 2],
+          ['Lyon', 'Lyon', 2],
+        ],
+      );
+      assert.equal(all.body.total, 3);
+      const page = await t.call('GET', bankPath('g', '/entities?limit=1&offset=1'));
+      assert.deepEqual(
+        page.body.items.map((e: any) => e.name),
+        ['Bob'],
+      );
+      assert.equal(page.body.limit, 1);
+      assert.equal(page.body.offset, 1);
+      assert.equal(page.body.total, 3);
+      const next = await t.call('GET', bankPath('g', `/entities?limit=2&cursor=${page.body.next_cursor}`));
+      assert.deepEqual(
+        next.body.items.map((e: any) => e.name),
+        ['Lyon'],
+      );
+    });
+
     test('an entity’s page: the entity and the memories that mention it', async () => {
       const id = await entityId('Bob');
       const r = await t.call('GET', bankPath('g', `/entities/${id}`));

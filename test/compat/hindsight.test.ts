@@ -3,7 +3,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { HindsightClient } from '@vectorize-io/hindsight-client';
+import { createClient, createConfig, HindsightClient, sdk } from '@vectorize-io/hindsight-client';
 import { createLogger } from '../../src/api/logger.js';
 import { type RunningServer, startServer } from '../../src/runtime/server.js';
 import { loadConfig } from '../../src/config/load.js';
@@ -17,11 +17,16 @@ for (const engine of ENGINES) {
     let server: RunningServer;
     let store: Awaited<ReturnType<typeof openTestStore>>;
     let client: HindsightClient;
+    /** The client's generated functions, for the calls its class does not wrap. */
+    let raw: ReturnType<typeof createClient>;
     before(async () => {
       const config = loadConfig({ port: 0, adminToken: TOKEN, logLevel: 'silent' }, {});
       store = await openTestStore(engine);
       server = await startServer(config, createLogger('silent'), { store });
       client = new HindsightClient({ baseUrl: server.url, apiKey: TOKEN });
+      raw = createClient(
+        createConfig({ baseUrl: server.url, headers: { Authorization: `Bearer ${TOKEN}` } }),
+      );
     });
     after(async () => {
       await server.close();
@@ -123,6 +128,65 @@ for (const engine of ENGINES) {
       assert.ok(r.based_on);
     });
 
+    test('recall has the entities section by default; includeEntities: false leaves it out', async () => {
+      const rec = await client.recall('hs-user', 'Where does Alice work?', { maxTokens: 500 });
+      assert.equal(rec.entities?.Lyon?.canonical_name, 'Lyon');
+      assert.ok(rec.entities?.Lyon?.observations.some((o) => /Lyon/.test(o.text)));
+      const off = await client.recall('hs-user', 'Where does Alice work?', { includeEntities: false });
+      assert.equal(off.entities, null);
+    });
+
+    test('generated SDK: stats, operations, tags, graphs, time series, memory, history, chunks, dry run', async () => {
+      const path = { bank_id: 'hs-user' };
+      const stats = (await sdk.getAgentStats({ client: raw, path })).data!;
+      assert.equal(stats.bank_id, 'hs-user');
+      assert.equal(stats.total_nodes, 3);
+      assert.equal(stats.total_documents, 1);
+      assert.ok(stats.total_links >= 1);
+      assert.equal(typeof stats.nodes_by_fact_type, 'object');
+      const ops = (await sdk.listOperations({ client: raw, path: { bank_id: 'hs-async' } })).data!;
+      assert.equal(ops.bank_id, 'hs-async');
+      assert.ok(ops.operations.some((o) => o.task_type === 'retain' && o.status === 'completed'));
+      assert.equal(ops.total, ops.operations.length);
+      const tags = (await sdk.listTags({ client: raw, path, query: { q: 'hob*' } })).data!;
+      assert.deepEqual(tags.items, [{ tag: 'hobby', count: 1 }]);
+      const entities = (await sdk.getEntityGraph({ client: raw, path })).data!;
+      assert.ok(entities.total_entities >= 1);
+      const graph = (await sdk.getGraph({ client: raw, path })).data!;
+      assert.equal(graph.total_units, 3);
+      const series = (await sdk.getMemoriesTimeseries({ client: raw, path, query: { period: '1d' } })).data!;
+      assert.equal(series.buckets?.length, 24);
+      const memoryId = graph.nodes[0]!.id as string;
+      const memory = (await sdk.getMemory({ client: raw, path: { ...path, memory_id: memoryId } }))
+        .data as any;
+      assert.equal(memory.id, memoryId);
+      const history = (
+        await sdk.getObservationHistory({ client: raw, path: { ...path, memory_id: memoryId } })
+      ).data as any;
+      assert.equal(history.history[0].event, 'retained');
+      const chunks = (
+        await sdk.listDocumentChunks({ client: raw, path: { ...path, document_id: 'profile-doc' } })
+      ).data!;
+      assert.deepEqual(
+        chunks.items.map((c) => c.chunk_text),
+        ['Alice is allergic to peanuts', 'Alice works as a nurse in Lyon'],
+      );
+      const chunk = (await sdk.getChunk({ client: raw, path: { chunk_id: chunks.items[1]!.chunk_id } }))
+        .data!;
+      assert.equal(chunk.chunk_index, 1);
+      const dry = (
+        await sdk.dryRunExtractMemories({ client: raw, path, body: { content: 'Bob sails on Sundays' } })
+      ).data!;
+      assert.deepEqual(
+        dry.facts?.map((f) => f.text),
+        ['Bob sails on Sundays'],
+      );
+      const live = (await sdk.getLiveness({ client: raw })).data!;
+      assert.equal(live.status, 'alive');
+      const banks = (await sdk.listBanks({ client: raw })).data!;
+      assert.ok(banks.banks.some((b) => b.bank_id === 'hs-user' && b.fact_count === 3));
+    });
+
     test('directives: create, list, get, update, delete', async () => {
       const d = await client.createDirective('hs-user', 'no-medical', 'Never give medical advice', {
         priority: 5,
@@ -157,6 +221,8 @@ for (const engine of ENGINES) {
     });
 
     test('deleteBank', async () => {
+      const gone = await sdk.deleteBank({ client: raw, path: { bank_id: 'hs-async' } });
+      assert.equal(gone.data?.success, true);
       await client.deleteBank('hs-user');
       await assert.rejects(client.getBankProfile('hs-user'), (e: any) => e.statusCode === 404);
     });

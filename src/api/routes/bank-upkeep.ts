@@ -1,18 +1,35 @@
 import { createRoute } from '@hono/zod-openapi';
 import { bankProfile, requireBank } from '../../core/banks.js';
-import { clearMemories, resetConfig, setBackground, setDisposition } from '../../core/bank-upkeep.js';
+import {
+  clearMemories,
+  clearObservations,
+  getChunk,
+  observationScopes,
+  resetConfig,
+  setBackground,
+  setDisposition,
+  setDocumentTags,
+} from '../../core/bank-upkeep.js';
+import { probeBankLlm } from '../../core/llm-health.js';
 import { entityDetail } from '../../core/entity-views.js';
 import { authOf, guard } from '../auth.js';
 import { BankConfigView } from '../../contract/banks.js';
 import {
   BackgroundBody,
   BackgroundResponse,
+  ChunkParams,
   ClearedMemories,
+  ClearedObservations,
   ClearMemoriesQuery,
   DispositionBody,
+  DocumentTagsBody,
+  DocumentTagsResult,
+  LlmHealth,
+  ObservationScopes,
 } from '../../contract/bank-upkeep.js';
+import { DocumentParams } from '../../contract/documents.js';
 import { BankParam } from '../../contract/common.js';
-import { EntityDetail, EntityParams } from '../../contract/graph.js';
+import { Chunk, EntityDetail, EntityParams } from '../../contract/graph.js';
 import { HindsightProfile, hindsightProfile } from './hindsight.js';
 import { jsonBody, ok } from './openapi.js';
 import { router, send, servicesOf } from './router.js';
@@ -116,4 +133,81 @@ export const bankUpkeepRoutes = router()
       const { bank, entity_id } = c.req.valid('param');
       return send(c, await entityDetail(servicesOf(c), authOf(c).projectId, bank, entity_id));
     },
+  )
+  .openapi(
+    createRoute({
+      method: 'delete',
+      path: '/banks/{bank}/observations',
+      tags: ['Reflect'],
+      summary: 'Clear the observations',
+      description:
+        'Deletes the observations consolidation wrote (observations a client retained itself stay) and rewinds consolidation: its next run rebuilds them from every memory.',
+      middleware: [guard('observations.clear')] as const,
+      request: { params: BankParam },
+      responses: ok(ClearedObservations),
+    }),
+    async (c) =>
+      send(c, await clearObservations(servicesOf(c), authOf(c).projectId, c.req.valid('param').bank)),
+  )
+  .openapi(
+    createRoute({
+      method: 'get',
+      path: '/banks/{bank}/observations/scopes',
+      tags: ['Reflect'],
+      summary: 'Observation scopes',
+      description:
+        'The tag sets observations were consolidated under, with how many each, most populous first.',
+      middleware: [guard('observations.list')] as const,
+      request: { params: BankParam },
+      responses: ok(ObservationScopes),
+    }),
+    async (c) =>
+      send(c, await observationScopes(servicesOf(c), authOf(c).projectId, c.req.valid('param').bank)),
+  )
+  .openapi(
+    createRoute({
+      method: 'patch',
+      path: '/banks/{bank}/documents/{document_id}',
+      tags: ['Documents'],
+      summary: 'Set a document’s tags',
+      description:
+        'Every memory of the document gets `tags` (null or absent: none). Observations already made from them keep theirs.',
+      middleware: [guard('documents.update')] as const,
+      request: { params: DocumentParams, ...jsonBody(DocumentTagsBody) },
+      responses: ok(DocumentTagsResult),
+    }),
+    async (c) => {
+      const { bank, document_id } = c.req.valid('param');
+      const tags = c.req.valid('json').tags ?? [];
+      return send(c, await setDocumentTags(servicesOf(c), authOf(c).projectId, bank, document_id, tags));
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'post',
+      path: '/banks/{bank}/health/llm',
+      tags: ['Banks'],
+      summary: 'Probe the language model',
+      description:
+        'One minimal call to the model the bank’s Retain, consolidation and Reflect use (the server’s one model), metered like any other. Answers only whether it answered: never the provider, model, address, key or error text.',
+      middleware: [guard('banks.llm.probe')] as const,
+      request: { params: BankParam },
+      responses: ok(LlmHealth),
+    }),
+    async (c) => send(c, await probeBankLlm(servicesOf(c), authOf(c).projectId, c.req.valid('param').bank)),
   );
+
+/** A document's piece by its id alone (Hindsight's path has no bank). */
+export const chunkRoutes = router().openapi(
+  createRoute({
+    method: 'get',
+    path: '/chunks/{chunk_id}',
+    tags: ['Documents'],
+    summary: 'Get a chunk',
+    description: 'A piece of a document by its id (the memory holding it), in whichever bank of the project.',
+    middleware: [guard('documents.get')] as const,
+    request: { params: ChunkParams },
+    responses: ok(Chunk),
+  }),
+  async (c) => send(c, await getChunk(servicesOf(c), authOf(c).projectId, c.req.valid('param').chunk_id)),
+);

@@ -5,8 +5,8 @@ import {
   BankConfigView,
   BankProfile,
   DeletedBank,
-  EntityPage,
-  EntityQuery,
+  EntityListPage,
+  EntityListQuery,
   PatchConfigBody,
 } from '../../contract/banks.js';
 import { BankParam } from '../../contract/common.js';
@@ -85,19 +85,26 @@ export const bankRoutes = router()
       path: '/banks/{bank}/entities',
       tags: ['Banks'],
       summary: 'List entities',
-      description: 'Most mentioned first, paged by `cursor`.',
+      description:
+        'Most mentioned first, paged by `cursor` or `offset`; `total`, `limit`, `offset` and each `canonical_name` are Hindsight’s.',
       middleware: [guard('entities.list')] as const,
-      request: { params: BankParam, query: EntityQuery },
-      responses: ok(EntityPage),
+      request: { params: BankParam, query: EntityListQuery },
+      responses: ok(EntityListPage),
     }),
     async (c) => {
       const s = servicesOf(c);
       const { projectId } = authOf(c);
       const bank = await requireBank(s, projectId, c.req.valid('param').bank);
       const q = c.req.valid('query');
-      return send(
-        c,
-        await s.store.listEntities(projectId, bank.id, { limit: q.limit ?? 50, cursor: q.cursor }),
-      );
+      const limit = q.limit ?? 50;
+      const offset = q.cursor === undefined ? (q.offset ?? 0) : 0;
+      const page = await s.store.listEntities(projectId, bank.id, { limit, cursor: q.cursor, offset });
+      return send(c, {
+        items: page.items.map((e) => ({ ...e, canonical_name: e.name })),
+        next_cursor: page.next_cursor,
+        total: await s.store.countEntities(projectId, bank.id),
+        limit,
+        offset,
+      });
     },
   );

@@ -2,7 +2,7 @@ import type { Hono } from 'hono';
 import type { AppEnv } from '../env.js';
 import { auditRoutes } from './audit.js';
 import { bankListRoutes } from './bank-list.js';
-import { bankUpkeepRoutes } from './bank-upkeep.js';
+import { bankUpkeepRoutes, chunkRoutes } from './bank-upkeep.js';
 import { bankRoutes } from './banks.js';
 import { directiveRoutes } from './directives.js';
 import { documentRoutes } from './documents.js';
@@ -37,6 +37,7 @@ const BANK_ROUTERS = [
   graphRoutes,
   extractRoutes,
   bankUpkeepRoutes,
+  chunkRoutes,
 ];
 
 /**

@@ -5,10 +5,11 @@ import { decodeCursor, encodeCursor, filterClauses } from './filters.js';
 
 /** A bank's entities: their listing and Recall's graph channel. */
 export interface EntityStore {
+  /** Most mentioned first; paged by `cursor`, or by `offset` when there is none. */
   listEntities(
     projectId: string,
     bankId: string,
-    page: { limit: number; cursor?: string },
+    page: { limit: number; cursor?: string; offset?: number },
   ): Promise<Page<Entity>>;
   /**
    * Memories linked to the entities named by `probes` (entity names or aliases, any case) and,
@@ -99,7 +100,7 @@ export function entityQueries(db: Db): EntityStore {
 
     async listEntities(projectId, bankId, page) {
       // Most mentioned first; the cursor is the offset, stable enough for browsing.
-      const offset = decodeCursor(page.cursor) ?? 0;
+      const offset = decodeCursor(page.cursor) ?? page.offset ?? 0;
       const rows = await db.query<Entity>(
         `SELECT id::text AS id, name, type, aliases, mention_count, first_seen, last_seen FROM entities
          WHERE project_id = $1 AND bank_id = $2 AND mention_count > 0

@@ -8,6 +8,8 @@ import type { Entity } from '../records.js';
  * bank's sealed text.
  */
 export interface GraphStore {
+  /** How many entities the bank's memories mention (those `listEntities` lists). */
+  countEntities(projectId: string, bankId: string): Promise<number>;
   /** Entities by id (unknown ids are left out). */
   getEntities(projectId: string, bankId: string, ids: string[]): Promise<Entity[]>;
   /** Which entities each of these memories mentions. */
@@ -64,6 +66,13 @@ export interface GraphStore {
 
 export function graphQueries(db: Db): GraphStore {
   return {
+    async countEntities(projectId, bankId) {
+      const rows = await db.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM entities WHERE project_id = $1 AND bank_id = $2 AND mention_count > 0',
+        [projectId, bankId],
+      );
+      return rows[0]!.n;
+    },
     async getEntities(projectId, bankId, ids) {
       if (ids.length === 0) return [];
       return db.query<Entity>(
