@@ -162,7 +162,14 @@ for (const engine of ENGINES) {
       assert.deepEqual(names, ['Carol', 'Paris']);
 
       const deleted = await me.banks.delete(bank);
-      assert.deepEqual(deleted, { deleted: true, bank_id: bank, memories_deleted: 2 });
+      assert.deepEqual(deleted, {
+        deleted: true,
+        bank_id: bank,
+        memories_deleted: 2,
+        success: true,
+        deleted_count: 2,
+        message: `bank '${bank}' and its 2 memories deleted`,
+      });
       await assert.rejects(me.banks.get(bank), NotFoundError);
     });
 
