@@ -77,3 +77,25 @@ export const LlmHealth = z
     ),
   })
   .register(named, { name: 'BankLlmHealth' });
+
+/**
+ * The bank settings Hindsight's bank create / update bodies carry beside name and mission, as
+ * mnemo config keys (`retain_*`, `enable_*`, `disposition_*`), its `disposition` object, and
+ * `reflect_mission` (Hindsight's name for the mission).
+ */
+export const HindsightBankSettings = {
+  disposition: z.object({ skepticism: level, literalism: level, empathy: level }).nullable().optional(),
+  disposition_skepticism: level.nullable().optional(),
+  disposition_literalism: level.nullable().optional(),
+  disposition_empathy: level.nullable().optional(),
+  reflect_mission: z.string().max(4000).nullable().optional(),
+  retain_mission: z.string().max(4000).nullable().optional(),
+  retain_extraction_mode: z.string().max(32).nullable().optional(),
+  retain_custom_instructions: z.string().max(4000).nullable().optional(),
+  retain_chunk_size: z.number().int().nullable().optional(),
+  enable_observations: z.boolean().nullable().optional(),
+  observations_mission: z.string().max(4000).nullable().optional(),
+  enable_temporal_retrieval: z.boolean().nullable().optional(),
+  enable_graph_retrieval: z.boolean().nullable().optional(),
+  enable_reranking: z.boolean().nullable().optional(),
+};

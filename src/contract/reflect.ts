@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { HindsightBankSettings } from './bank-upkeep.js';
 import { named } from './names.js';
 import { BudgetSchema, DateOut, deeperThan, FactTypes, Tags, TagsMatchSchema } from './common.js';
 import { OperationRecord } from './operations.js';
@@ -113,3 +114,8 @@ export const IdentityBody = z
     },
   })
   .register(named, { name: 'BankIdentityUpdate' });
+
+/** `PATCH /banks/{bank}`: the identity, and (Hindsight's partial update) any bank setting. */
+export const PatchBankBody = IdentityBody.extend(HindsightBankSettings)
+  .meta({ example: { name: 'Support assistant for Alice', disposition_empathy: 4 } })
+  .register(named, { name: 'BankPatch' });

@@ -116,3 +116,39 @@ export async function getChunk(s: Services, projectId: string, chunkId: string) 
     created_at: m.created_at,
   };
 }
+
+/** Config keys Hindsight's bank bodies may set directly. */
+const SETTING_KEYS = [
+  'retain_mission',
+  'retain_extraction_mode',
+  'retain_custom_instructions',
+  'retain_chunk_size',
+  'enable_observations',
+  'observations_mission',
+  'enable_temporal_retrieval',
+  'enable_graph_retrieval',
+  'enable_reranking',
+  'disposition_skepticism',
+  'disposition_literalism',
+  'disposition_empathy',
+] as const;
+
+type Level = number | null | undefined;
+export type HindsightSettings = { [K in (typeof SETTING_KEYS)[number]]?: unknown } & {
+  disposition?: { skepticism: Level; literalism: Level; empathy: Level } | null;
+};
+
+/**
+ * The config updates a Hindsight bank body asks for: each setting it gives (null: left as it
+ * is, as Hindsight reads null), the `disposition` object filling the traits not given one by one.
+ */
+export function settingsUpdates(body: HindsightSettings): Record<string, unknown> {
+  const updates: Record<string, unknown> = {};
+  for (const key of SETTING_KEYS) if (body[key] !== undefined && body[key] !== null) updates[key] = body[key];
+  if (body.disposition) {
+    updates.disposition_skepticism ??= body.disposition.skepticism;
+    updates.disposition_literalism ??= body.disposition.literalism;
+    updates.disposition_empathy ??= body.disposition.empathy;
+  }
+  return updates;
+}

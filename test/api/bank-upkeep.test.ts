@@ -94,6 +94,37 @@ for (const engine of ENGINES) {
       assert.equal((await t.call('DELETE', bankPath('nobank', '/memories'))).status, 404);
     });
 
+    test('PATCH a bank: identity and Hindsight’s settings in one call, all or nothing', async () => {
+      await t.call('PUT', bankPath('pat'), { body: { name: 'Pat' } });
+      const r = await t.call('PATCH', bankPath('pat'), {
+        body: {
+          name: 'Pat the helper',
+          reflect_mission: 'Help Pat plan meals',
+          disposition: { skepticism: 2, literalism: 4, empathy: 5 },
+          disposition_empathy: 1,
+          retain_mission: 'Keep food preferences',
+          enable_reranking: false,
+        },
+      });
+      assert.equal(r.status, 200);
+      assert.equal(r.body.bank_id, 'pat');
+      assert.equal(r.body.name, 'Pat the helper');
+      assert.equal(r.body.mission, 'Help Pat plan meals');
+      assert.deepEqual(r.body.disposition, { skepticism: 2, literalism: 4, empathy: 1 });
+      const cfg = (await t.call('GET', bankPath('pat', '/config'))).body.config;
+      assert.equal(cfg.retain_mission, 'Keep food preferences');
+      assert.equal(cfg.enable_reranking, false);
+      const bad = await t.call('PATCH', bankPath('pat'), {
+        body: { name: 'Renamed', disposition_empathy: 9 },
+      });
+      assert.equal(bad.status, 400);
+      assert.equal((await t.call('GET', bankPath('pat'))).body.name, 'Pat the helper', 'nothing changed');
+      // mnemo's own call is unchanged: mission (or background), blank clears.
+      const own = await t.call('PATCH', bankPath('pat'), { body: { mission: '  ' } });
+      assert.equal(own.body.mission, null);
+      assert.equal((await t.call('PATCH', bankPath('nobody'), { body: { name: 'x' } })).status, 404);
+    });
+
     test('regenerate answers the entity as read now', async () => {
       await retain('ent', [{ content: 'Alice paints', entities: [{ text: 'Alice', type: 'PERSON' }] }]);
       const id = (await t.call('GET', bankPath('ent', '/entities'))).body.items[0].id;

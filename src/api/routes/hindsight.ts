@@ -9,6 +9,7 @@ import {
   updateConfig,
   updateIdentity,
 } from '../../core/banks.js';
+import { settingsUpdates } from '../../core/bank-upkeep.js';
 import { listMemories } from '../../core/memories.js';
 import type { Services } from '../../core/services.js';
 import type { Bank } from '../../core/types.js';
@@ -56,21 +57,6 @@ export const HindsightProfile = BankProfileSchema.extend({
   background: z.string().nullable(),
 }).openapi('HindsightBankProfile');
 
-const CONFIG_KEYS = [
-  'retain_mission',
-  'retain_extraction_mode',
-  'retain_custom_instructions',
-  'retain_chunk_size',
-  'enable_observations',
-  'observations_mission',
-  'enable_temporal_retrieval',
-  'enable_graph_retrieval',
-  'enable_reranking',
-  'disposition_skepticism',
-  'disposition_literalism',
-  'disposition_empathy',
-] as const;
-
 /** The profile with Hindsight's names beside mnemo's. */
 export function hindsightProfile(bank: Bank, profile: BankProfile) {
   const mission = profile.mission ?? effectiveConfig(bank.config).reflect_mission ?? '';
@@ -89,13 +75,7 @@ async function upsertBank(
   bankId: string,
   body: z.infer<typeof UpsertBankBody>,
 ) {
-  const updates: Record<string, unknown> = {};
-  for (const key of CONFIG_KEYS) if (body[key] !== undefined && body[key] !== null) updates[key] = body[key];
-  if (body.disposition) {
-    updates.disposition_skepticism ??= body.disposition.skepticism;
-    updates.disposition_literalism ??= body.disposition.literalism;
-    updates.disposition_empathy ??= body.disposition.empathy;
-  }
+  const updates = settingsUpdates(body);
   // Refused before the bank is created, not after.
   checkConfigUpdates(updates, { masterKeySet: false });
   let bank = await bankForWrite(s, projectId, bankId);

@@ -1,5 +1,6 @@
-import { createRoute } from '@hono/zod-openapi';
-import { bankProfile, requireBank, updateIdentity } from '../../core/banks.js';
+import { createRoute, z } from '@hono/zod-openapi';
+import { settingsUpdates } from '../../core/bank-upkeep.js';
+import { bankProfile, requireBank, updateConfig, updateIdentity } from '../../core/banks.js';
 import { requestConsolidation } from '../../core/consolidate/schedule.js';
 import { operationView } from '../../core/operations.js';
 import { reflect } from '../../core/reflect/reflect.js';
@@ -7,7 +8,7 @@ import { authOf, guard } from '../auth.js';
 import { BankProfile } from '../../contract/banks.js';
 import { BankParam } from '../../contract/common.js';
 import { errorResponse, jsonBody, ok } from './openapi.js';
-import { ConsolidateResponse, IdentityBody, ReflectBody, ReflectResponse } from '../../contract/reflect.js';
+import { ConsolidateResponse, PatchBankBody, ReflectBody, ReflectResponse } from '../../contract/reflect.js';
 import { router, send, servicesOf } from './router.js';
 
 /** Blank text clears a field, like null. */
@@ -63,21 +64,27 @@ export const reflectRoutes = router()
       method: 'patch',
       path: '/banks/{bank}',
       tags: ['Banks'],
-      summary: 'Set the bank name and mission',
+      summary: 'Set the bank name and mission (and settings)',
       description:
-        'Reflect introduces itself with the name and follows the mission (background). Null or blank clears a field.',
+        'Reflect introduces itself with the name and follows the mission (`background`, `reflect_mission`: Hindsight’s names). Null or blank clears a field. Hindsight’s settings (`disposition`, `retain_*`, `enable_*`, …) update the config; a bad one is a 400 and nothing changes.',
       middleware: [guard('banks.identity.update')] as const,
-      request: { params: BankParam, ...jsonBody(IdentityBody) },
-      responses: ok(BankProfile),
+      request: { params: BankParam, ...jsonBody(PatchBankBody) },
+      responses: ok(
+        BankProfile.extend({ bank_id: z.string().meta({ description: 'Same as id (Hindsight’s)' }) }),
+      ),
     }),
     async (c) => {
       const s = servicesOf(c);
       const b = c.req.valid('json');
-      const bank = await requireBank(s, authOf(c).projectId, c.req.valid('param').bank);
-      const updated = await updateIdentity(s, bank, {
-        name: cleared(b.name),
-        mission: cleared(b.mission !== undefined ? b.mission : b.background),
-      });
-      return send(c, await bankProfile(s, updated));
+      let bank = await requireBank(s, authOf(c).projectId, c.req.valid('param').bank);
+      const settings = settingsUpdates(b);
+      if (Object.keys(settings).length) {
+        await updateConfig(s, bank, settings, { masterKeySet: !!c.get('config').masterKey });
+        bank = await requireBank(s, bank.project_id, bank.id);
+      }
+      const mission = b.mission !== undefined ? b.mission : (b.reflect_mission ?? b.background);
+      const updated = await updateIdentity(s, bank, { name: cleared(b.name), mission: cleared(mission) });
+      const profile = await bankProfile(s, updated);
+      return send(c, { ...profile, bank_id: profile.id });
     },
   );

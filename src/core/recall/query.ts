@@ -17,6 +17,11 @@ export interface AnalyzedQuery {
   entityProbes: string[];
   /** The time range asked about: `temporal_window` if given, else parsed; null if none. */
   window: { start: Date; end: Date } | null;
+  /**
+   * The window is precise: given as `temporal_window`, or a calendar date the query names (a
+   * year, a day of a month) rather than one relative to the reference ("last week", "in March").
+   */
+  windowAbsolute: boolean;
   /** With no date in the query, a time relative to an event ("two weeks before the wedding"). */
   anchor: EventAnchor | null;
   /** The query asks for a time ("when", "what year", "how long ago"). */
@@ -76,13 +81,14 @@ export async function analyzeQuery(
   reference: Date,
   window: { start: Date; end: Date } | undefined,
 ): Promise<AnalyzedQuery> {
-  const parsed = window ?? parseTemporalQuery(query, reference);
+  const parsed = window ? { ...window, absolute: true } : parseTemporalQuery(query, reference);
   const [vector] = await s.embedder.embed([query]);
   return {
     text: query,
     terms: keywordTerms(query),
     entityProbes: [...new Set(wordRuns(query))],
     window: parsed ? { start: parsed.start, end: parsed.end } : null,
+    windowAbsolute: parsed?.absolute === true,
     anchor: parsed ? null : parseEventAnchor(query),
     asksWhen: ASKS_WHEN.test(query),
     asksQuantity: ASKS_QUANTITY.test(query) ? (ASKS_MONEY.test(query) ? 'money' : 'number') : null,
