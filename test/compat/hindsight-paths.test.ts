@@ -69,6 +69,18 @@ test('docs/compat.md has exactly one row, with a known status, for every Hindsig
   assert.deepEqual(unexplained, [], 'a path not served as Hindsight serves it says why');
 });
 
+test('the summary line of docs/compat.md counts its rows', () => {
+  const rows = compatRows();
+  const n = (status: Status) => rows.filter((r) => r.status === status).length;
+  const served = n('served') + n('served with differences');
+  const line =
+    `Today: **${served} of ${rows.length} served** (${n('served')} served, ` +
+    `${n('served with differences')} served with differences), ${n('not yet')} not yet, ` +
+    `${n('planned')} planned, ${n('excluded')} excluded.`;
+  // However the paragraph is wrapped.
+  assert.ok(compat.replace(/\s+/g, ' ').includes(line), `docs/compat.md should say:\n${line}`);
+});
+
 test('no error code answers 501: a route is served or absent', () => {
   assert.ok(!Object.values(ERROR_STATUS).includes(501 as never));
 });

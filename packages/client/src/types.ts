@@ -5,14 +5,18 @@
  */
 import type { z } from 'zod';
 import type * as Banks from '../../../src/contract/banks.js';
+import type * as Upkeep from '../../../src/contract/bank-upkeep.js';
 import type * as Directives from '../../../src/contract/directives.js';
 import type * as Documents from '../../../src/contract/documents.js';
 import type * as Evaluations from '../../../src/contract/evaluations.js';
+import type * as Extract from '../../../src/contract/extract.js';
+import type * as Graph from '../../../src/contract/graph.js';
 import type * as Memories from '../../../src/contract/memories.js';
 import type * as Operations from '../../../src/contract/operations.js';
 import type * as Projects from '../../../src/contract/projects.js';
 import type * as Reflecting from '../../../src/contract/reflect.js';
 import type * as Spaces from '../../../src/contract/spaces.js';
+import type * as Stats from '../../../src/contract/stats.js';
 
 // Memories
 export type FactType = z.output<typeof Memories.MemoryRecord>['type'];
@@ -57,7 +61,31 @@ export type DeletedBank = z.output<typeof Banks.DeletedBank>;
 export interface ListBanksParams extends PageParams {
   /** Only the banks of this space. */
   space?: string;
+  /** Only the banks whose id contains this text (any case). */
+  q?: string;
 }
+
+// Counts and browsing
+export type BankStats = z.output<typeof Stats.BankStatsResponse>;
+export type TimeseriesParams = z.output<typeof Stats.TimeseriesQuery>;
+export type MemoriesTimeseries = z.output<typeof Stats.TimeseriesResponse>;
+export type ListTagsParams = z.output<typeof Stats.TagQuery>;
+export type TagPage = z.output<typeof Stats.TagPage>;
+export type EntityDetail = z.output<typeof Graph.EntityDetail>;
+export type EntityGraphParams = z.output<typeof Graph.EntityGraphQuery>;
+export type EntityGraph = z.output<typeof Graph.EntityGraph>;
+export type MemoryGraphParams = z.output<typeof Graph.MemoryGraphQuery>;
+export type MemoryGraph = z.output<typeof Graph.MemoryGraph>;
+export type MemoryHistory = z.output<typeof Graph.MemoryHistory>;
+export type ChunkPage = z.output<typeof Graph.ChunkPage>;
+export type Chunk = z.output<typeof Graph.Chunk>;
+export type DryRunExtractParams = z.input<typeof Extract.DryRunExtractBody>;
+export type DryRunExtractResult = z.output<typeof Extract.DryRunExtractResult>;
+export type ClearedMemories = z.output<typeof Upkeep.ClearedMemories>;
+export type ClearedObservations = z.output<typeof Upkeep.ClearedObservations>;
+export type ObservationScopes = z.output<typeof Upkeep.ObservationScopes>;
+export type UpdatedDocument = z.output<typeof Upkeep.DocumentTagsResult>;
+export type LlmHealth = z.output<typeof Upkeep.LlmHealth>;
 /**
  * The body of `PUT /banks/{bank}` (create or update; Hindsight's shape): identity and config in
  * one call.

@@ -281,6 +281,52 @@ for (const engine of ENGINES) {
       assert.equal((await me.documents.list('papers').toArray()).length, 2);
     });
 
+    test('browsing and upkeep: stats, tags, graphs, memory history, chunks, dry run, clearing', async () => {
+      const r = await me.memories.retain('browse', {
+        items: [
+          {
+            content: 'Ada writes compilers',
+            document_id: 'bio',
+            tags: ['work'],
+            entities: [{ text: 'Ada' }],
+          },
+          {
+            content: 'Ada lives in Turin',
+            document_id: 'bio',
+            entities: [{ text: 'Ada' }, { text: 'Turin' }],
+          },
+        ],
+      });
+      const [first, second] = (r as { memory_ids: string[] }).memory_ids;
+      const stats = await me.banks.stats('browse');
+      assert.equal(stats.total_nodes, 2);
+      assert.equal(stats.links_by_link_type.entity, 3);
+      assert.equal((await me.banks.timeseries('browse', { period: '1h' })).buckets.length, 60);
+      assert.deepEqual((await me.banks.tags('browse')).items, [{ tag: 'work', count: 1 }]);
+      assert.equal((await me.memories.get('browse', first!)).text, 'Ada writes compilers');
+      assert.equal((await me.memories.history('browse', first!)).history[0]?.event, 'retained');
+      assert.equal((await me.memories.graph('browse')).total_units, 2);
+      const graph = await me.entities.graph('browse');
+      assert.equal(graph.total_edges, 1);
+      const ada = (await me.entities.list('browse')).items.find((e) => e.name === 'Ada')!;
+      assert.equal((await me.entities.get('browse', ada.id)).observations.length, 2);
+      const chunks = await me.documents.chunks('browse', 'bio');
+      assert.deepEqual(
+        chunks.items.map((c) => c.chunk_id),
+        [first, second],
+      );
+      assert.equal((await me.documents.setTags('browse', 'bio', ['bio'])).memories_updated, 2);
+      const dry = await me.memories.dryRunExtract('browse', { content: 'Ada likes tea' });
+      assert.deepEqual(
+        dry.facts.map((f) => f.text),
+        ['Ada likes tea'],
+      );
+      assert.deepEqual((await me.banks.observationScopes('browse')).scopes, []);
+      assert.equal((await me.banks.probeLlm('browse')).operations[0]?.status, 'not_configured');
+      assert.equal((await me.banks.clearMemories('browse')).deleted_count, 2);
+      assert.deepEqual((await me.banks.config.reset('browse')).overrides, {});
+    });
+
     test('spaces: create, list, attach, banks, remove, delete', async () => {
       const space = await me.spaces.create({ id: 'team-x', name: 'Team X' });
       assert.equal(space.id, 'team-x');

@@ -2,6 +2,19 @@ import { ACTIONS } from '../../../../src/contract/actions.js';
 import type { RequestOptions, Transport } from '../http.js';
 import { PagedList, type Page } from '../pagination.js';
 import type {
+  BankStats,
+  ClearedMemories,
+  ClearedObservations,
+  EntityDetail,
+  EntityGraph,
+  EntityGraphParams,
+  FactType,
+  ListTagsParams,
+  LlmHealth,
+  MemoriesTimeseries,
+  ObservationScopes,
+  TagPage,
+  TimeseriesParams,
   BankConfig,
   BankConfigUpdates,
   BankIdentity,
@@ -15,7 +28,7 @@ import type {
   ReflectParams,
   ReflectResponse,
 } from '../types.js';
-import { bankPath } from './paths.js';
+import { bankPath, seg } from './paths.js';
 
 /** A bank's configuration: effective values and this bank's overrides. */
 export class BankConfigResource {
@@ -26,6 +39,11 @@ export class BankConfigResource {
 
   get(bank: string, options?: RequestOptions): Promise<BankConfig> {
     return this.t.request('GET', bankPath(this.prefix, bank, '/config'), { options });
+  }
+
+  /** Removes every override but `encryption` (resetting that would decrypt the bank). Needs `admin`. */
+  reset(bank: string, options?: RequestOptions): Promise<BankConfig> {
+    return this.t.request('DELETE', bankPath(this.prefix, bank, '/config'), { options });
   }
 
   /** Sets keys (unknown keys or bad values are a 400); `null` resets a key. Needs `admin`. */
@@ -81,6 +99,55 @@ export class BanksResource {
     return this.t.request('POST', bankPath(this.prefix, bank, '/consolidate'), { options });
   }
 
+  /** Memories, links, documents, operations and consolidation of the bank, counted. */
+  stats(bank: string, options?: RequestOptions): Promise<BankStats> {
+    return this.t.request('GET', bankPath(this.prefix, bank, '/stats'), { options });
+  }
+
+  /** Memories of the last `period` counted by fact type, in minute, hour or day buckets. */
+  timeseries(
+    bank: string,
+    params: TimeseriesParams = {},
+    options?: RequestOptions,
+  ): Promise<MemoriesTimeseries> {
+    return this.t.request('GET', bankPath(this.prefix, bank, '/stats/memories-timeseries'), {
+      query: params,
+      options,
+    });
+  }
+
+  /** The bank's tags with how many memories carry each; `q` is a pattern with `*`. */
+  tags(bank: string, params: ListTagsParams = {}, options?: RequestOptions): Promise<TagPage> {
+    return this.t.request('GET', bankPath(this.prefix, bank, '/tags'), { query: params, options });
+  }
+
+  /** The tag sets observations were consolidated under, with how many each. */
+  observationScopes(bank: string, options?: RequestOptions): Promise<ObservationScopes> {
+    return this.t.request('GET', bankPath(this.prefix, bank, '/observations/scopes'), { options });
+  }
+
+  /** Deletes what consolidation wrote and rewinds it, so its next run rebuilds it. Needs `admin`. */
+  clearObservations(bank: string, options?: RequestOptions): Promise<ClearedObservations> {
+    return this.t.request('DELETE', bankPath(this.prefix, bank, '/observations'), { options });
+  }
+
+  /** Deletes every memory (of one fact type) and the documents left empty; the bank stays. Needs `admin`. */
+  clearMemories(
+    bank: string,
+    params: { type?: FactType } = {},
+    options?: RequestOptions,
+  ): Promise<ClearedMemories> {
+    return this.t.request('DELETE', bankPath(this.prefix, bank, '/memories'), { query: params, options });
+  }
+
+  /** One minimal, metered call to the model: whether it answers (status only). Needs `admin`. */
+  probeLlm(bank: string, options?: RequestOptions): Promise<LlmHealth> {
+    return this.t.request('POST', bankPath(this.prefix, bank, '/health/llm'), {
+      options,
+      read: ACTIONS['banks.llm.probe'].read,
+    });
+  }
+
   /** Deletes the bank and its memories (its audit trail stays). Needs `admin`. */
   delete(bank: string, options?: RequestOptions): Promise<DeletedBank> {
     return this.t.request('DELETE', bankPath(this.prefix, bank), { options });
@@ -93,6 +160,16 @@ export class EntitiesResource {
     private readonly t: Transport,
     private readonly prefix: string,
   ) {}
+
+  /** One entity and the memories that mention it. */
+  get(bank: string, id: string, options?: RequestOptions): Promise<EntityDetail> {
+    return this.t.request('GET', bankPath(this.prefix, bank, `/entities/${seg(id)}`), { options });
+  }
+
+  /** Entities mentioned by the same memories, as a graph. */
+  graph(bank: string, params: EntityGraphParams = {}, options?: RequestOptions): Promise<EntityGraph> {
+    return this.t.request('GET', bankPath(this.prefix, bank, '/entities/graph'), { query: params, options });
+  }
 
   list(bank: string, params: PageParams = {}, options?: RequestOptions): PagedList<Entity> {
     const { cursor, limit } = params;

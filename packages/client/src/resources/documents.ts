@@ -1,6 +1,13 @@
 import type { RequestOptions, Transport } from '../http.js';
 import { type Page, PagedList } from '../pagination.js';
-import type { DeletedDocument, Document, DocumentSummary, ListDocumentsParams } from '../types.js';
+import type {
+  ChunkPage,
+  DeletedDocument,
+  Document,
+  DocumentSummary,
+  ListDocumentsParams,
+  UpdatedDocument,
+} from '../types.js';
 import { bankPath, seg } from './paths.js';
 
 /** A page of documents: offset-paged on the wire, with the total. */
@@ -41,6 +48,32 @@ export class DocumentsResource {
   /** One document with its memories' text joined in order (`original_text`). */
   get(bank: string, documentId: string, options?: RequestOptions): Promise<Document> {
     return this.t.request('GET', bankPath(this.prefix, bank, `/documents/${seg(documentId)}`), { options });
+  }
+
+  /** The document's pieces (its memories) in retained order, offset-paged. */
+  chunks(
+    bank: string,
+    documentId: string,
+    params: { limit?: number; offset?: number } = {},
+    options?: RequestOptions,
+  ): Promise<ChunkPage> {
+    return this.t.request('GET', bankPath(this.prefix, bank, `/documents/${seg(documentId)}/chunks`), {
+      query: params,
+      options,
+    });
+  }
+
+  /** Gives every memory of the document these tags. */
+  setTags(
+    bank: string,
+    documentId: string,
+    tags: string[],
+    options?: RequestOptions,
+  ): Promise<UpdatedDocument> {
+    return this.t.request('PATCH', bankPath(this.prefix, bank, `/documents/${seg(documentId)}`), {
+      body: { tags },
+      options,
+    });
   }
 
   /** Deletes the document and its memories. */

@@ -4,6 +4,11 @@ import { PagedList, type Page } from '../pagination.js';
 import type {
   AsyncRetainResponse,
   DeletedMemory,
+  DryRunExtractParams,
+  DryRunExtractResult,
+  MemoryGraph,
+  MemoryGraphParams,
+  MemoryHistory,
   ListMemoriesParams,
   Memory,
   RecallParams,
@@ -11,7 +16,7 @@ import type {
   RetainParams,
   RetainResponse,
 } from '../types.js';
-import { bankPath } from './paths.js';
+import { bankPath, seg } from './paths.js';
 
 /** Retain, Recall, list and delete memories of a bank. */
 export class MemoriesResource {
@@ -69,6 +74,34 @@ export class MemoriesResource {
   }
 
   /** Deletes one memory (404 when it does not exist). */
+  /** One memory with its entities and tags. */
+  get(bank: string, id: string, options?: RequestOptions): Promise<Memory> {
+    return this.t.request('GET', bankPath(this.prefix, bank, `/memories/${seg(id)}`), { options });
+  }
+
+  /** What is known of a memory's past: retained or consolidated, its sources, the observations it went into. */
+  history(bank: string, id: string, options?: RequestOptions): Promise<MemoryHistory> {
+    return this.t.request('GET', bankPath(this.prefix, bank, `/memories/${seg(id)}/history`), { options });
+  }
+
+  /** The newest memories matching the filter and the links among them. Needs `graph:read`. */
+  graph(bank: string, params: MemoryGraphParams = {}, options?: RequestOptions): Promise<MemoryGraph> {
+    return this.t.request('GET', bankPath(this.prefix, bank, '/graph'), { query: params, options });
+  }
+
+  /** Retain's extraction on one item, with the bank's settings or tried ones; stores nothing. */
+  dryRunExtract(
+    bank: string,
+    params: DryRunExtractParams,
+    options?: RequestOptions,
+  ): Promise<DryRunExtractResult> {
+    return this.t.request('POST', bankPath(this.prefix, bank, '/memories/dry-run-extract'), {
+      body: params,
+      options,
+      read: ACTIONS['memories.extract'].read,
+    });
+  }
+
   delete(bank: string, id: string, options?: RequestOptions): Promise<DeletedMemory> {
     return this.t.request('DELETE', bankPath(this.prefix, bank, `/memories/${encodeURIComponent(id)}`), {
       options,
