@@ -83,6 +83,39 @@ test('the expression is the matched words', () => {
   assert.equal(parseTemporalQuery('What has she painted since 2016?', REF)?.expression, 'since 2016');
 });
 
+test('a range is absolute when the query names a year or a day of a month, relative otherwise', () => {
+  const absolute = [
+    'What happened on 8 May, 2023?',
+    'What did Nate make on 9 November?',
+    'What did I do in January 2024?',
+    'What has she painted since 2016?',
+    'What happened in 2022?',
+    'What did we do in the summer of 2021?',
+    'What happened in the 90s?',
+    'Where was I between 2019 and 2021?',
+    'What did I do at Christmas 2022?',
+    'What happened in early 2022?',
+  ];
+  const relative = [
+    'yesterday',
+    'What did I do last week?',
+    'two weeks ago',
+    'a couple of days ago',
+    'in March',
+    'last summer',
+    'last Friday',
+    'the past few months',
+    'last night',
+    'last Christmas',
+    'What happened between May 2022 and last week?',
+  ];
+  const wrong = [
+    ...absolute.filter((q) => parseTemporalQuery(q, REF)?.absolute !== true),
+    ...relative.filter((q) => parseTemporalQuery(q, REF)?.absolute !== false),
+  ];
+  assert.deepEqual(wrong, []);
+});
+
 test('no date, no range', () => {
   for (const q of [
     'When did Melanie paint a sunrise?',

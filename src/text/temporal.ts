@@ -37,6 +37,12 @@ export interface TemporalQuery {
   start: Date;
   end: Date;
   expression: string;
+  /**
+   * Every date of the expression is a calendar date the query names (a year, or a day of a
+   * month: "in 2022", "on 9 November"), none read relative to the reference ("last week", "in
+   * March", "two days ago"), which people use loosely.
+   */
+  absolute: boolean;
 }
 
 const DAY = 86_400_000;
@@ -56,6 +62,8 @@ interface Mention {
   end: number;
   /** Two mentions joined into a range ("from May to July"): no "since"/"before" widening. */
   merged?: boolean;
+  /** Names a year or a day of a month, rather than a time relative to the reference. */
+  absolute?: boolean;
 }
 
 function dayStart(ms: number): number {
@@ -240,9 +248,9 @@ const QUANTITY_AFTER =
 
 function addCustom(text: string, ref: number, out: Mention[]): void {
   const today = dayStart(ref);
-  const add = (index: number, stop: number, [start, end]: Span): void => {
+  const add = (index: number, stop: number, [start, end]: Span, absolute = false): void => {
     if (out.some((m) => index < m.stop && m.index < stop)) return;
-    out.push({ index, stop, start, end });
+    out.push({ index, stop, start, end, absolute });
   };
 
   for (const m of text.matchAll(LAST_NIGHT)) add(m.index, m.index + m[0].length, [today - DAY, today]);
@@ -290,21 +298,21 @@ function addCustom(text: string, ref: number, out: Mention[]): void {
     const span = year
       ? seasonSpan(season, Number(year))
       : pickYearly((y) => seasonSpan(season, y), ref, pickFor(modifier, futureAt(text, m.index)));
-    add(m.index, m.index + m[0].length, span);
+    add(m.index, m.index + m[0].length, span, year !== undefined);
   }
 
   for (const m of text.matchAll(DECADE)) {
     const digits = m[1]!.replace(/\D/g, '');
     const start =
       digits.length === 4 ? Number(digits) : Number(digits) + (Number(digits) >= 30 ? 1900 : 2000);
-    add(m.index, m.index + m[0].length, [Date.UTC(start, 0, 1), Date.UTC(start + 10, 0, 1)]);
+    add(m.index, m.index + m[0].length, [Date.UTC(start, 0, 1), Date.UTC(start + 10, 0, 1)], true);
   }
 
   for (const m of text.matchAll(YEAR_RANGE)) {
     const [, lead, from, connector, to] = m;
     if (connector!.toLowerCase() === 'and' && lead?.toLowerCase() !== 'between') continue;
     if (Number(to) < Number(from)) continue;
-    add(m.index, m.index + m[0].length, [Date.UTC(Number(from), 0, 1), Date.UTC(Number(to) + 1, 0, 1)]);
+    add(m.index, m.index + m[0].length, [Date.UTC(Number(from), 0, 1), Date.UTC(Number(to) + 1, 0, 1)], true);
   }
 
   for (const m of text.matchAll(PART_OF_YEAR)) {
@@ -312,7 +320,7 @@ function addCustom(text: string, ref: number, out: Mention[]): void {
     const y = Number(m[2]);
     // Thirds of the year: early = January-April, mid = May-August, late = September-December.
     const third = /early|beginning|start/.test(part) ? 0 : /mid|middle/.test(part) ? 1 : 2;
-    add(m.index, m.index + m[0].length, [Date.UTC(y, third * 4, 1), Date.UTC(y, third * 4 + 4, 1)]);
+    add(m.index, m.index + m[0].length, [Date.UTC(y, third * 4, 1), Date.UTC(y, third * 4 + 4, 1)], true);
   }
 
   for (const m of text.matchAll(HOLIDAY)) {
@@ -324,7 +332,7 @@ function addCustom(text: string, ref: number, out: Mention[]): void {
     const span = year
       ? daySpan(Number(year))
       : pickYearly(daySpan, ref, pickFor(modifier, futureAt(text, m.index)));
-    add(m.index, m.index + m[0].length, span);
+    add(m.index, m.index + m[0].length, span, year !== undefined);
   }
 }
 
@@ -413,7 +421,10 @@ function fromChrono(r: chrono.ParsedResult, text: string, ref: number): Mention 
     if (endSpan[1] <= span[0]) endSpan = shiftYears(endSpan, 1);
     span = [span[0], Math.max(span[1], endSpan[1])];
   }
-  return { index, stop: r.index + r.text.length, start: span[0], end: span[1], merged };
+  const tags = c.tags();
+  const relative = [...tags].some((t) => t.startsWith('result/relative') || t.startsWith('casualReference/'));
+  const absolute = !relative && (c.isCertain('year') || (c.isCertain('month') && c.isCertain('day')));
+  return { index, stop: r.index + r.text.length, start: span[0], end: span[1], merged, absolute };
 }
 
 function addYears(text: string, out: Mention[]): void {
@@ -423,7 +434,7 @@ function addYears(text: string, out: Mention[]): void {
     if (/[$£€#\d][.,:/-]?$|[.,:/-]$/.test(text.slice(Math.max(0, m.index - 2), m.index))) continue;
     if (QUANTITY_AFTER.test(text.slice(stop, stop + 12))) continue;
     const y = Number(m[0]);
-    out.push({ index: m.index, stop, start: Date.UTC(y, 0, 1), end: Date.UTC(y + 1, 0, 1) });
+    out.push({ index: m.index, stop, start: Date.UTC(y, 0, 1), end: Date.UTC(y + 1, 0, 1), absolute: true });
   }
 }
 
@@ -448,6 +459,7 @@ function combine(text: string, ref: number, mentions: Mention[]): Mention[] {
           start: Math.min(prev.start, m.start),
           end: Math.max(prev.end, m.end),
           merged: true,
+          absolute: prev.absolute === true && m.absolute === true,
         };
         continue;
       }
@@ -543,5 +555,6 @@ export function parseTemporalQuery(query: string, reference: Date): TemporalQuer
     start: new Date(Math.min(...mentions.map((m) => m.start))),
     end: new Date(Math.max(...mentions.map((m) => m.end))),
     expression: query.slice(first.index, last.stop),
+    absolute: mentions.every((m) => m.absolute === true),
   };
 }

@@ -17,10 +17,17 @@ export interface AnalyzedQuery {
   entityProbes: string[];
   /** The time range asked about: `temporal_window` if given, else parsed; null if none. */
   window: { start: Date; end: Date } | null;
+  /**
+   * The window is precise: given as `temporal_window`, or a calendar date the query names (a
+   * year, a day of a month) rather than one relative to the reference ("last week", "in March").
+   */
+  windowAbsolute: boolean;
   /** With no date in the query, a time relative to an event ("two weeks before the wedding"). */
   anchor: EventAnchor | null;
   /** The query asks for a time ("when", "what year", "how long ago"). */
   asksWhen: boolean;
+  /** The query asks for an amount of money, another quantity ("how many", "in total"), or neither. */
+  asksQuantity: 'money' | 'number' | null;
   /** The instant relative dates and recency are measured from. */
   reference: Date;
   vector: Float32Array;
@@ -44,6 +51,15 @@ export function asOf(queryTimestamp: Date | undefined): Date | undefined {
 const ASKS_WHEN =
   /^\s*(?:when\b|since when\b|what (?:year|month|day|date|time)\b|which (?:year|month|day|date)\b|how long (?:ago|has|have|had|did|was|were)\b|at what (?:age|time)\b)/i;
 
+/**
+ * Questions whose answer is a quantity: a memory that states one (a count, a duration, a price)
+ * is likelier to answer than one that only names the topic. "How much did I spend" wants an
+ * amount of money, not any number.
+ */
+const ASKS_QUANTITY =
+  /\b(?:how (?:many|much|long|old|far|often)|what (?:percentage|percent|amount|number)|total|in all|combined)\b/i;
+const ASKS_MONEY = /\b(?:money|spen[dt]|spending|costs?|price|paid|pay|budget|dollars?)\b|\$/i;
+
 const WORD = /[\p{L}\p{N}][\p{L}\p{N}'\u2019.-]*/gu;
 
 /** Every run of one to three words, lower case, possessives dropped ("caroline's" -> "caroline"). */
@@ -65,15 +81,17 @@ export async function analyzeQuery(
   reference: Date,
   window: { start: Date; end: Date } | undefined,
 ): Promise<AnalyzedQuery> {
-  const parsed = window ?? parseTemporalQuery(query, reference);
+  const parsed = window ? { ...window, absolute: true } : parseTemporalQuery(query, reference);
   const [vector] = await s.embedder.embed([query]);
   return {
     text: query,
     terms: keywordTerms(query),
     entityProbes: [...new Set(wordRuns(query))],
     window: parsed ? { start: parsed.start, end: parsed.end } : null,
+    windowAbsolute: parsed?.absolute === true,
     anchor: parsed ? null : parseEventAnchor(query),
     asksWhen: ASKS_WHEN.test(query),
+    asksQuantity: ASKS_QUANTITY.test(query) ? (ASKS_MONEY.test(query) ? 'money' : 'number') : null,
     reference,
     vector: vector!,
   };
