@@ -38,7 +38,8 @@ export async function requestConsolidation(s: Services, projectId: string, bankI
 
 /**
  * Runs a queued consolidation a slice at a time (about SLICE_MS of work; the cursor is its
- * progress); `memories_created` counts the new observations.
+ * progress); `memories_created` counts the new observations. Stopped by the stored-memories
+ * quota, the operation ends failed with the quota's message, keeping what it did.
  */
 export const runConsolidateOperation: OperationRunner = async (s, op) => {
   // Each slice commits with its cursor: a run stopped by a spent model budget resumes where it was.
@@ -59,7 +60,11 @@ export const runConsolidateOperation: OperationRunner = async (s, op) => {
     deadline: sliceDeadline(),
     prune: false,
   });
-  return { memories_created: result.observations_created, ...(result.more ? { more: { prune: null } } : {}) };
+  return {
+    memories_created: result.observations_created,
+    ...(result.more ? { more: { prune: null } } : {}),
+    ...(result.stopped ? { stopped: result.stopped } : {}),
+  };
 };
 
 /** Observations a consolidation slice checks for orphans. */

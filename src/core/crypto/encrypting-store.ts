@@ -379,10 +379,10 @@ export function encryptingStore(
       }
     },
 
-    async saveObservation(projectId, bankId, change, cursor) {
+    async saveObservation(projectId, bankId, change, cursor, opts) {
       const codec = change?.memory ? await writeCodec(projectId, bankId) : null;
       const sealed = change?.memory ? { ...change, memory: stored(codec, change.memory) } : change;
-      const saved = await inner.saveObservation(projectId, bankId, sealed, cursor);
+      const saved = await inner.saveObservation(projectId, bankId, sealed, cursor, opts);
       if (saved && change?.memory) await recheck(projectId, bankId, codec);
       return saved;
     },
