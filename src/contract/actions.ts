@@ -71,6 +71,12 @@ export const ACTIONS = {
   'directives.create': { scope: 'admin', read: false },
   'directives.update': { scope: 'admin', read: false },
   'directives.delete': { scope: 'admin', read: false },
+  'webhooks.list': { scope: 'admin', read: true },
+  /** Its answer shows the signing secret, once. */
+  'webhooks.create': { scope: 'admin', read: false, secret: true },
+  'webhooks.update': { scope: 'admin', read: false },
+  'webhooks.delete': { scope: 'admin', read: false },
+  'webhooks.deliveries': { scope: 'admin', read: true },
   /** Runs Recall over each case and keeps the run: it writes, so it is audited. */
   'evaluations.run': { scope: 'recall', read: false },
   'evaluations.list': { scope: 'recall', read: true },

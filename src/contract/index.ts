@@ -22,4 +22,5 @@ export * from './reflect.js';
 export * from './spaces.js';
 export * from './stats.js';
 export * from './vocabulary.js';
+export * from './webhooks.js';
 export * from './names.js';

@@ -22,6 +22,7 @@ import { statsQueries } from './sql/stats.js';
 import { tenancyQueries } from './sql/tenancy.js';
 import { upkeepQueries } from './sql/upkeep.js';
 import { vectorQueries } from './sql/vectors.js';
+import { webhookQueries } from './sql/webhooks.js';
 import type { Store } from './store.js';
 
 /** A transaction seen as a database: nested transactions run inline in it. */
@@ -65,6 +66,7 @@ export function storeOver(db: Db): Store {
     ...statsQueries(db),
     ...graphQueries(db),
     ...upkeepQueries(db),
+    ...webhookQueries(db),
   };
 }
 

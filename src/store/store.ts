@@ -43,6 +43,16 @@ import type { Hit, SearchStore } from './sql/search.js';
 import type { BankStatsRecord, StatsStore, TimeField } from './sql/stats.js';
 import type { TenancyStore } from './sql/tenancy.js';
 import type { UpkeepStore } from './sql/upkeep.js';
+import type {
+  AttemptOutcome,
+  ClaimedDelivery,
+  DeliveryAttempt,
+  DeliveryStatus,
+  WebhookDeliveryRecord,
+  WebhookEvent,
+  WebhookRecord,
+  WebhookStore,
+} from './sql/webhooks.js';
 import type { StoredVector, VectorStore } from './sql/vectors.js';
 
 export type {
@@ -86,6 +96,14 @@ export type {
   TenancyStore,
   UpkeepStore,
   VectorStore,
+  AttemptOutcome,
+  ClaimedDelivery,
+  DeliveryAttempt,
+  DeliveryStatus,
+  WebhookDeliveryRecord,
+  WebhookEvent,
+  WebhookRecord,
+  WebhookStore,
 };
 
 /**
@@ -114,7 +132,8 @@ export interface Store
     EvaluationStore,
     StatsStore,
     GraphStore,
-    UpkeepStore {
+    UpkeepStore,
+    WebhookStore {
   readonly engine: 'pglite' | 'postgres';
   ping(): Promise<void>;
   close(): Promise<void>;

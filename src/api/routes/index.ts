@@ -18,6 +18,7 @@ import { projectRoutes } from './projects.js';
 import { reflectRoutes } from './reflect.js';
 import { spaceRoutes } from './spaces.js';
 import { statsRoutes } from './stats.js';
+import { webhookRoutes } from './webhooks.js';
 
 /** The routers of a project's banks, served under `/v1/me` (a project key) and `/v1/default`. */
 const BANK_ROUTERS = [
@@ -38,6 +39,7 @@ const BANK_ROUTERS = [
   extractRoutes,
   bankUpkeepRoutes,
   chunkRoutes,
+  webhookRoutes,
 ];
 
 /**

@@ -17,6 +17,7 @@ import {
   storePlainMetadata,
 } from './codec.js';
 import type { Keyring } from './keyring.js';
+import { webhookSealing } from './webhook-sealing.js';
 import { DEFAULT_VECTOR_CACHE_MB, openStoredVector, VectorCache } from './vector-cache.js';
 
 export interface EncryptionHooks {
@@ -356,6 +357,10 @@ export function encryptingStore(
 
   const store: Store = {
     ...inner,
+    ...webhookSealing(inner, keyring, {
+      writeCodec,
+      open: (projectId, bankId, v, field) => opener(projectId, bankId).value(v, field),
+    }),
 
     async insertMemories(projectId, bankId, memories, opts) {
       for (let attempt = 0; ; attempt++) {
