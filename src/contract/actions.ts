@@ -89,6 +89,10 @@ export const ACTIONS = {
   'spaces.banks.attach': { scope: 'admin', read: false },
   'spaces.banks.remove': { scope: 'admin', read: false },
   'audit.list': { scope: 'admin', read: true, bankFiltered: true },
+  /** A forget's signed receipt; a bank-scoped key sees those of its banks (checked by the receipt's bank). */
+  'receipts.get': { scope: 'recall', read: true, bankFiltered: true },
+  /** Checks a receipt's signature; changes nothing. */
+  'receipts.verify': { scope: 'recall', read: true, bankFiltered: true },
   'projects.list': { scope: 'operator', read: true },
   'projects.get': { scope: 'operator', read: true },
   'projects.create': { scope: 'operator', read: false },
