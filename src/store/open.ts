@@ -20,6 +20,7 @@ import { operationQueries } from './sql/operations.js';
 import { searchQueries } from './sql/search.js';
 import { statsQueries } from './sql/stats.js';
 import { tenancyQueries } from './sql/tenancy.js';
+import { mentalModelQueries } from './sql/mental-models.js';
 import { upkeepQueries } from './sql/upkeep.js';
 import { vectorQueries } from './sql/vectors.js';
 import type { Store } from './store.js';
@@ -65,6 +66,7 @@ export function storeOver(db: Db): Store {
     ...statsQueries(db),
     ...graphQueries(db),
     ...upkeepQueries(db),
+    ...mentalModelQueries(db),
   };
 }
 

@@ -37,6 +37,15 @@ import type {
   RateCount,
 } from './sql/limits.js';
 import type { MemoryStore } from './sql/memories.js';
+import type {
+  MentalModelContent,
+  MentalModelHistoryEntry,
+  MentalModelPage,
+  MentalModelPatch,
+  MentalModelRecord,
+  MentalModelStore,
+  NewMentalModel,
+} from './sql/mental-models.js';
 import type { ObservationStore } from './sql/observations.js';
 import type { IdempotencyStore, OperationStore } from './sql/operations.js';
 import type { Hit, SearchStore } from './sql/search.js';
@@ -75,7 +84,14 @@ export type {
   LimitDefaults,
   LimitStore,
   MemoryStore,
+  MentalModelContent,
+  MentalModelHistoryEntry,
+  MentalModelPage,
+  MentalModelPatch,
+  MentalModelRecord,
+  MentalModelStore,
   NewEvaluation,
+  NewMentalModel,
   ObservationStore,
   OperationStore,
   RateCount,
@@ -114,7 +130,8 @@ export interface Store
     EvaluationStore,
     StatsStore,
     GraphStore,
-    UpkeepStore {
+    UpkeepStore,
+    MentalModelStore {
   readonly engine: 'pglite' | 'postgres';
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -41,6 +41,7 @@ const RELEASED: Record<number, string> = {
   20: '8f069ba070a36651988efb4e1c73795b2195c6cafdac8dadc7681f58beebac49',
   22: 'b364d3bc54144178cfa4cf6b706175ad39e0264357fc18b5a7421a369d0affce',
   25: 'a645bf604edd58432027f281fe66d946233e5fc725239474f5c31ee2838edc7e',
+  27: '05729705d0190fd2b174fdd527c52b41ac91534324a236b30c80aa2c691b1460',
 };
 
 describe('the migration list', () => {

@@ -1,6 +1,7 @@
 import { effectiveConfig } from '../bank-config.js';
 import { requireBank } from '../banks.js';
 import { awaitBudget, withMeteredModel } from '../budgets.js';
+import { scheduleAutoRefresh } from '../mental-model-schedule.js';
 import { type OperationRunner, queueOperation, sliceDeadline } from '../operations.js';
 import type { Services } from '../services.js';
 import type { Operation } from '../types.js';
@@ -59,7 +60,10 @@ export const runConsolidateOperation: OperationRunner = async (s, op) => {
     deadline: sliceDeadline(),
     prune: false,
   });
-  return { memories_created: result.observations_created, ...(result.more ? { more: { prune: null } } : {}) };
+  if (result.more) return { memories_created: result.observations_created, more: { prune: null } };
+  // The run is over: mental models set to refresh after a consolidation get their turn.
+  await scheduleAutoRefresh(s, op.projectId, op.bankId);
+  return { memories_created: result.observations_created };
 };
 
 /** Observations a consolidation slice checks for orphans. */

@@ -26,7 +26,8 @@ export type Field =
   | 'bank'
   | 'document'
   | 'reply'
-  | 'evaluation';
+  | 'evaluation'
+  | 'mental_model';
 
 export const isSealed = (v: string) => v.startsWith(SEALED);
 
