@@ -191,6 +191,22 @@ for (const engine of ENGINES) {
       assert.equal((await t.call('GET', mm('/club/history'))).body.length, 1, 'no history entry');
     });
 
+    test('without a model, a response_schema fails the refresh and says why', async () => {
+      const made = await t.call('POST', mm(), {
+        body: {
+          id: 'shaped',
+          name: 'Shaped',
+          source_query: 'What is Alice training for?',
+          trigger: { response_schema: { type: 'object', properties: { race: { type: 'string' } } } },
+        },
+      });
+      assert.equal(made.status, 200, JSON.stringify(made.body));
+      await done(BANK, made.body.operation_id);
+      const m = (await t.call('GET', mm('/shaped'))).body;
+      assert.equal(m.content, null);
+      assert.equal(m.refresh_pending, false);
+      assert.match(m.refresh_error, /language model/);
+    });
     test('refresh_after_consolidation: a consolidation refreshes the stale model', async () => {
       const bank = 'auto';
       await retain(bank, 'Carol keeps bees in her garden.');
