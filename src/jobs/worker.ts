@@ -65,17 +65,15 @@ export function startWorker(s: Services, log: Logger, opts: WorkerOptions): Work
     try {
       if (!runner) throw new AppError('validation_error', `unknown operation kind '${op.kind}'`);
       const signal = AbortSignal.any([stopping.signal, done.signal]);
-      const result = await inBackground(async () => {
-        const payload = await payloads.get(claimed);
-        return runner(s, {
-          id: op.id,
-          projectId,
-          bankId: op.bank_id,
-          kind: op.kind,
-          payload,
-          signal,
-          progress,
-        });
+      const payload = await payloads.get(claimed);
+      const result = await runner(s, {
+        id: op.id,
+        projectId,
+        bankId: op.bank_id,
+        kind: op.kind,
+        payload,
+        signal,
+        progress,
       });
       if (result.more !== undefined) {
         // One slice done: back to the queue, where other banks' and projects' turns come first.
@@ -133,7 +131,9 @@ export function startWorker(s: Services, log: Logger, opts: WorkerOptions): Work
     while (!stopping.signal.aborted) {
       let worked = false;
       try {
-        worked = await runOne();
+        // All of it background work, the claim and the bookkeeping too: on the embedded engine
+        // their statements give way to requests' (store/priority.ts), as the run's own do.
+        worked = await inBackground(runOne);
       } catch (err) {
         log.error({ err }, 'worker could not claim work');
       }
