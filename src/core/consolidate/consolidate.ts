@@ -86,6 +86,43 @@ async function plan(
 }
 
 /**
+ * Consolidates again the memories whose observation a forget deleted (a memory behind it was
+ * forgotten, so what it said cannot stay), wherever the cursor is; each step unmarks its memory
+ * in its transaction. True when the deadline ended the run here (`result.more` is set).
+ */
+async function redoForgotten(
+  s: Services,
+  projectId: string,
+  bankId: string,
+  result: ConsolidationResult & { more?: true },
+  opts: { signal?: AbortSignal; deadline?: { over(): boolean } },
+): Promise<boolean> {
+  for (;;) {
+    const cursor = await s.store.consolidationCursor(projectId, bankId);
+    const batch = await s.store.consolidationSources(projectId, bankId, cursor, BATCH, { redo: true });
+    if (batch.length === 0) return false;
+    const size = (await s.store.getBank(projectId, bankId))?.memory_count ?? 0;
+    for (const m of batch) {
+      opts.signal?.throwIfAborted();
+      if (opts.deadline?.over()) {
+        result.more = true;
+        return true;
+      }
+      const near = await neighbourhood(s, projectId, bankId, size, m);
+      const step = near && (await plan(s, projectId, bankId, near, opts.signal));
+      const at = { from: cursor, to: cursor, redo: m.id };
+      // Another run moved the cursor meanwhile: this batch is read again with it.
+      if (!(await s.store.saveObservation(projectId, bankId, step?.change ?? null, at))) break;
+      result.processed++;
+      if (!step) continue;
+      if (step.created) result.observations_created++;
+      else result.observations_updated++;
+      if (step.contradiction) result.contradictions++;
+    }
+  }
+}
+
+/**
  * Consolidates the memories retained since the last run into observations. Incremental (a
  * cursor over the bank's memory order) and idempotent: each step commits together with the
  * cursor, links are a set (proof counts are counted, never incremented), and a run that finds
@@ -113,6 +150,7 @@ export async function consolidateBank(
   // Neighbours are found by vector: with another embedder's vectors, wait for the re-embed
   // (it queues a run when done); the cursor stays, so nothing is skipped.
   if (staleVectors(s, bank)) return result;
+  if (await redoForgotten(s, projectId, bankId, result, opts)) return result;
   for (;;) {
     opts.signal?.throwIfAborted();
     let cursor = await s.store.consolidationCursor(projectId, bankId);

@@ -17,6 +17,8 @@ import {
   storePlainMetadata,
 } from './codec.js';
 import type { Keyring } from './keyring.js';
+import { webhookSealing } from './webhook-sealing.js';
+import { sealedMentalModels } from './sealed-mental-models.js';
 import { DEFAULT_VECTOR_CACHE_MB, openStoredVector, VectorCache } from './vector-cache.js';
 
 export interface EncryptionHooks {
@@ -296,7 +298,7 @@ class Opener {
 
 /**
  * The store of managed encryption: wraps any store so that an encrypted bank's memory text,
- * context, metadata, entity names, directives, evaluation runs' cases and queued Retain payloads
+ * context, metadata, entity names, directives, evaluation runs' cases, mental models and queued Retain payloads
  * reach the database only sealed (AES-256-GCM under the bank's data key), keyword terms, entity
  * keys and conversation ids only as keyed hashes, and every reader gets plaintext back. Plain banks pass through (escaped, so
  * no plaintext can pass for a ciphertext). Every method not named here is the inner store's.
@@ -365,6 +367,22 @@ export function encryptingStore(
 
   const store: Store = {
     ...inner,
+    ...webhookSealing(inner, keyring, {
+      writeCodec,
+      open: (projectId, bankId, v, field) => opener(projectId, bankId).value(v, field),
+    }),
+
+    async forget(projectId, bankId, subject, draft) {
+      const done = await inner.forget(projectId, bankId, subject, draft);
+      // What this process holds of it in the clear goes at once: decrypted vectors (zeroed) and,
+      // with the bank, its unwrapped data key. Other processes reload from the database, where
+      // it no longer is, on their next use of the bank.
+      if (done) {
+        vectors.forget(projectId, bankId, subject.kind === 'bank' ? null : done.memoryIds);
+        if (subject.kind === 'bank') keyring?.forget(projectId, bankId);
+      }
+      return done;
+    },
 
     async insertMemories(projectId, bankId, memories, opts) {
       for (let attempt = 0; ; attempt++) {
@@ -436,9 +454,9 @@ export function encryptingStore(
       );
     },
 
-    async consolidationSources(projectId, bankId, afterSeq, limit) {
+    async consolidationSources(projectId, bankId, afterSeq, limit, opts) {
       const o = opener(projectId, bankId);
-      const rows = await inner.consolidationSources(projectId, bankId, afterSeq, limit);
+      const rows = await inner.consolidationSources(projectId, bankId, afterSeq, limit, opts);
       const sealed = rows.filter((r) => r.embedding.length === 0).map((r) => r.id);
       const opened = new Map<string, Float32Array>();
       if (sealed.length && (await o.vectorTarget())) {
@@ -733,6 +751,8 @@ export function encryptingStore(
       if (sealed(after) !== sealed(before) || (before !== null && after === null))
         await inner.deleteIdempotentResponses(scope.projectId, reply.bankId);
     },
+
+    ...sealedMentalModels(inner, { writeCodec, opener, recheck }),
 
     readSnapshot: (fn) =>
       inner.readSnapshot((snapshot) =>

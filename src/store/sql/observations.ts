@@ -12,12 +12,17 @@ import { HNSW_DIMENSIONS } from './search.js';
 export interface ObservationStore {
   /** The highest memory seq consolidation has processed (0 before the first run). */
   consolidationCursor(projectId: string, bankId: string): Promise<number>;
-  /** Memories after `afterSeq` other than consolidated observations, oldest first. */
+  /**
+   * Memories after `afterSeq` other than consolidated observations, oldest first. With `redo`,
+   * instead the memories marked for consolidation again (their observation was deleted by a
+   * forget: `consolidation_redo`), whatever their seq.
+   */
   consolidationSources(
     projectId: string,
     bankId: string,
     afterSeq: number,
     limit: number,
+    opts?: { redo?: boolean },
   ): Promise<ConsolidationSource[]>;
   /**
    * Nearest memories with exactly these tags: consolidated observations, or other memories
@@ -41,13 +46,15 @@ export interface ObservationStore {
    * false (and nothing written) when another run moved the cursor first. With
    * `storedQuotaDefault` (as for `insertMemories`) a step creating an observation is checked
    * against the project's `stored_memories` quota in the same transaction: past it, the step
-   * throws `StoredQuotaExceeded`, writing nothing and leaving the cursor where it was.
+   * throws `StoredQuotaExceeded`, writing nothing and leaving the cursor where it was. `redo`:
+   * the step consolidated this memory again, whose mark (`consolidation_redo`) goes in the same
+   * transaction.
    */
   saveObservation(
     projectId: string,
     bankId: string,
     change: ObservationChange | null,
-    cursor: { from: number; to: number },
+    cursor: { from: number; to: number; redo?: string },
     opts?: { storedQuotaDefault?: number | null },
   ): Promise<boolean>;
   /**
@@ -114,10 +121,14 @@ export function observationQueries(db: Db): ObservationStore {
       return rows[0]?.last_seq ?? 0;
     },
 
-    async consolidationSources(projectId, bankId, afterSeq, limit) {
+    async consolidationSources(projectId, bankId, afterSeq, limit, opts = {}) {
+      const which = opts.redo
+        ? `EXISTS (SELECT 1 FROM consolidation_redo r WHERE r.project_id = m.project_id AND r.bank_id = m.bank_id
+             AND r.memory_id = m.id) AND $3::bigint IS NOT NULL`
+        : 'm.seq > $3';
       const heads = await db.query<{ id: string; seq: number; embedding: string | null }>(
         `SELECT m.id::text AS id, m.seq::float8 AS seq, m.embedding::text AS embedding FROM memories m
-         WHERE m.project_id = $1 AND m.bank_id = $2 AND m.seq > $3 AND NOT ${CONSOLIDATED}
+         WHERE m.project_id = $1 AND m.bank_id = $2 AND ${which} AND NOT ${CONSOLIDATED}
          ORDER BY m.seq LIMIT $4`,
         [projectId, bankId, afterSeq, limit],
       );
@@ -233,6 +244,12 @@ export function observationQueries(db: Db): ObservationStore {
           [projectId, bankId, cursor.from, cursor.to],
         );
         if (moved.length === 0) return false;
+        if (cursor.redo) {
+          await tx.query(
+            'DELETE FROM consolidation_redo WHERE project_id = $1 AND bank_id = $2 AND memory_id = $3',
+            [projectId, bankId, cursor.redo],
+          );
+        }
         if (!change) return true;
         if (change.memory) {
           // A rewrite replaces the stored memory (text, vector, terms, entities) under the same id;
