@@ -350,6 +350,15 @@ export function encryptingStore(
     if (st && (st.target === 'managed') !== (codec !== null)) await hooks.onSwitch(projectId, bankId);
   }
 
+  /** A queued operation's payload as it was given: opened when it was sealed. */
+  async function openPayload(projectId: string, bankId: string, payload: unknown): Promise<unknown> {
+    const sealed = sealedMetadata(payload as Record<string, unknown>);
+    if (!sealed) return payload;
+    const codec = await opener(projectId, bankId).codec();
+    if (!codec) throw missingKey(bankId);
+    return JSON.parse(codec.open(sealed, 'payload'));
+  }
+
   /** `q` of a listing, in a bank with a data key: whole keyword terms, plain or hashed. */
   function termGroups(codec: BankCodec, q: string): string[][] {
     const groups = [...new Set(keywordTerms(q))].map((t) => [t, codec.term(t)]);
@@ -561,13 +570,18 @@ export function encryptingStore(
       return inner.insertOperation({ ...o, payload });
     },
 
-    async claimOperation(workerId, leaseMs) {
-      const claimed = await inner.claimOperation(workerId, leaseMs);
-      const sealed = claimed && sealedMetadata(claimed.payload as Record<string, unknown>);
-      if (!claimed || !sealed) return claimed;
-      const codec = await opener(claimed.projectId, claimed.operation.bank_id).codec();
-      if (!codec) throw missingKey(claimed.operation.bank_id);
-      return { ...claimed, payload: JSON.parse(codec.open(sealed, 'payload')) };
+    async claimOperation(workerId, leaseMs, opts) {
+      const claimed = await inner.claimOperation(workerId, leaseMs, opts);
+      if (!claimed || claimed.payload === undefined) return claimed;
+      return {
+        ...claimed,
+        payload: await openPayload(claimed.projectId, claimed.operation.bank_id, claimed.payload),
+      };
+    },
+
+    async operationPayload(projectId, bankId, id) {
+      const found = await inner.operationPayload(projectId, bankId, id);
+      return found && { ...found, payload: await openPayload(projectId, bankId, found.payload) };
     },
 
     async documentHashes(projectId, bankId, ids) {
