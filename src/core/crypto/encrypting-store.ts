@@ -509,6 +509,29 @@ export function encryptingStore(
       return inner.keywordSearch(projectId, bankId, all, filter, limit);
     },
 
+    async searchChannels(projectId, bankId, q, filter, limit) {
+      const codec = await searchCodec(projectId, bankId);
+      const terms = codec ? [...q.terms, ...q.terms.map((t) => codec.term(t))] : q.terms;
+      const graph =
+        codec && q.graph
+          ? {
+              ...q.graph,
+              probes: [...q.graph.probes, ...q.graph.probes.map((p) => codec.entityKey(entityKey(p)))],
+            }
+          : q.graph;
+      // Sealed vectors are searched outside SQL (as `semanticSearch` does), the rest in one statement.
+      const target = q.vector ? await opener(projectId, bankId).vectorTarget() : null;
+      const hits = await inner.searchChannels(
+        projectId,
+        bankId,
+        { ...q, terms, graph, vector: target ? null : q.vector },
+        filter,
+        limit,
+      );
+      if (target && q.vector) hits.semantic = await vectors.search(inner, target, q.vector, filter, limit);
+      return hits;
+    },
+
     async graphSearch(projectId, bankId, probes, filter, limit, depth) {
       const codec = await searchCodec(projectId, bankId);
       const all = codec ? [...probes, ...probes.map((p) => codec.entityKey(entityKey(p)))] : probes;
