@@ -364,10 +364,14 @@ for (const engine of ENGINES) {
     for (const encrypted of [false, true]) {
       test(`the secret and headers are stored sealed (${encrypted ? 'encrypted' : 'plain'} bank) and deliveries still verify`, async () => {
         const bank = encrypted ? 'sealed-enc' : 'sealed-plain';
-        const made = await t.call('PUT', bankPath(bank), {
-          body: encrypted ? { config: { encryption: 'managed' } } : {},
-        });
-        assert.equal(made.status, 200, JSON.stringify(made.body));
+        assert.equal((await t.call('PUT', bankPath(bank), { body: {} })).status, 200);
+        if (encrypted) {
+          const r = await t.call('PATCH', bankPath(bank, '/config'), {
+            body: { updates: { encryption: 'managed' } },
+          });
+          assert.equal(r.status, 200, JSON.stringify(r.body));
+        }
+        assert.equal((await t.raw.bankEncryption('default', bank))?.target, encrypted ? 'managed' : 'none');
         const c = await t.call('POST', bankPath(bank, '/webhooks'), {
           body: {
             url: rx.url(`/${bank}`),
@@ -381,11 +385,19 @@ for (const engine of ENGINES) {
         assert.ok(!stored.http_config.includes('receiver-token'));
         const listed = await t.call('GET', bankPath(bank, '/webhooks'));
         assert.equal(listed.body.items[0].http_config.headers.authorization, 'Bearer receiver-token');
+        await t.call('POST', bankPath(bank, '/memories'), {
+          body: { items: [{ content: 'Ivan keeps bees.', document_id: 'apiary-notes' }] },
+        });
+        // What the database holds for the queued delivery: its body sealed in an encrypted bank.
+        // (Claimed beneath the encryption layer for 300 ms, past other banks' deliveries still
+        // queued; the worker below takes each over when its lease ends.)
+        let raw = await t.raw.claimWebhookDelivery('probe', 300);
+        while (raw && raw.bankId !== bank) raw = await t.raw.claimWebhookDelivery('probe', 300);
+        assert.ok(raw);
+        assert.equal(isSealed(raw.body), encrypted);
+        assert.equal(raw.body.includes('apiary-notes'), !encrypted);
         const w = t.runtime.startWorker(log, { webhooks: { pollMs: 20 } });
         try {
-          await t.call('POST', bankPath(bank, '/memories'), {
-            body: { items: [{ content: 'Ivan keeps bees.' }] },
-          });
           const hits = await until(
             async () => rx.hits(`/${bank}`),
             (h) => h.some((x) => JSON.parse(x.body).event === 'retain.completed'),
