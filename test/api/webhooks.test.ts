@@ -264,6 +264,45 @@ for (const engine of ENGINES) {
       assert.equal(rx.hits('/target').length, 0);
     });
 
+    test('an answer is read up to 1 KB and recorded whatever bytes it holds', async () => {
+      const nul = await hook('answers', { url: rx.url('/nul'), event_types: ['retain.completed'] });
+      const big = await hook('answers', { url: rx.url('/big'), event_types: ['retain.completed'] });
+      deliver(t, { maxAttempts: 1 });
+      await retain('answers', 'Ida answers oddly.');
+      for (const [w, check] of [
+        [nul.body.id, (b: string) => b === 'a\uFFFDb'],
+        [big.body.id, (b: string) => b === 'x'.repeat(1024)],
+      ] as const) {
+        const done = await until(
+          () => deliveries('answers', w),
+          (d) => d.body.items[0]?.status === 'delivered',
+        );
+        assert.ok(
+          check(done.body.items[0].last_response_body),
+          done.body.items[0].last_response_body.slice(0, 40),
+        );
+      }
+      await stopAll();
+    });
+
+    test('a receiver that does not answer in time fails the attempt', async () => {
+      const c = await hook('hang', {
+        url: rx.url('/hang'),
+        event_types: ['retain.completed'],
+        http_config: { timeout_seconds: 1 },
+      });
+      deliver(t, { maxAttempts: 1 });
+      await retain('hang', 'Jon waits.');
+      const done = await until(
+        () => deliveries('hang', c.body.id),
+        (d) => d.body.items[0]?.status === 'failed',
+      );
+      const a = done.body.items[0].attempt_log[0];
+      assert.match(a.error, /no answer within 1 s/);
+      assert.ok(a.duration_ms >= 900 && a.duration_ms < 5000, String(a.duration_ms));
+      await stopAll();
+    });
+
     test('a private address is refused again at delivery time (DNS rebinding)', async () => {
       const c = await hook('rebind', { url: rx.url('/rebind'), event_types: ['retain.completed'] });
       // Made while private targets were allowed; delivered by a process that refuses them.
