@@ -18,6 +18,7 @@ export * from './health.js';
 export * from './memories.js';
 export * from './operations.js';
 export * from './projects.js';
+export * from './receipts.js';
 export * from './reflect.js';
 export * from './spaces.js';
 export * from './stats.js';

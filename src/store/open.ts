@@ -17,6 +17,7 @@ import { intakeQueries } from './sql/intake.js';
 import { memoryQueries } from './sql/memories.js';
 import { observationQueries } from './sql/observations.js';
 import { operationQueries } from './sql/operations.js';
+import { receiptQueries } from './sql/receipts.js';
 import { searchQueries } from './sql/search.js';
 import { statsQueries } from './sql/stats.js';
 import { tenancyQueries } from './sql/tenancy.js';
@@ -67,6 +68,7 @@ export function storeOver(db: Db): Store {
     ...graphQueries(db),
     ...upkeepQueries(db),
     ...webhookQueries(db),
+    ...receiptQueries(db),
   };
 }
 

@@ -38,6 +38,7 @@ import type {
 } from './sql/limits.js';
 import type { MemoryStore } from './sql/memories.js';
 import type { ObservationStore } from './sql/observations.js';
+import type { ForgetSubject, ReceiptDraft, ReceiptRecord, ReceiptStore } from './sql/receipts.js';
 import type { IdempotencyStore, OperationStore } from './sql/operations.js';
 import type { Hit, SearchStore } from './sql/search.js';
 import type { BankStatsRecord, StatsStore, TimeField } from './sql/stats.js';
@@ -89,6 +90,10 @@ export type {
   ObservationStore,
   OperationStore,
   RateCount,
+  ForgetSubject,
+  ReceiptDraft,
+  ReceiptRecord,
+  ReceiptStore,
   SearchStore,
   StoredEvaluation,
   StoredMemoryFields,
@@ -133,7 +138,8 @@ export interface Store
     StatsStore,
     GraphStore,
     UpkeepStore,
-    WebhookStore {
+    WebhookStore,
+    ReceiptStore {
   readonly engine: 'pglite' | 'postgres';
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -15,6 +15,7 @@ import { memoryRoutes } from './memories.js';
 import { operationRecordRoutes } from './operation-records.js';
 import { operationRoutes } from './operations.js';
 import { projectRoutes } from './projects.js';
+import { receiptRoutes } from './receipts.js';
 import { reflectRoutes } from './reflect.js';
 import { spaceRoutes } from './spaces.js';
 import { statsRoutes } from './stats.js';
@@ -40,6 +41,7 @@ const BANK_ROUTERS = [
   bankUpkeepRoutes,
   chunkRoutes,
   webhookRoutes,
+  receiptRoutes,
 ];
 
 /**

@@ -39,7 +39,8 @@ export async function requestConsolidation(s: Services, projectId: string, bankI
 
 /**
  * Runs a queued consolidation a slice at a time (about SLICE_MS of work; the cursor is its
- * progress); `memories_created` counts the new observations.
+ * progress); `memories_created` counts the new observations. Stopped by the stored-memories
+ * quota, the operation ends failed with the quota's message, keeping what it did.
  */
 export const runConsolidateOperation: OperationRunner = async (s, op) => {
   // Each slice commits with its cursor: a run stopped by a spent model budget resumes where it was.
@@ -72,6 +73,8 @@ export const runConsolidateOperation: OperationRunner = async (s, op) => {
   });
   totals.created += result.observations_created;
   totals.updated += result.observations_updated;
+  // Stopped by the quota: the run failed, so no consolidation.completed.
+  if (result.stopped) return { memories_created: result.observations_created, stopped: result.stopped };
   if (result.more) return { memories_created: result.observations_created, more: { prune: null, ...totals } };
   await consolidationCompleted(s, op.projectId, op.bankId, op.id, totals);
   return { memories_created: result.observations_created };

@@ -362,6 +362,18 @@ export function encryptingStore(
       open: (projectId, bankId, v, field) => opener(projectId, bankId).value(v, field),
     }),
 
+    async forget(projectId, bankId, subject, draft) {
+      const done = await inner.forget(projectId, bankId, subject, draft);
+      // What this process holds of it in the clear goes at once: decrypted vectors (zeroed) and,
+      // with the bank, its unwrapped data key. Other processes reload from the database, where
+      // it no longer is, on their next use of the bank.
+      if (done) {
+        vectors.forget(projectId, bankId, subject.kind === 'bank' ? null : done.memoryIds);
+        if (subject.kind === 'bank') keyring?.forget(projectId, bankId);
+      }
+      return done;
+    },
+
     async insertMemories(projectId, bankId, memories, opts) {
       for (let attempt = 0; ; attempt++) {
         const codec = await writeCodec(projectId, bankId);
@@ -384,10 +396,10 @@ export function encryptingStore(
       }
     },
 
-    async saveObservation(projectId, bankId, change, cursor) {
+    async saveObservation(projectId, bankId, change, cursor, opts) {
       const codec = change?.memory ? await writeCodec(projectId, bankId) : null;
       const sealed = change?.memory ? { ...change, memory: stored(codec, change.memory) } : change;
-      const saved = await inner.saveObservation(projectId, bankId, sealed, cursor);
+      const saved = await inner.saveObservation(projectId, bankId, sealed, cursor, opts);
       if (saved && change?.memory) await recheck(projectId, bankId, codec);
       return saved;
     },
@@ -432,9 +444,9 @@ export function encryptingStore(
       );
     },
 
-    async consolidationSources(projectId, bankId, afterSeq, limit) {
+    async consolidationSources(projectId, bankId, afterSeq, limit, opts) {
       const o = opener(projectId, bankId);
-      const rows = await inner.consolidationSources(projectId, bankId, afterSeq, limit);
+      const rows = await inner.consolidationSources(projectId, bankId, afterSeq, limit, opts);
       const sealed = rows.filter((r) => r.embedding.length === 0).map((r) => r.id);
       const opened = new Map<string, Float32Array>();
       if (sealed.length && (await o.vectorTarget())) {
