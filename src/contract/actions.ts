@@ -83,6 +83,18 @@ export const ACTIONS = {
   'evaluations.get': { scope: 'recall', read: true },
   'evaluations.delete': { scope: 'admin', read: false },
   'spaces.list': { scope: 'admin', read: true, bankFiltered: true },
+  'mental_models.list': { scope: 'recall', read: true },
+  'mental_models.get': { scope: 'recall', read: true },
+  'mental_models.history': { scope: 'recall', read: true },
+  'mental_models.create': { scope: 'admin', read: false },
+  'mental_models.update': { scope: 'admin', read: false },
+  'mental_models.delete': { scope: 'admin', read: false },
+  /** Empties the content (kept in the history); the next refresh writes it afresh. */
+  'mental_models.clear': { scope: 'admin', read: false },
+  /** Queues a refresh: a Reflect over the source query, charged to the project like one. */
+  'mental_models.refresh': { scope: 'retain', read: false },
+  /** A refresh's Reflect run now and shown, stored nowhere (charged like a Reflect). */
+  'mental_models.dry_run': { scope: 'recall', read: true },
   'spaces.create': { scope: 'admin', read: false },
   'spaces.delete': { scope: 'admin', read: false },
   'spaces.banks.list': { scope: 'admin', read: true, bankFiltered: true },

@@ -16,6 +16,7 @@ export * from './extract.js';
 export * from './graph.js';
 export * from './health.js';
 export * from './memories.js';
+export * from './mental-models.js';
 export * from './operations.js';
 export * from './projects.js';
 export * from './receipts.js';

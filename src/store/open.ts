@@ -21,6 +21,7 @@ import { receiptQueries } from './sql/receipts.js';
 import { searchQueries } from './sql/search.js';
 import { statsQueries } from './sql/stats.js';
 import { tenancyQueries } from './sql/tenancy.js';
+import { mentalModelQueries } from './sql/mental-models.js';
 import { upkeepQueries } from './sql/upkeep.js';
 import { vectorQueries } from './sql/vectors.js';
 import { webhookQueries } from './sql/webhooks.js';
@@ -69,6 +70,7 @@ export function storeOver(db: Db): Store {
     ...upkeepQueries(db),
     ...webhookQueries(db),
     ...receiptQueries(db),
+    ...mentalModelQueries(db),
   };
 }
 

@@ -37,6 +37,15 @@ import type {
   RateCount,
 } from './sql/limits.js';
 import type { MemoryStore } from './sql/memories.js';
+import type {
+  MentalModelContent,
+  MentalModelHistoryEntry,
+  MentalModelPage,
+  MentalModelPatch,
+  MentalModelRecord,
+  MentalModelStore,
+  NewMentalModel,
+} from './sql/mental-models.js';
 import type { ObservationStore } from './sql/observations.js';
 import type { ForgetSubject, ReceiptDraft, ReceiptRecord, ReceiptStore } from './sql/receipts.js';
 import type { IdempotencyStore, OperationStore } from './sql/operations.js';
@@ -86,7 +95,14 @@ export type {
   LimitDefaults,
   LimitStore,
   MemoryStore,
+  MentalModelContent,
+  MentalModelHistoryEntry,
+  MentalModelPage,
+  MentalModelPatch,
+  MentalModelRecord,
+  MentalModelStore,
   NewEvaluation,
+  NewMentalModel,
   ObservationStore,
   OperationStore,
   RateCount,
@@ -139,7 +155,8 @@ export interface Store
     GraphStore,
     UpkeepStore,
     WebhookStore,
-    ReceiptStore {
+    ReceiptStore,
+    MentalModelStore {
   readonly engine: 'pglite' | 'postgres';
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -12,6 +12,7 @@ import { graphRoutes } from './graph.js';
 import { hindsightRoutes } from './hindsight.js';
 import { mcpRoutes } from './mcp.js';
 import { memoryRoutes } from './memories.js';
+import { mentalModelRoutes } from './mental-models.js';
 import { operationRecordRoutes } from './operation-records.js';
 import { operationRoutes } from './operations.js';
 import { projectRoutes } from './projects.js';
@@ -42,6 +43,7 @@ const BANK_ROUTERS = [
   chunkRoutes,
   webhookRoutes,
   receiptRoutes,
+  mentalModelRoutes,
 ];
 
 /**

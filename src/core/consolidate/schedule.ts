@@ -1,6 +1,7 @@
 import { effectiveConfig } from '../bank-config.js';
 import { requireBank } from '../banks.js';
 import { awaitBudget, withMeteredModel } from '../budgets.js';
+import { scheduleAutoRefresh } from '../mental-model-schedule.js';
 import { type OperationRunner, queueOperation, sliceDeadline } from '../operations.js';
 import type { Services } from '../services.js';
 import type { Operation } from '../types.js';
@@ -77,6 +78,8 @@ export const runConsolidateOperation: OperationRunner = async (s, op) => {
   if (result.stopped) return { memories_created: result.observations_created, stopped: result.stopped };
   if (result.more) return { memories_created: result.observations_created, more: { prune: null, ...totals } };
   await consolidationCompleted(s, op.projectId, op.bankId, op.id, totals);
+  // The run is over: mental models set to refresh after a consolidation get their turn.
+  await scheduleAutoRefresh(s, op.projectId, op.bankId);
   return { memories_created: result.observations_created };
 };
 

@@ -18,6 +18,7 @@ import {
 } from './codec.js';
 import type { Keyring } from './keyring.js';
 import { webhookSealing } from './webhook-sealing.js';
+import { sealedMentalModels } from './sealed-mental-models.js';
 import { DEFAULT_VECTOR_CACHE_MB, openStoredVector, VectorCache } from './vector-cache.js';
 
 export interface EncryptionHooks {
@@ -297,7 +298,7 @@ class Opener {
 
 /**
  * The store of managed encryption: wraps any store so that an encrypted bank's memory text,
- * context, metadata, entity names, directives, evaluation runs' cases and queued Retain payloads
+ * context, metadata, entity names, directives, evaluation runs' cases, mental models and queued Retain payloads
  * reach the database only sealed (AES-256-GCM under the bank's data key), keyword terms, entity
  * keys and conversation ids only as keyed hashes, and every reader gets plaintext back. Plain banks pass through (escaped, so
  * no plaintext can pass for a ciphertext). Every method not named here is the inner store's.
@@ -736,6 +737,8 @@ export function encryptingStore(
       if (sealed(after) !== sealed(before) || (before !== null && after === null))
         await inner.deleteIdempotentResponses(scope.projectId, reply.bankId);
     },
+
+    ...sealedMentalModels(inner, { writeCodec, opener, recheck }),
 
     readSnapshot: (fn) =>
       inner.readSnapshot((snapshot) =>
