@@ -47,11 +47,22 @@ import type {
   NewMentalModel,
 } from './sql/mental-models.js';
 import type { ObservationStore } from './sql/observations.js';
+import type { ForgetSubject, ReceiptDraft, ReceiptRecord, ReceiptStore } from './sql/receipts.js';
 import type { IdempotencyStore, OperationStore } from './sql/operations.js';
 import type { Hit, SearchStore } from './sql/search.js';
 import type { BankStatsRecord, StatsStore, TimeField } from './sql/stats.js';
 import type { TenancyStore } from './sql/tenancy.js';
 import type { UpkeepStore } from './sql/upkeep.js';
+import type {
+  AttemptOutcome,
+  ClaimedDelivery,
+  DeliveryAttempt,
+  DeliveryStatus,
+  WebhookDeliveryRecord,
+  WebhookEvent,
+  WebhookRecord,
+  WebhookStore,
+} from './sql/webhooks.js';
 import type { StoredVector, VectorStore } from './sql/vectors.js';
 
 export type {
@@ -95,6 +106,10 @@ export type {
   ObservationStore,
   OperationStore,
   RateCount,
+  ForgetSubject,
+  ReceiptDraft,
+  ReceiptRecord,
+  ReceiptStore,
   SearchStore,
   StoredEvaluation,
   StoredMemoryFields,
@@ -102,6 +117,14 @@ export type {
   TenancyStore,
   UpkeepStore,
   VectorStore,
+  AttemptOutcome,
+  ClaimedDelivery,
+  DeliveryAttempt,
+  DeliveryStatus,
+  WebhookDeliveryRecord,
+  WebhookEvent,
+  WebhookRecord,
+  WebhookStore,
 };
 
 /**
@@ -131,7 +154,9 @@ export interface Store
     StatsStore,
     GraphStore,
     UpkeepStore,
-    MentalModelStore {
+    MentalModelStore,
+    WebhookStore,
+    ReceiptStore {
   readonly engine: 'pglite' | 'postgres';
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -4,6 +4,7 @@ import { AuditResource, ProjectsResource } from './resources/admin.js';
 import { BanksResource, EntitiesResource, reflect } from './resources/banks.js';
 import { DirectivesResource } from './resources/directives.js';
 import { MentalModelsResource } from './resources/mental-models.js';
+import { WebhooksResource } from './resources/webhooks.js';
 import { DocumentsResource } from './resources/documents.js';
 import { EvaluationsResource } from './resources/evaluations.js';
 import { MemoriesResource } from './resources/memories.js';
@@ -45,6 +46,7 @@ export class Mnemo {
   readonly spaces: SpacesResource;
   readonly operations: OperationsResource;
   readonly directives: DirectivesResource;
+  readonly webhooks: WebhooksResource;
   readonly documents: DocumentsResource;
   readonly evaluations: EvaluationsResource;
   readonly mentalModels: MentalModelsResource;
@@ -84,6 +86,7 @@ export class Mnemo {
     this.spaces = new SpacesResource(t, this.prefix);
     this.operations = new OperationsResource(t, this.prefix);
     this.directives = new DirectivesResource(t, this.prefix);
+    this.webhooks = new WebhooksResource(t, this.prefix);
     this.documents = new DocumentsResource(t, this.prefix);
     this.evaluations = new EvaluationsResource(t, this.prefix);
     this.mentalModels = new MentalModelsResource(t, this.prefix);

@@ -18,6 +18,7 @@ import type * as Projects from '../../../src/contract/projects.js';
 import type * as Reflecting from '../../../src/contract/reflect.js';
 import type * as Spaces from '../../../src/contract/spaces.js';
 import type * as Stats from '../../../src/contract/stats.js';
+import type * as Webhooks from '../../../src/contract/webhooks.js';
 
 // Memories
 export type FactType = z.output<typeof Memories.MemoryRecord>['type'];
@@ -164,6 +165,12 @@ export type DeletedMentalModel = z.output<typeof MentalModels.DeletedMentalModel
 export type MentalModelHistoryEntry = z.output<typeof MentalModels.MentalModelHistoryEntry>;
 export type MentalModelRefreshQueued = z.output<typeof MentalModels.MentalModelRefreshQueued>;
 export type MentalModelDryRun = z.output<typeof MentalModels.MentalModelDryRun>;
+// Webhooks
+export type Webhook = z.output<typeof Webhooks.WebhookOut>;
+export type CreateWebhookParams = z.input<typeof Webhooks.CreateWebhookBody>;
+export type UpdateWebhookParams = z.input<typeof Webhooks.UpdateWebhookBody>;
+export type DeletedWebhook = z.output<typeof Webhooks.DeletedWebhook>;
+export type WebhookDelivery = z.output<typeof Webhooks.WebhookDeliveryOut>;
 
 // Evaluations
 export type RunEvaluationParams = z.input<typeof Evaluations.RunEvaluationBody>;

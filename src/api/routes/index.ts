@@ -16,9 +16,11 @@ import { mentalModelRoutes } from './mental-models.js';
 import { operationRecordRoutes } from './operation-records.js';
 import { operationRoutes } from './operations.js';
 import { projectRoutes } from './projects.js';
+import { receiptRoutes } from './receipts.js';
 import { reflectRoutes } from './reflect.js';
 import { spaceRoutes } from './spaces.js';
 import { statsRoutes } from './stats.js';
+import { webhookRoutes } from './webhooks.js';
 
 /** The routers of a project's banks, served under `/v1/me` (a project key) and `/v1/default`. */
 const BANK_ROUTERS = [
@@ -40,6 +42,8 @@ const BANK_ROUTERS = [
   bankUpkeepRoutes,
   chunkRoutes,
   mentalModelRoutes,
+  webhookRoutes,
+  receiptRoutes,
 ];
 
 /**

@@ -27,7 +27,8 @@ export type Field =
   | 'document'
   | 'reply'
   | 'evaluation'
-  | 'mental_model';
+  | 'mental_model'
+  | 'webhook';
 
 export const isSealed = (v: string) => v.startsWith(SEALED);
 
