@@ -82,6 +82,7 @@ export const ACTIONS = {
   'evaluations.list': { scope: 'recall', read: true },
   'evaluations.get': { scope: 'recall', read: true },
   'evaluations.delete': { scope: 'admin', read: false },
+  'spaces.list': { scope: 'admin', read: true, bankFiltered: true },
   'mental_models.list': { scope: 'recall', read: true },
   'mental_models.get': { scope: 'recall', read: true },
   'mental_models.history': { scope: 'recall', read: true },
@@ -94,7 +95,6 @@ export const ACTIONS = {
   'mental_models.refresh': { scope: 'retain', read: false },
   /** A refresh's Reflect run now and shown, stored nowhere (charged like a Reflect). */
   'mental_models.dry_run': { scope: 'recall', read: true },
-  'spaces.list': { scope: 'admin', read: true, bankFiltered: true },
   'spaces.create': { scope: 'admin', read: false },
   'spaces.delete': { scope: 'admin', read: false },
   'spaces.banks.list': { scope: 'admin', read: true, bankFiltered: true },

@@ -68,9 +68,9 @@ export function storeOver(db: Db): Store {
     ...statsQueries(db),
     ...graphQueries(db),
     ...upkeepQueries(db),
-    ...mentalModelQueries(db),
     ...webhookQueries(db),
     ...receiptQueries(db),
+    ...mentalModelQueries(db),
   };
 }
 

@@ -154,9 +154,9 @@ export interface Store
     StatsStore,
     GraphStore,
     UpkeepStore,
-    MentalModelStore,
     WebhookStore,
-    ReceiptStore {
+    ReceiptStore,
+    MentalModelStore {
   readonly engine: 'pglite' | 'postgres';
   ping(): Promise<void>;
   close(): Promise<void>;

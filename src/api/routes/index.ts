@@ -41,9 +41,9 @@ const BANK_ROUTERS = [
   extractRoutes,
   bankUpkeepRoutes,
   chunkRoutes,
-  mentalModelRoutes,
   webhookRoutes,
   receiptRoutes,
+  mentalModelRoutes,
 ];
 
 /**

@@ -77,9 +77,9 @@ export const runConsolidateOperation: OperationRunner = async (s, op) => {
   // Stopped by the quota: the run failed, so no consolidation.completed.
   if (result.stopped) return { memories_created: result.observations_created, stopped: result.stopped };
   if (result.more) return { memories_created: result.observations_created, more: { prune: null, ...totals } };
+  await consolidationCompleted(s, op.projectId, op.bankId, op.id, totals);
   // The run is over: mental models set to refresh after a consolidation get their turn.
   await scheduleAutoRefresh(s, op.projectId, op.bankId);
-  await consolidationCompleted(s, op.projectId, op.bankId, op.id, totals);
   return { memories_created: result.observations_created };
 };
 

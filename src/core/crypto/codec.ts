@@ -27,8 +27,8 @@ export type Field =
   | 'document'
   | 'reply'
   | 'evaluation'
-  | 'mental_model'
-  | 'webhook';
+  | 'webhook'
+  | 'mental_model';
 
 export const isSealed = (v: string) => v.startsWith(SEALED);
 

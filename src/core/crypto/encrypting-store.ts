@@ -17,8 +17,8 @@ import {
   storePlainMetadata,
 } from './codec.js';
 import type { Keyring } from './keyring.js';
-import { sealedMentalModels } from './sealed-mental-models.js';
 import { webhookSealing } from './webhook-sealing.js';
+import { sealedMentalModels } from './sealed-mental-models.js';
 import { DEFAULT_VECTOR_CACHE_MB, openStoredVector, VectorCache } from './vector-cache.js';
 
 export interface EncryptionHooks {
