@@ -5,6 +5,7 @@ import { BanksResource, EntitiesResource, reflect } from './resources/banks.js';
 import { DirectivesResource } from './resources/directives.js';
 import { DocumentsResource } from './resources/documents.js';
 import { EvaluationsResource } from './resources/evaluations.js';
+import { ReceiptsResource } from './resources/receipts.js';
 import { MemoriesResource } from './resources/memories.js';
 import { OperationsResource } from './resources/operations.js';
 import { SpacesResource } from './resources/spaces.js';
@@ -46,6 +47,8 @@ export class Mnemo {
   readonly directives: DirectivesResource;
   readonly documents: DocumentsResource;
   readonly evaluations: EvaluationsResource;
+  /** Signed receipts of deletions: read again and verified. */
+  readonly receipts: ReceiptsResource;
   readonly audit: AuditResource;
   /** Operator only: projects and their keys, always on `/v1/default`. */
   readonly projects: ProjectsResource;
@@ -84,6 +87,7 @@ export class Mnemo {
     this.directives = new DirectivesResource(t, this.prefix);
     this.documents = new DocumentsResource(t, this.prefix);
     this.evaluations = new EvaluationsResource(t, this.prefix);
+    this.receipts = new ReceiptsResource(t, this.prefix);
     this.audit = new AuditResource(t, this.prefix);
     this.projects = new ProjectsResource(t);
   }
