@@ -21,8 +21,10 @@ import { receiptQueries } from './sql/receipts.js';
 import { searchQueries } from './sql/search.js';
 import { statsQueries } from './sql/stats.js';
 import { tenancyQueries } from './sql/tenancy.js';
+import { mentalModelQueries } from './sql/mental-models.js';
 import { upkeepQueries } from './sql/upkeep.js';
 import { vectorQueries } from './sql/vectors.js';
+import { webhookQueries } from './sql/webhooks.js';
 import type { Store } from './store.js';
 
 /** A transaction seen as a database: nested transactions run inline in it. */
@@ -66,7 +68,9 @@ export function storeOver(db: Db): Store {
     ...statsQueries(db),
     ...graphQueries(db),
     ...upkeepQueries(db),
+    ...webhookQueries(db),
     ...receiptQueries(db),
+    ...mentalModelQueries(db),
   };
 }
 

@@ -37,6 +37,15 @@ import type {
   RateCount,
 } from './sql/limits.js';
 import type { MemoryStore } from './sql/memories.js';
+import type {
+  MentalModelContent,
+  MentalModelHistoryEntry,
+  MentalModelPage,
+  MentalModelPatch,
+  MentalModelRecord,
+  MentalModelStore,
+  NewMentalModel,
+} from './sql/mental-models.js';
 import type { ObservationStore } from './sql/observations.js';
 import type { ForgetSubject, ReceiptDraft, ReceiptRecord, ReceiptStore } from './sql/receipts.js';
 import type { IdempotencyStore, OperationStore } from './sql/operations.js';
@@ -44,6 +53,16 @@ import type { Hit, SearchStore } from './sql/search.js';
 import type { BankStatsRecord, StatsStore, TimeField } from './sql/stats.js';
 import type { TenancyStore } from './sql/tenancy.js';
 import type { UpkeepStore } from './sql/upkeep.js';
+import type {
+  AttemptOutcome,
+  ClaimedDelivery,
+  DeliveryAttempt,
+  DeliveryStatus,
+  WebhookDeliveryRecord,
+  WebhookEvent,
+  WebhookRecord,
+  WebhookStore,
+} from './sql/webhooks.js';
 import type { StoredVector, VectorStore } from './sql/vectors.js';
 
 export type {
@@ -76,7 +95,14 @@ export type {
   LimitDefaults,
   LimitStore,
   MemoryStore,
+  MentalModelContent,
+  MentalModelHistoryEntry,
+  MentalModelPage,
+  MentalModelPatch,
+  MentalModelRecord,
+  MentalModelStore,
   NewEvaluation,
+  NewMentalModel,
   ObservationStore,
   OperationStore,
   RateCount,
@@ -91,6 +117,14 @@ export type {
   TenancyStore,
   UpkeepStore,
   VectorStore,
+  AttemptOutcome,
+  ClaimedDelivery,
+  DeliveryAttempt,
+  DeliveryStatus,
+  WebhookDeliveryRecord,
+  WebhookEvent,
+  WebhookRecord,
+  WebhookStore,
 };
 
 /**
@@ -120,7 +154,9 @@ export interface Store
     StatsStore,
     GraphStore,
     UpkeepStore,
-    ReceiptStore {
+    WebhookStore,
+    ReceiptStore,
+    MentalModelStore {
   readonly engine: 'pglite' | 'postgres';
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -12,6 +12,7 @@ import { graphRoutes } from './graph.js';
 import { hindsightRoutes } from './hindsight.js';
 import { mcpRoutes } from './mcp.js';
 import { memoryRoutes } from './memories.js';
+import { mentalModelRoutes } from './mental-models.js';
 import { operationRecordRoutes } from './operation-records.js';
 import { operationRoutes } from './operations.js';
 import { projectRoutes } from './projects.js';
@@ -19,6 +20,7 @@ import { receiptRoutes } from './receipts.js';
 import { reflectRoutes } from './reflect.js';
 import { spaceRoutes } from './spaces.js';
 import { statsRoutes } from './stats.js';
+import { webhookRoutes } from './webhooks.js';
 
 /** The routers of a project's banks, served under `/v1/me` (a project key) and `/v1/default`. */
 const BANK_ROUTERS = [
@@ -39,7 +41,9 @@ const BANK_ROUTERS = [
   extractRoutes,
   bankUpkeepRoutes,
   chunkRoutes,
+  webhookRoutes,
   receiptRoutes,
+  mentalModelRoutes,
 ];
 
 /**

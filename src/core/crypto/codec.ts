@@ -26,7 +26,9 @@ export type Field =
   | 'bank'
   | 'document'
   | 'reply'
-  | 'evaluation';
+  | 'evaluation'
+  | 'webhook'
+  | 'mental_model';
 
 export const isSealed = (v: string) => v.startsWith(SEALED);
 

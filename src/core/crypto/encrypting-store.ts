@@ -17,6 +17,8 @@ import {
   storePlainMetadata,
 } from './codec.js';
 import type { Keyring } from './keyring.js';
+import { webhookSealing } from './webhook-sealing.js';
+import { sealedMentalModels } from './sealed-mental-models.js';
 import { DEFAULT_VECTOR_CACHE_MB, openStoredVector, VectorCache } from './vector-cache.js';
 
 export interface EncryptionHooks {
@@ -296,7 +298,7 @@ class Opener {
 
 /**
  * The store of managed encryption: wraps any store so that an encrypted bank's memory text,
- * context, metadata, entity names, directives, evaluation runs' cases and queued Retain payloads
+ * context, metadata, entity names, directives, evaluation runs' cases, mental models and queued Retain payloads
  * reach the database only sealed (AES-256-GCM under the bank's data key), keyword terms, entity
  * keys and conversation ids only as keyed hashes, and every reader gets plaintext back. Plain banks pass through (escaped, so
  * no plaintext can pass for a ciphertext). Every method not named here is the inner store's.
@@ -356,6 +358,10 @@ export function encryptingStore(
 
   const store: Store = {
     ...inner,
+    ...webhookSealing(inner, keyring, {
+      writeCodec,
+      open: (projectId, bankId, v, field) => opener(projectId, bankId).value(v, field),
+    }),
 
     async forget(projectId, bankId, subject, draft) {
       const done = await inner.forget(projectId, bankId, subject, draft);
@@ -391,10 +397,10 @@ export function encryptingStore(
       }
     },
 
-    async saveObservation(projectId, bankId, change, cursor) {
+    async saveObservation(projectId, bankId, change, cursor, opts) {
       const codec = change?.memory ? await writeCodec(projectId, bankId) : null;
       const sealed = change?.memory ? { ...change, memory: stored(codec, change.memory) } : change;
-      const saved = await inner.saveObservation(projectId, bankId, sealed, cursor);
+      const saved = await inner.saveObservation(projectId, bankId, sealed, cursor, opts);
       if (saved && change?.memory) await recheck(projectId, bankId, codec);
       return saved;
     },
@@ -731,6 +737,8 @@ export function encryptingStore(
       if (sealed(after) !== sealed(before) || (before !== null && after === null))
         await inner.deleteIdempotentResponses(scope.projectId, reply.bankId);
     },
+
+    ...sealedMentalModels(inner, { writeCodec, opener, recheck }),
 
     readSnapshot: (fn) =>
       inner.readSnapshot((snapshot) =>

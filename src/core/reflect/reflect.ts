@@ -22,6 +22,8 @@ export interface ReflectRequest {
   tags_match?: TagsMatch;
   fact_types?: FactType[];
   response_schema?: Record<string, unknown>;
+  /** Longest answer asked of the model, in tokens (default ANSWER_TOKENS); not on the wire. */
+  answer_tokens?: number;
 }
 
 export interface ReflectResponse {
@@ -133,7 +135,7 @@ export async function reflect(
   const request = {
     system: prompt.system,
     messages: [{ role: 'user' as const, content: prompt.user }],
-    maxTokens: ANSWER_TOKENS,
+    maxTokens: req.answer_tokens ?? ANSWER_TOKENS,
     temperature: 0.2,
   };
   // Each model call is charged against the project's budgets first (429 before the call).

@@ -23,7 +23,9 @@ import m0019 from './0019-audit-refusals.js';
 import m0020 from './0020-nfc-ids.js';
 import m0022 from './0022-evaluations.js';
 import m0025 from './0025-key-banks.js';
+import m0026 from './0026-webhooks.js';
 import m0028 from './0028-forget-receipts.js';
+import m0027 from './0027-mental-models.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -50,7 +52,9 @@ export const MIGRATIONS: readonly Migration[] = [
   m0020,
   m0022,
   m0025,
+  m0026,
   m0028,
+  m0027,
 ];
 
 /** The newest schema version this code knows. */
