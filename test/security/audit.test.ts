@@ -17,6 +17,7 @@ const READ_ONLY = [
   /\/memories\/dry-run-extract$/,
   /\/regenerate$/,
   /\/health\/llm$/,
+  /\/receipts\/verify$/,
 ];
 
 const PARAMS: Record<string, string> = {

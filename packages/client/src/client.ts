@@ -7,6 +7,7 @@ import { MentalModelsResource } from './resources/mental-models.js';
 import { WebhooksResource } from './resources/webhooks.js';
 import { DocumentsResource } from './resources/documents.js';
 import { EvaluationsResource } from './resources/evaluations.js';
+import { ReceiptsResource } from './resources/receipts.js';
 import { MemoriesResource } from './resources/memories.js';
 import { OperationsResource } from './resources/operations.js';
 import { SpacesResource } from './resources/spaces.js';
@@ -50,6 +51,8 @@ export class Mnemo {
   readonly documents: DocumentsResource;
   readonly evaluations: EvaluationsResource;
   readonly mentalModels: MentalModelsResource;
+  /** Signed receipts of deletions: read again and verified. */
+  readonly receipts: ReceiptsResource;
   readonly audit: AuditResource;
   /** Operator only: projects and their keys, always on `/v1/default`. */
   readonly projects: ProjectsResource;
@@ -90,6 +93,7 @@ export class Mnemo {
     this.documents = new DocumentsResource(t, this.prefix);
     this.evaluations = new EvaluationsResource(t, this.prefix);
     this.mentalModels = new MentalModelsResource(t, this.prefix);
+    this.receipts = new ReceiptsResource(t, this.prefix);
     this.audit = new AuditResource(t, this.prefix);
     this.projects = new ProjectsResource(t);
   }

@@ -15,6 +15,7 @@ import type * as Memories from '../../../src/contract/memories.js';
 import type * as MentalModels from '../../../src/contract/mental-models.js';
 import type * as Operations from '../../../src/contract/operations.js';
 import type * as Projects from '../../../src/contract/projects.js';
+import type * as Receipts from '../../../src/contract/receipts.js';
 import type * as Reflecting from '../../../src/contract/reflect.js';
 import type * as Spaces from '../../../src/contract/spaces.js';
 import type * as Stats from '../../../src/contract/stats.js';
@@ -60,6 +61,15 @@ export type BankConfigValues = z.output<typeof Banks.BankConfigValues>;
 /** Config keys to set; `null` resets a key to its default. */
 export type BankConfigUpdates = { [K in keyof BankConfigValues]?: BankConfigValues[K] | null };
 export type DeletedBank = z.output<typeof Banks.DeletedBank>;
+/**
+ * The signed account of a deletion (memory, document or bank) and of everything derived from it
+ * that went with it: ids and counts, never content. Every delete result carries one as `receipt`.
+ */
+export type Receipt = z.output<typeof Receipts.Receipt>;
+/** A receipt as held, sent back to be checked. */
+export type VerifyReceiptParams = z.input<typeof Receipts.VerifyReceiptBody>;
+/** Whether the server signed the receipt as given (`reason` says why not). */
+export type ReceiptVerdict = z.output<typeof Receipts.ReceiptVerdict>;
 export interface ListBanksParams extends PageParams {
   /** Only the banks of this space. */
   space?: string;
