@@ -82,6 +82,15 @@ export const ACTIONS = {
   'spaces.banks.attach': { scope: 'admin', read: false },
   'spaces.banks.remove': { scope: 'admin', read: false },
   'audit.list': { scope: 'admin', read: true },
+  /** One bank's audit log and its counts over time (Hindsight's audit-logs). */
+  'banks.audit.list': { scope: 'admin', read: true },
+  'banks.audit.stats': { scope: 'admin', read: true },
+  /** The model calls made for a bank (purpose, tokens, time, outcome; never text) and their counts. */
+  'banks.llm_requests.list': { scope: 'admin', read: true },
+  'banks.llm_requests.stats': { scope: 'admin', read: true },
+  /** A bank's settings, mission and directives as a template manifest, and applying one. */
+  'banks.template.export': { scope: 'admin', read: true },
+  'banks.template.import': { scope: 'admin', read: false },
   'projects.list': { scope: 'operator', read: true },
   'projects.get': { scope: 'operator', read: true },
   'projects.create': { scope: 'operator', read: false },

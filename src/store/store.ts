@@ -6,7 +6,10 @@
  */
 import type { EngineMemory, PoolStats } from './db.js';
 import type { AuditInput, AuditStore } from './sql/audit.js';
+import type { AuditTransport, BankAuditStore } from './sql/bank-audit.js';
 import type { BankIndexStore } from './sql/bank-index.js';
+import type { LlmCallRecord, LlmRequestStore } from './sql/llm-requests.js';
+import type { TemplateChange, TemplateStore } from './sql/templates.js';
 import type { BankStore } from './sql/banks.js';
 import type {
   ConversionStore,
@@ -47,6 +50,11 @@ import type { StoredVector, VectorStore } from './sql/vectors.js';
 
 export type {
   AuditInput,
+  AuditTransport,
+  BankAuditStore,
+  LlmRequestStore,
+  TemplateChange,
+  TemplateStore,
   BankStatsRecord,
   StatsStore,
   TimeField,
@@ -74,6 +82,7 @@ export type {
   ItemsCharge,
   LimitDefaults,
   LimitStore,
+  LlmCallRecord,
   MemoryStore,
   NewEvaluation,
   ObservationStore,
@@ -111,6 +120,9 @@ export interface Store
     BankKeyStore,
     ConversionStore,
     AuditStore,
+    BankAuditStore,
+    LlmRequestStore,
+    TemplateStore,
     EvaluationStore,
     StatsStore,
     GraphStore,

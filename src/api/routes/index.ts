@@ -10,6 +10,7 @@ import { evaluationRoutes } from './evaluations.js';
 import { extractRoutes } from './extract.js';
 import { graphRoutes } from './graph.js';
 import { hindsightRoutes } from './hindsight.js';
+import { ledgerRoutes } from './ledgers.js';
 import { mcpRoutes } from './mcp.js';
 import { memoryRoutes } from './memories.js';
 import { operationRecordRoutes } from './operation-records.js';
@@ -18,6 +19,7 @@ import { projectRoutes } from './projects.js';
 import { reflectRoutes } from './reflect.js';
 import { spaceRoutes } from './spaces.js';
 import { statsRoutes } from './stats.js';
+import { templateRoutes } from './templates.js';
 
 /** The routers of a project's banks, served under `/v1/me` (a project key) and `/v1/default`. */
 const BANK_ROUTERS = [
@@ -38,6 +40,8 @@ const BANK_ROUTERS = [
   extractRoutes,
   bankUpkeepRoutes,
   chunkRoutes,
+  ledgerRoutes,
+  templateRoutes,
 ];
 
 /**
