@@ -5,6 +5,7 @@ import { BanksResource, EntitiesResource, reflect } from './resources/banks.js';
 import { DirectivesResource } from './resources/directives.js';
 import { DocumentsResource } from './resources/documents.js';
 import { EvaluationsResource } from './resources/evaluations.js';
+import { BankAuditResource, LlmRequestsResource, TemplatesResource } from './resources/ledgers.js';
 import { MemoriesResource } from './resources/memories.js';
 import { OperationsResource } from './resources/operations.js';
 import { SpacesResource } from './resources/spaces.js';
@@ -47,6 +48,12 @@ export class Mnemo {
   readonly documents: DocumentsResource;
   readonly evaluations: EvaluationsResource;
   readonly audit: AuditResource;
+  /** One bank's audit log and its counts over time. */
+  readonly bankAudit: BankAuditResource;
+  /** The language model calls made for a bank. */
+  readonly llmRequests: LlmRequestsResource;
+  /** Bank templates: export, import (or its dry run), the manifest's schema. */
+  readonly templates: TemplatesResource;
   /** Operator only: projects and their keys, always on `/v1/default`. */
   readonly projects: ProjectsResource;
   private readonly transport: Transport;
@@ -85,6 +92,9 @@ export class Mnemo {
     this.documents = new DocumentsResource(t, this.prefix);
     this.evaluations = new EvaluationsResource(t, this.prefix);
     this.audit = new AuditResource(t, this.prefix);
+    this.bankAudit = new BankAuditResource(t, this.prefix);
+    this.llmRequests = new LlmRequestsResource(t, this.prefix);
+    this.templates = new TemplatesResource(t, this.prefix);
     this.projects = new ProjectsResource(t);
   }
 
