@@ -81,8 +81,9 @@ if (files.length === 0) {
 const concurrency = Number(process.env.MNEMO_TEST_CONCURRENCY) || availableParallelism();
 const env: NodeJS.ProcessEnv = { ...process.env, MNEMO_LOG_LEVEL: process.env.MNEMO_LOG_LEVEL ?? 'silent' };
 if (fast) delete env.MNEMO_TEST_DATABASE_URL;
-// Closed embedded test databases are emptied and reused within a process (test/helpers/pglite-pool.ts).
-env.MNEMO_TEST_PGLITE_REUSE ??= '1';
+// The fast tier empties closed embedded test databases and reuses them within a worker
+// (test/helpers/pglite-pool.ts); the whole suite opens each afresh, as CI always has.
+env.MNEMO_TEST_PGLITE_REUSE ??= fast ? '1' : '0';
 const work = mkdtempSync(join(tmpdir(), 'mnemo-test-run-'));
 const events = join(work, 'events.jsonl');
 // Set it to keep the per-file CPU times after the run (lines are appended).

@@ -15,8 +15,8 @@
  * A test gets a handle, not the database: once closed, the handle refuses every call (as a
  * closed PGlite does), so work a test leaves running cannot reach the next test's data.
  *
- * Only under `test/run.ts`, which sets MNEMO_TEST_PGLITE_REUSE=1 (=0 turns reuse off) and
- * preloads `test/runner/databases.ts` to close the kept databases when a process's tests are
+ * Only when MNEMO_TEST_PGLITE_REUSE=1, which `test/run.ts --fast` sets (`npm test` sets 0), and
+ * under `test/run.ts`, which preloads `test/runner/databases.ts` to close the kept databases when a process's tests are
  * done: a kept PGlite holds a timer that would keep the process alive.
  */
 import type { Db, Queryable } from '../../src/store/db.js';
