@@ -22,14 +22,19 @@ export const adminDatabaseUrl = () =>
 export interface BenchServer {
   server: MnemoChild;
   url: string;
+  /** PostgreSQL: the benchmark's own database (its backends' CPU is the database's share). */
+  database?: string;
   close(): Promise<void>;
 }
 
 /** Starts `mnemo serve` (with its worker unless `worker: false`) on a fresh database of the engine. */
-export async function startBenchServer(engine: EngineName, { worker = true } = {}): Promise<BenchServer> {
+export async function startBenchServer(
+  engine: EngineName,
+  { worker = true, env = {} as Record<string, string> } = {},
+): Promise<BenchServer> {
   if (engine === 'pglite') {
     const dir = mkdtempSync(join(tmpdir(), 'mnemo-load-'));
-    const server = await startServe({ dataDir: dir, worker });
+    const server = await startServe({ dataDir: dir, worker, env });
     return {
       server,
       url: server.url,
@@ -54,10 +59,11 @@ export async function startBenchServer(engine: EngineName, { worker = true } = {
   await run(`CREATE DATABASE ${name}`);
   const url = new URL(admin);
   url.pathname = `/${name}`;
-  const server = await startServe({ databaseUrl: url.toString(), worker });
+  const server = await startServe({ databaseUrl: url.toString(), worker, env });
   return {
     server,
     url: server.url,
+    database: name,
     async close() {
       await server.stop();
       await run(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
@@ -79,17 +85,18 @@ const NAMES = [
   'Kemi',
   'Liam',
 ];
-const VERBS = [
-  'adopted',
-  'visited',
-  'cooked',
-  'painted',
-  'repaired',
-  'sold',
-  'borrowed',
-  'photographed',
-  'found',
-  'planted',
+/** Verbs as the memories use them (past) and as a question asks with "did" (base form). */
+const VERBS: [past: string, base: string][] = [
+  ['adopted', 'adopt'],
+  ['visited', 'visit'],
+  ['cooked', 'cook'],
+  ['painted', 'paint'],
+  ['repaired', 'repair'],
+  ['sold', 'sell'],
+  ['borrowed', 'borrow'],
+  ['photographed', 'photograph'],
+  ['found', 'find'],
+  ['planted', 'plant'],
 ];
 const THINGS = [
   'a beagle named Pepper',
@@ -126,10 +133,10 @@ const WHEN = [
 /** A deterministic synthetic memory sentence. */
 export function sentence(i: number): string {
   const pick = <T>(xs: T[], k: number) => xs[k % xs.length]!;
-  return `${pick(NAMES, i)} ${pick(VERBS, i * 7 + 3)} ${pick(THINGS, i * 13 + 5)} ${pick(PLACES, i * 3 + 1)} ${pick(WHEN, i * 11 + 2)} (note ${i})`;
+  return `${pick(NAMES, i)} ${pick(VERBS, i * 7 + 3)[0]} ${pick(THINGS, i * 13 + 5)} ${pick(PLACES, i * 3 + 1)} ${pick(WHEN, i * 11 + 2)} (note ${i})`;
 }
 
-/** Queries for recall, over the same vocabulary. */
+/** Queries for the repeated-query mix, over the same vocabulary. */
 export const QUERIES = [
   "What is the name of Alice's dog?",
   'Who visited the lighthouse?',
@@ -140,6 +147,63 @@ export const QUERIES = [
   'Which instrument did Erin sell?',
   'What did Grace cook at the market?',
 ];
+
+/** A small seeded generator (mulberry32): the same seed gives the same queries on every run. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * Question shapes over a name (n, m), a verb (past p, base b), an object (t), a place (w) and a
+ * time (d): the words of the memories, so that every query finds some, in the forms people ask.
+ */
+const SHAPES: ((x: Record<'n' | 'm' | 'p' | 'b' | 't' | 'w' | 'd', string>) => string)[] = [
+  (x) => `When did ${x.n} ${x.b} ${x.t} ${x.w}?`,
+  (x) => `Did ${x.n} ${x.b} ${x.t} ${x.w} ${x.d}?`,
+  (x) => `Who ${x.p} ${x.t} ${x.w} ${x.d}, ${x.n} or ${x.m}?`,
+  (x) => `What did ${x.n} ${x.b} ${x.w} ${x.d} besides ${x.t}?`,
+  (x) => `Where was ${x.t} that ${x.n} ${x.p} ${x.d}?`,
+  (x) => `Remind me whether ${x.n} and ${x.m} ${x.p} ${x.t} ${x.w}`,
+  (x) => `Tell me what happened ${x.w} ${x.d} when ${x.n} ${x.p} ${x.t}`,
+  (x) => `How often has ${x.n} ${x.p} ${x.t} ${x.w} since ${x.m} did?`,
+];
+
+const words = (text: string) => text.split(/\s+/).filter(Boolean).length;
+
+/** Every query each generator made, so that no two in one bench process are the same. */
+const made = new Set<string>();
+
+/**
+ * Varied recall queries, every one different from all others of this process: 10 to 14 words
+ * drawn at random (seeded) from the names, verbs, objects, places and times the bank's memories
+ * are made of, in one of the SHAPES. There are over a million such queries; a bench run asks a
+ * few tens of thousands.
+ */
+export function variedQueries(seed = 1): () => string {
+  const random = seededRandom(seed);
+  const pick = <T>(xs: T[]) => xs[Math.floor(random() * xs.length)]!;
+  return () => {
+    for (;;) {
+      const [p, b] = pick(VERBS);
+      const n = pick(NAMES);
+      let m = pick(NAMES);
+      while (m === n) m = pick(NAMES);
+      const q = pick(SHAPES)({ n, m, p, b, t: pick(THINGS), w: pick(PLACES), d: pick(WHEN) });
+      const count = words(q);
+      if (count >= 10 && count <= 14 && !made.has(q)) {
+        made.add(q);
+        return q;
+      }
+    }
+  };
+}
 
 /** Retains `count` memories into the bank in batches; returns the seconds it took. */
 export async function seedBank(url: string, count: number, bank = BANK): Promise<number> {
@@ -178,36 +242,32 @@ export async function drainOperations(url: string, bank = BANK, timeoutMs = 300_
 
 export type Mix = 'recall' | 'recall-unique' | 'recall+retain' | 'retain';
 
+/** `max_tokens` of every Recall of the mixes (the issue's every-query-new figure uses 2000). */
+export const RECALL_MAX_TOKENS = 2000;
+
 /**
  * The request list for a mix (autocannon walks it in order on each connection): `recall` only
  * (the eight QUERIES in turn: after the first round, answers come from the Recall cache until a
- * write or the time to live), `recall-unique` (every query different, so every Recall is computed:
- * the cache never helps), `recall+retain` nine recalls to one single-item Retain (each Retain
- * invalidates the bank's cached answers), or `retain` only. Retains carry unique content so
- * nothing is deduplicated.
+ * write or the time to live), `recall-unique` (every query different: 10 to 14 words drawn from
+ * the bank's names, verbs, objects, places and times by `variedQueries`, so every Recall is
+ * computed and no lower layer sees a repeat either), `recall+retain` nine recalls to one
+ * single-item Retain (each Retain invalidates the bank's cached answers), or `retain` only.
+ * Retains carry unique content so nothing is deduplicated. Recalls ask for budget `mid` and
+ * `max_tokens` RECALL_MAX_TOKENS. `seed` seeds the varied queries (every list of one process
+ * differs from the others anyway).
  */
-export function mixRequests(mix: Mix, bank = BANK): Request[] {
+export function mixRequests(mix: Mix, bank = BANK, seed = 1): Request[] {
   const headers = { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' };
   let n = 0;
+  const body = (query: string) => JSON.stringify({ query, budget: 'mid', max_tokens: RECALL_MAX_TOKENS });
   const recall: Request = {
     method: 'POST',
     path: bankPath(bank, '/memories/recall'),
     headers,
-    setupRequest: (req) => ({
-      ...req,
-      body: JSON.stringify({ query: QUERIES[n++ % QUERIES.length], budget: 'mid' }),
-    }),
+    setupRequest: (req) => ({ ...req, body: body(QUERIES[n++ % QUERIES.length]!) }),
   };
-  const unique: Request = {
-    ...recall,
-    setupRequest: (req) => {
-      const i = n++;
-      return {
-        ...req,
-        body: JSON.stringify({ query: `${QUERIES[i % QUERIES.length]} (${i})`, budget: 'mid' }),
-      };
-    },
-  };
+  const next = mix === 'recall-unique' ? variedQueries(seed) : null;
+  const unique: Request = { ...recall, setupRequest: (req) => ({ ...req, body: body(next!()) }) };
   const retain: Request = {
     method: 'POST',
     path: bankPath(bank, '/memories'),
@@ -248,4 +308,47 @@ export function sampleRss(pid: number | undefined, everyMs: number): { stop(): n
       return samples;
     },
   };
+}
+
+/** CPU seconds (user + system) a process has used so far (Linux /proc), or NaN. */
+export function cpuSeconds(pid: number | undefined): number {
+  if (!pid) return Number.NaN;
+  try {
+    // The fields after the command name (which may hold spaces) start at the state, field 3.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** Linux's USER_HZ: /proc counts CPU time in hundredths of a second. */
+const CLOCK_TICKS = 100;
+
+/**
+ * CPU seconds the PostgreSQL backends of a database have used so far (the server's pool): what
+ * the database spent on that server's statements. Needs the PostgreSQL server on this machine.
+ */
+export async function databaseCpuSeconds(database: string): Promise<Map<number, number>> {
+  const c = new pg.Client({ connectionString: adminDatabaseUrl() });
+  await c.connect();
+  try {
+    const r = await c.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1', [
+      database,
+    ]);
+    return new Map(r.rows.map((row) => [row.pid, cpuSeconds(row.pid)]));
+  } finally {
+    await c.end();
+  }
+}
+
+/** CPU seconds between two readings of `databaseCpuSeconds` (a backend new since counts from 0). */
+export function cpuSpent(before: Map<number, number>, after: Map<number, number>): number {
+  let sum = 0;
+  for (const [pid, t] of after) {
+    const b = before.get(pid);
+    if (!Number.isNaN(t)) sum += t - (b === undefined || Number.isNaN(b) ? 0 : b);
+  }
+  return sum;
 }

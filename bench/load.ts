@@ -2,20 +2,26 @@
  * Load: autocannon against a `mnemo serve` child process on loopback, over a bank of 10k
  * memories, with recall-only (repeated and all-distinct queries), recall+retain (9:1) and retain-only mixes at concurrency 16, 64
  * and 256 for a bounded time each; prints throughput, p50/p99 latency, errors (connection
- * errors, timeouts and non-2xx answers) and the server's resident memory before and after.
+ * errors, timeouts and non-2xx answers), CPU per request of the server process and (PostgreSQL)
+ * of its database backends, and the server's resident memory before and after.
  * Embedded engine always; PostgreSQL too with MNEMO_BENCH_DATABASE_URL or MNEMO_TEST_DATABASE_URL.
  *
- * Run: `npx tsx bench/load.ts [--engines pglite,postgres] [--memories 10000] [--seconds 15]
- *   [--concurrency 16,64,256] [--mixes recall,recall-unique,recall+retain,retain] [--no-worker]`
- * (`--no-worker`: no consolidation behind the seeding, so recall is measured alone)
+ * Run: `npm run bench -- load [--engines pglite,postgres] [--memories 10000] [--seconds 15]
+ *   [--concurrency 16,64,256] [--mixes recall,recall-unique,recall+retain,retain] [--no-worker]
+ *   [--cpu-prof DIR]` (or `npx tsx bench/load.ts` with the same flags). `--no-worker`: no
+ * consolidation behind the seeding, so recall is measured alone; `--cpu-prof DIR`: the server
+ * writes a V8 CPU profile of its whole run into DIR when it stops.
  * Target (the issue): recall at concurrency 64 on 10k memories >= 500 rps, p99 < 250 ms, no errors.
  */
 import { loadavg } from 'node:os';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
 import { unhandledErrors } from '../test/stress/helpers.js';
 import {
   adminDatabaseUrl,
+  cpuSeconds,
+  cpuSpent,
+  databaseCpuSeconds,
   drainOperations,
   type EngineName,
   type Mix,
@@ -26,6 +32,8 @@ import {
   startBenchServer,
 } from './load-driver.js';
 
+const PROFILER = fileURLToPath(new URL('./load-profiler.ts', import.meta.url));
+
 export interface LoadOptions {
   engines?: EngineName[];
   memories?: number;
@@ -34,6 +42,8 @@ export interface LoadOptions {
   mixes?: Mix[];
   /** Run the server's in-process worker (consolidation behind the seeding Retains); default true. */
   worker?: boolean;
+  /** A directory the server writes a V8 CPU profile into when it stops (`node --cpu-prof`). */
+  cpuProf?: string;
   log?: (line: string) => void;
 }
 
@@ -45,6 +55,10 @@ export interface LoadRow {
   p50: number;
   p99: number;
   errors: number;
+  /** CPU ms per request of the server process (Node: HTTP, Recall's own work, the embedded engine). */
+  nodeCpuMs: number;
+  /** CPU ms per request of the server's PostgreSQL backends (NaN on the embedded engine). */
+  dbCpuMs: number;
   rssStartMB: number;
   rssPeakMB: number;
   rssEndMB: number;
@@ -60,7 +74,13 @@ export async function benchLoad(opts: LoadOptions = {}): Promise<LoadRow[]> {
   const mixes = opts.mixes ?? ['recall', 'recall-unique', 'recall+retain', 'retain'];
   const rows: LoadRow[] = [];
   for (const engine of engines) {
-    const bench = await startBenchServer(engine, { worker: opts.worker ?? true });
+    const env: Record<string, string> = opts.cpuProf
+      ? {
+          NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import tsx --import ${PROFILER}`.trim(),
+          MNEMO_BENCH_CPU_PROF: opts.cpuProf,
+        }
+      : {};
+    const bench = await startBenchServer(engine, { worker: opts.worker ?? true, env });
     try {
       const pid = bench.server.child.pid;
       const seeded = await seedBank(bench.url, memories);
@@ -73,16 +93,23 @@ export async function benchLoad(opts: LoadOptions = {}): Promise<LoadRow[]> {
       );
       // Warm-up: first recalls compile queries and fill caches.
       await autocannon({ url: bench.url, connections: 4, duration: 3, requests: mixRequests('recall') });
+      let cell = 0;
       for (const mix of mixes) {
         for (const concurrency of levels) {
           const rss = sampleRss(pid, 500);
+          const db = bench.database;
+          const [nodeBefore, dbBefore] = [cpuSeconds(pid), db ? await databaseCpuSeconds(db) : null];
           const r = await autocannon({
             url: bench.url,
             connections: concurrency,
             duration: seconds,
             timeout: 30,
-            requests: mixRequests(mix),
+            requests: mixRequests(mix, undefined, ++cell),
           });
+          const nodeCpu = cpuSeconds(pid) - nodeBefore;
+          const dbCpu = db && dbBefore ? cpuSpent(dbBefore, await databaseCpuSeconds(db)) : Number.NaN;
+          const perRequest = (cpu: number) =>
+            r.requests.total > 0 ? (cpu * 1000) / r.requests.total : Number.NaN;
           const samples = rss.stop().filter((x) => !Number.isNaN(x));
           const row: LoadRow = {
             engine,
@@ -92,6 +119,8 @@ export async function benchLoad(opts: LoadOptions = {}): Promise<LoadRow[]> {
             p50: r.latency.p50,
             p99: r.latency.p99,
             errors: r.errors + r.timeouts + r.non2xx,
+            nodeCpuMs: perRequest(nodeCpu),
+            dbCpuMs: perRequest(dbCpu),
             rssStartMB: samples[0] ?? Number.NaN,
             rssPeakMB: Math.max(...samples),
             rssEndMB: samples.at(-1) ?? Number.NaN,
@@ -101,7 +130,7 @@ export async function benchLoad(opts: LoadOptions = {}): Promise<LoadRow[]> {
             .map(([code, s]) => `${code}:${s.count}`)
             .join(' ');
           log(
-            `  ${mix} c=${concurrency}: ${row.rps.toFixed(0)} rps, p50 ${row.p50} ms, p99 ${row.p99} ms, errors ${row.errors} [${codes}]`,
+            `  ${mix} c=${concurrency}: ${row.rps.toFixed(0)} rps, p50 ${row.p50} ms, p99 ${row.p99} ms, errors ${row.errors} [${codes}], CPU per request ${row.nodeCpuMs.toFixed(2)} ms Node + ${row.dbCpuMs.toFixed(2)} ms database, load ${loadavg()[0]!.toFixed(1)}`,
           );
           const cause = unhandledErrors(bench.server)[0];
           if (cause) log(`  first unhandled error of the server: ${cause.slice(0, 500)}`);
@@ -117,30 +146,35 @@ export async function benchLoad(opts: LoadOptions = {}): Promise<LoadRow[]> {
 /** The result table (markdown). */
 export function formatLoad(rows: LoadRow[]): string {
   const head =
-    '| engine | mix | concurrency | req/s | p50 ms | p99 ms | errors | server RSS MB (start / peak / end) |';
-  const sep = '|---|---|---:|---:|---:|---:|---:|---|';
+    '| engine | mix | concurrency | req/s | p50 ms | p99 ms | errors | CPU ms/request: Node | database | server RSS MB (start / peak / end) |';
+  const sep = '|---|---|---:|---:|---:|---:|---:|---:|---:|---|';
   const lines = rows.map(
     (r) =>
-      `| ${r.engine} | ${r.mix} | ${r.concurrency} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.rssStartMB.toFixed(0)} / ${r.rssPeakMB.toFixed(0)} / ${r.rssEndMB.toFixed(0)} |`,
+      `| ${r.engine} | ${r.mix} | ${r.concurrency} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.nodeCpuMs.toFixed(2)} | ${Number.isNaN(r.dbCpuMs) ? '—' : r.dbCpuMs.toFixed(2)} | ${r.rssStartMB.toFixed(0)} / ${r.rssPeakMB.toFixed(0)} / ${r.rssEndMB.toFixed(0)} |`,
   );
   return [head, sep, ...lines].join('\n');
 }
 
-function arg(name: string): string | undefined {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-}
-
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+/** The options of `npm run bench -- load` (and `npx tsx bench/load.ts`) from its flags. */
+export function loadArgs(argv: string[]): LoadOptions {
+  const arg = (name: string) => {
+    const i = argv.indexOf(`--${name}`);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
   const list = (v: string | undefined) => v?.split(',').map((x) => x.trim());
-  const rows = await benchLoad({
+  return {
     engines: list(arg('engines')) as EngineName[] | undefined,
     memories: arg('memories') ? Number(arg('memories')) : undefined,
     seconds: arg('seconds') ? Number(arg('seconds')) : undefined,
     concurrency: list(arg('concurrency'))?.map(Number),
     mixes: list(arg('mixes')) as Mix[] | undefined,
-    worker: !process.argv.includes('--no-worker'),
-  });
+    worker: !argv.includes('--no-worker'),
+    cpuProf: arg('cpu-prof'),
+  };
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const rows = await benchLoad(loadArgs(process.argv.slice(2)));
   process.stdout.write(
     `\n${formatLoad(rows)}\n\nload average during the run: ${loadavg()
       .map((x) => x.toFixed(1))

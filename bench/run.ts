@@ -2,14 +2,15 @@
  * `npm run bench` runs every benchmark and prints a table each; `npm run bench -- locomo
  * recall-latency` runs only the named ones. Flags after the names go to the benchmarks that
  * take them (`--per-turn`, `--engine`, `--config` for locomo; `--engine`, `--samples` for
- * evaluations; `--sizes`, `--engines`, `--fresh` for recall-latency; `--items`, `--entities`,
+ * evaluations; `--sizes`, `--engines`, `--fresh` for recall-latency; `--engines`, `--mixes`, `--concurrency`,
+ * `--seconds`, `--memories`, `--no-worker`, `--cpu-prof` for load; `--items`, `--entities`,
  * `--seconds` for isolation; `--quick`, `--engine=pglite` for linear).
  */
 import { benchEmbed } from './embed.js';
 import { benchEvaluations, evaluationArgs } from './evaluations.js';
 import { benchIsolation, isolationArgs } from './isolation.js';
 import { benchLinear } from './linear.js';
-import { benchLoad } from './load.js';
+import { benchLoad, loadArgs } from './load.js';
 import { benchLocomo, locomoArgs } from './locomo.js';
 import { benchLongMemEval, longMemEvalArgs } from './longmemeval.js';
 import { benchRecallLatency, latencyArgs } from './recall-latency.js';
@@ -27,8 +28,10 @@ const BENCHMARKS: Record<string, (argv: string[]) => Promise<Rows>> = {
   locomo: (argv) => benchLocomo(locomoArgs(argv)),
   evaluations: (argv) => benchEvaluations(evaluationArgs(argv)),
   longmemeval: (argv) => benchLongMemEval(longMemEvalArgs(argv)),
-  load: () =>
-    benchLoad({ log: (m) => process.stderr.write(`  ${m}\n`) }).then((rows) => rows.map((r) => ({ ...r }))),
+  load: (argv) =>
+    benchLoad({ ...loadArgs(argv), log: (m) => process.stderr.write(`  ${m}\n`) }).then((rows) =>
+      rows.map((r) => ({ ...r })),
+    ),
   isolation: (argv) => benchIsolation(isolationArgs(argv)).then((rows) => rows.map((r) => ({ ...r }))),
   'sealed-vectors': (argv) =>
     benchSealedVectors({ ...sealedVectorArgs(argv), log: (m) => process.stderr.write(`  ${m}\n`) }),

@@ -72,6 +72,15 @@ export async function idempotency(c: Context<AppEnv>, next: Next): Promise<Respo
   const claim = await store.claimIdempotencyKey(scope, hash, IN_FLIGHT_LIMIT_MS);
   if (claim.state === 'done') {
     if (claim.withheld) {
+      const forgotten = (claim.response as { forgotten?: unknown } | null)?.forgotten;
+      if (typeof forgotten === 'string') {
+        // A forget erased the answer (it named what was forgotten): refused, never run again.
+        throw new AppError(
+          'already_done',
+          'this Idempotency-Key already made this request; its answer named what was since deleted',
+          { extra: { id: null, receipt_id: forgotten } },
+        );
+      }
       const id = (claim.response as { id?: unknown } | null)?.id;
       throw new AppError(
         'already_done',

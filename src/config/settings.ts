@@ -121,6 +121,11 @@ export const SETTINGS = {
     "comma-separated `Host` names served besides loopback and the `--host` address, e.g. the proxy's public name; checked when there is no operator token, and when set even with one",
     { shownDefault: '—', see: 'security.md#host-and-origin-checks-dns-rebinding' },
   ),
+  webhookAllowPrivate: setting(
+    bool.default(false),
+    'let webhooks reach private, loopback, link-local and metadata addresses (checked at creation and again at each delivery, after DNS)',
+    { see: 'webhooks.md#security' },
+  ),
   worker: setting(bool.default(true), 'run the operations worker inside `mnemo serve`'),
   recallCacheSize: setting(
     z.coerce.number().int().min(0).max(1_000_000).default(1000),

@@ -14,7 +14,8 @@ export interface ActionSpec {
   readonly secret?: true;
   /**
    * Addressed to no bank, yet open to a key limited to some banks because it answers only
-   * those banks (the bank list), or checks each bank itself (`/mcp`: every tool call does).
+   * those banks (the bank list, spaces, the audit trail), or checks each bank itself (`/mcp`:
+   * every tool call does).
    * Every other action without a `{bank}` refuses such a key.
    */
   readonly bankFiltered?: true;
@@ -70,18 +71,28 @@ export const ACTIONS = {
   'directives.create': { scope: 'admin', read: false },
   'directives.update': { scope: 'admin', read: false },
   'directives.delete': { scope: 'admin', read: false },
+  'webhooks.list': { scope: 'admin', read: true },
+  /** Its answer shows the signing secret, once. */
+  'webhooks.create': { scope: 'admin', read: false, secret: true },
+  'webhooks.update': { scope: 'admin', read: false },
+  'webhooks.delete': { scope: 'admin', read: false },
+  'webhooks.deliveries': { scope: 'admin', read: true },
   /** Runs Recall over each case and keeps the run: it writes, so it is audited. */
   'evaluations.run': { scope: 'recall', read: false },
   'evaluations.list': { scope: 'recall', read: true },
   'evaluations.get': { scope: 'recall', read: true },
   'evaluations.delete': { scope: 'admin', read: false },
-  'spaces.list': { scope: 'admin', read: true },
+  'spaces.list': { scope: 'admin', read: true, bankFiltered: true },
   'spaces.create': { scope: 'admin', read: false },
   'spaces.delete': { scope: 'admin', read: false },
-  'spaces.banks.list': { scope: 'admin', read: true },
+  'spaces.banks.list': { scope: 'admin', read: true, bankFiltered: true },
   'spaces.banks.attach': { scope: 'admin', read: false },
   'spaces.banks.remove': { scope: 'admin', read: false },
-  'audit.list': { scope: 'admin', read: true },
+  'audit.list': { scope: 'admin', read: true, bankFiltered: true },
+  /** A forget's signed receipt; a bank-scoped key sees those of its banks (checked by the receipt's bank). */
+  'receipts.get': { scope: 'recall', read: true, bankFiltered: true },
+  /** Checks a receipt's signature; changes nothing. */
+  'receipts.verify': { scope: 'recall', read: true, bankFiltered: true },
   'projects.list': { scope: 'operator', read: true },
   'projects.get': { scope: 'operator', read: true },
   'projects.create': { scope: 'operator', read: false },

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { Receipt } from './receipts.js';
 import { named } from './names.js';
 import { BANK_CONFIG_SCHEMA } from './bank-config.js';
 import { DateOut, PageQuery } from './common.js';
@@ -50,6 +51,7 @@ export const DeletedBank = z.object({
   success: z.literal(true).meta({ description: 'Hindsight’s name for `deleted`' }),
   deleted_count: z.number().int().meta({ description: 'Same as memories_deleted (Hindsight’s name)' }),
   message: z.string(),
+  receipt: Receipt,
 });
 
 export const EntityRecord = z

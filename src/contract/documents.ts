@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { Receipt } from './receipts.js';
 import { named } from './names.js';
 import { DateOut } from './common.js';
 
@@ -39,4 +40,5 @@ export const DeletedDocument = z.object({
   memories_deleted: z.number().int(),
   memory_units_deleted: z.number().int(),
   message: z.string(),
+  receipt: Receipt,
 });

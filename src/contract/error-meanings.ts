@@ -23,7 +23,7 @@ export const ERROR_MEANINGS: { readonly [C in ErrorCode]: string } = {
   idempotency_mismatch:
     'an `Idempotency-Key` reused with a different request (method, path with query string, body)',
   already_done:
-    'a retried request whose answer held a secret (a key mint): `id` names what was made; the secret is never shown again',
+    'a retried request whose answer held a secret (a key mint): `id` names what was made; the secret is never shown again. Or one whose answer named what was deleted since: `receipt_id` names the deletion’s receipt',
   payload_too_large: 'a request body over 10 MB',
   unsupported_media_type: 'a request body that is not `application/json`',
   llm_required: 'Reflect with `response_schema` on a server without a language model',

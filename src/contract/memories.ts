@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { Receipt } from './receipts.js';
 import { EntityState } from './graph.js';
 import { named } from './names.js';
 import {
@@ -168,4 +169,4 @@ export const MemoryParams = z.object({
   id: z.string().meta({ param: { name: 'id', in: 'path' } }),
 });
 
-export const DeletedMemory = z.object({ deleted: z.literal(true), id: z.string() });
+export const DeletedMemory = z.object({ deleted: z.literal(true), id: z.string(), receipt: Receipt });

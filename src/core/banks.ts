@@ -127,18 +127,3 @@ export async function updateIdentity(
   if (!updated) throw notFound(`bank '${bank.id}'`);
   return updated;
 }
-
-export async function deleteBank(s: Services, projectId: string, bankId: string) {
-  await requireBank(s, projectId, bankId);
-  const n = await s.store.deleteBank(projectId, bankId);
-  if (n === null) throw notFound(`bank '${bankId}'`);
-  await s.store.dropBankIndexes(projectId, bankId);
-  return {
-    deleted: true as const,
-    bank_id: bankId,
-    memories_deleted: n,
-    success: true as const,
-    deleted_count: n,
-    message: `bank '${bankId}' and its ${n} memories deleted`,
-  };
-}

@@ -1,5 +1,6 @@
 import { requireBank } from './banks.js';
 import { notFound } from './errors.js';
+import { forget, ownMemories } from './forget.js';
 import type { Services } from './services.js';
 
 /** Documents of a bank, most recently updated first. */
@@ -26,9 +27,8 @@ export async function getDocument(s: Services, projectId: string, bankId: string
   return { ...doc, text };
 }
 
+/** Deletes a document, its memories and everything derived from them, with the signed receipt. */
 export async function deleteDocument(s: Services, projectId: string, bankId: string, id: string) {
-  await requireBank(s, projectId, bankId);
-  const n = await s.store.deleteDocument(projectId, bankId, id);
-  if (n === null) throw notFound(`document '${id}'`);
-  return { deleted: true as const, document_id: id, memories_deleted: n };
+  const { receipt } = await forget(s, projectId, bankId, { kind: 'document', id });
+  return { deleted: true as const, document_id: id, memories_deleted: ownMemories(receipt), receipt };
 }

@@ -1,8 +1,7 @@
 import { requireBank } from './banks.js';
-import { notFound } from './errors.js';
+import { forget } from './forget.js';
 import type { Services } from './services.js';
 import type { MemoryFilter } from './types.js';
-import { isUuid } from './ids.js';
 
 /** One page of a bank's memories, newest first. */
 export async function listMemories(
@@ -16,9 +15,11 @@ export async function listMemories(
   return s.store.listMemories(projectId, bankId, filter, page);
 }
 
-/** Deletes one memory; a missing (or malformed) id is 404. */
+/**
+ * Deletes one memory with everything derived from it (core/forget.ts), answering with the
+ * signed receipt; a missing (or malformed) id is 404.
+ */
 export async function deleteMemory(s: Services, projectId: string, bankId: string, id: string) {
-  await requireBank(s, projectId, bankId);
-  if (!isUuid(id) || !(await s.store.deleteMemory(projectId, bankId, id))) throw notFound(`memory '${id}'`);
-  return { deleted: true as const, id };
+  const { receipt } = await forget(s, projectId, bankId, { kind: 'memory', id });
+  return { deleted: true as const, id, receipt };
 }

@@ -27,6 +27,11 @@ export interface SliceResult {
   /** Memories created by this slice; the operation's count is the sum over its slices. */
   memories_created?: number;
   more?: unknown;
+  /**
+   * The operation cannot go on (a quota): it ends `failed` with this as its error, and what its
+   * slices did stays done and counted. Never with `more`.
+   */
+  stopped?: string;
 }
 
 /**
@@ -53,12 +58,13 @@ export async function runAllSlices(
   s: Services,
   runner: OperationRunner,
   op: Omit<OperationContext, 'progress'>,
-): Promise<{ memories_created: number }> {
+): Promise<{ memories_created: number; stopped?: string }> {
   let progress: unknown = null;
   let created = 0;
   for (;;) {
     const r = await runner(s, { ...op, progress });
     created += r.memories_created ?? 0;
+    if (r.stopped !== undefined) return { memories_created: created, stopped: r.stopped };
     if (r.more === undefined) return { memories_created: created };
     progress = r.more;
   }

@@ -3,7 +3,8 @@ import type { LimitDefaults, Store } from '../store/store.js';
 import { BUDGETS, budgetUsage, chargeCost, retainCost } from './budgets.js';
 import { DAY_MS, fixedWindow, MINUTE_MS, rateLimited } from './windows.js';
 import type { Services } from './services.js';
-import type { BudgetName, NewMemory, Project, ProjectLimits } from './types.js';
+import { AppError } from './errors.js';
+import type { BudgetName, NewMemory, ObservationChange, Project, ProjectLimits } from './types.js';
 
 export { DAY_MS, fixedWindow, MINUTE_MS, rateLimited, rateLimitHeaders } from './windows.js';
 
@@ -78,16 +79,46 @@ function storedQuotaError(s: Services, limit: number, used: number, asked: numbe
  * transaction (see `Store.insertMemories`): the check before the work (`chargeRetain`) cannot see
  * the other Retains in flight, this one can. Over the quota it is the quota's 429.
  */
-export async function insertWithinQuota(
+export function insertWithinQuota(
   s: Services,
   projectId: string,
   bankId: string,
   memories: NewMemory[],
   opts: Omit<NonNullable<Parameters<Store['insertMemories']>[3]>, 'storedQuotaDefault'>,
 ): Promise<number> {
-  const storedQuotaDefault = (s.limitDefaults ?? NO_LIMITS).storedMemories;
+  return withinStoredQuota(s, (storedQuotaDefault) =>
+    s.store.insertMemories(projectId, bankId, memories, { ...opts, storedQuotaDefault }),
+  );
+}
+
+/**
+ * Saves a consolidation step (see `Store.saveObservation`) with the stored-memories quota checked
+ * in its transaction: a new observation counts like a retained memory, and past the quota the
+ * step is the quota's 429, nothing written and the cursor unmoved.
+ */
+export function saveObservationWithinQuota(
+  s: Services,
+  projectId: string,
+  bankId: string,
+  change: ObservationChange,
+  cursor: { from: number; to: number },
+): Promise<boolean> {
+  return withinStoredQuota(s, (storedQuotaDefault) =>
+    s.store.saveObservation(projectId, bankId, change, cursor, { storedQuotaDefault }),
+  );
+}
+
+/** Whether an error is the stored-memories quota's 429. */
+export const isStoredQuotaError = (err: unknown): err is AppError =>
+  err instanceof AppError && err.code === 'rate_limited' && err.extra?.limit === 'stored_memories';
+
+/** Runs a quota-checked write, turning the store's refusal into the quota's 429. */
+async function withinStoredQuota<T>(
+  s: Services,
+  write: (storedQuotaDefault: number | null) => Promise<T>,
+): Promise<T> {
   try {
-    return await s.store.insertMemories(projectId, bankId, memories, { ...opts, storedQuotaDefault });
+    return await write((s.limitDefaults ?? NO_LIMITS).storedMemories);
   } catch (err) {
     if (err instanceof StoredQuotaExceeded) throw storedQuotaError(s, err.limit, err.stored, err.adding);
     throw err;

@@ -24,4 +24,6 @@ export interface Services {
   readonly limitDefaults?: LimitDefaults;
   /** Recall answers of unchanged banks (MNEMO_RECALL_CACHE_SIZE); absent means none are kept. */
   readonly recallCache?: RecallCache<RecallResponse>;
+  /** Webhook targets: private addresses allowed (MNEMO_WEBHOOK_ALLOW_PRIVATE); absent means refused. */
+  readonly webhooks?: { readonly allowPrivate: boolean };
 }

@@ -1,3 +1,4 @@
+import { type BankScope, scopeParts } from './bank-scope.js';
 import { bankForWrite, bankProfile } from './banks.js';
 import { AppError, invalid, notFound } from './errors.js';
 import { checkSlug, orgSpaceOf } from './ids.js';
@@ -17,9 +18,30 @@ export async function requireSpace(s: Services, projectId: string, id: string): 
   return space;
 }
 
-export async function listSpaceBanks(s: Services, projectId: string, spaceId: string) {
-  await requireSpace(s, projectId, spaceId);
-  const banks = await s.store.listBanks(projectId, { spaceId });
+/**
+ * The project's spaces. A bank-scoped key sees only the spaces holding one of its banks, each
+ * counting only its banks: it learns nothing of spaces and banks beyond its reach.
+ */
+export function listSpaces(s: Services, projectId: string, scope: BankScope = null) {
+  return s.store.listSpaces(projectId, scope === null ? undefined : scopeParts(scope));
+}
+
+/**
+ * The banks of a space. For a bank-scoped key only its banks, and a space holding none of them
+ * is not found, as a space that does not exist.
+ */
+export async function listSpaceBanks(
+  s: Services,
+  projectId: string,
+  spaceId: string,
+  scope: BankScope = null,
+) {
+  if (scope === null) await requireSpace(s, projectId, spaceId);
+  const banks = await s.store.listBanks(projectId, {
+    spaceId,
+    idIn: scope === null ? undefined : scopeParts(scope),
+  });
+  if (scope !== null && banks.length === 0) throw notFound(`space '${spaceId}'`);
   return Promise.all(banks.map((b) => bankProfile(s, b)));
 }
 

@@ -76,6 +76,15 @@ export function startWorker(s: Services, log: Logger, opts: WorkerOptions): Work
         );
         return true;
       }
+      if (result.stopped !== undefined) {
+        await s.store.finishOperation(projectId, op.bank_id, op.id, id, {
+          status: 'failed',
+          memoriesCreated: result.memories_created,
+          error: result.stopped,
+        });
+        log.warn({ operation: op.id, kind: op.kind, err: result.stopped }, 'operation stopped');
+        return true;
+      }
       await s.store.finishOperation(projectId, op.bank_id, op.id, id, {
         status: 'completed',
         memoriesCreated: result.memories_created,

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { Attachment, CreateSpaceBody, SpaceList, SpaceRecord } from '../contract/spaces.js';
-import { attachBank, createSpace, removeBank } from '../core/spaces.js';
+import { attachBank, createSpace, listSpaces, removeBank } from '../core/spaces.js';
 import { defineTool } from './tool.js';
 
 const spaceArg = z.string().min(1).max(256).describe('Space id');
@@ -14,7 +14,7 @@ export const listSpacesTool = defineTool({
   bank: false,
   input: {},
   output: SpaceList,
-  run: async (ctx) => ({ items: await ctx.services.store.listSpaces(ctx.projectId) }),
+  run: async (ctx) => ({ items: await listSpaces(ctx.services, ctx.projectId, ctx.banks ?? null) }),
   render: (l) =>
     l.items.length
       ? l.items.map((s) => `- ${s.id} "${s.name}": ${s.bank_count} banks`).join('\n')

@@ -18,6 +18,7 @@ import { RecallCache } from '../core/recall/cache.js';
 import type { Services } from '../core/services.js';
 import { createEmbedder, type Embedder } from '../embed/index.js';
 import { OPERATION_RUNNERS } from '../jobs/kinds.js';
+import { type DelivererOptions, startDeliverer } from '../jobs/webhooks.js';
 import { startWorker, type Worker, type WorkerOptions } from '../jobs/worker.js';
 import { createLanguageModel } from '../llm/index.js';
 import type { LanguageModel } from '../llm/model.js';
@@ -45,10 +46,10 @@ export interface Runtime extends AppRuntime {
   /** This runtime's Prometheus registry (the embedder and model are timed into it). */
   readonly metrics: Metrics;
   /**
-   * Starts an operations worker over these services; operations queued in this process wake
-   * it at once. Stop it before `close`.
+   * Starts an operations worker over these services, with the webhook deliverer beside it;
+   * operations and deliveries queued in this process wake them at once. Stop it before `close`.
    */
-  startWorker(log: Logger, opts?: Partial<WorkerOptions>): Worker;
+  startWorker(log: Logger, opts?: Partial<WorkerOptions> & { webhooks?: Partial<DelivererOptions> }): Worker;
   /** Closes the store, when `compose` opened it. */
   close(): Promise<void>;
 }
@@ -110,6 +111,7 @@ export async function compose(config: Config, overrides: Overrides = {}): Promis
       // A worker-only process (`mnemo worker`) charges jobs against the same defaults.
       limitDefaults: limitDefaults(config),
       recallCache: recallCache(config),
+      webhooks: Object.freeze({ allowPrivate: config.webhookAllowPrivate }),
       onEnqueue: () => {
         for (const wake of wakers) wake();
       },
@@ -119,16 +121,27 @@ export async function compose(config: Config, overrides: Overrides = {}): Promis
       services,
       rawStore,
       metrics,
-      startWorker(log: Logger, opts: Partial<WorkerOptions> = {}): Worker {
-        const worker = startWorker(services, log, { runners: OPERATION_RUNNERS, ...opts });
-        const wake = () => worker.kick();
+      startWorker(
+        log: Logger,
+        opts: Partial<WorkerOptions> & { webhooks?: Partial<DelivererOptions> } = {},
+      ): Worker {
+        const { webhooks, ...workerOpts } = opts;
+        const worker = startWorker(services, log, { runners: OPERATION_RUNNERS, ...workerOpts });
+        const deliverer = startDeliverer(services, log, {
+          allowPrivate: config.webhookAllowPrivate,
+          ...webhooks,
+        });
+        const wake = () => {
+          worker.kick();
+          deliverer.kick();
+        };
         wakers.add(wake);
         return {
           id: worker.id,
-          kick: () => worker.kick(),
+          kick: wake,
           async stop() {
             wakers.delete(wake);
-            await worker.stop();
+            await Promise.all([worker.stop(), deliverer.stop()]);
           },
         };
       },

@@ -17,11 +17,13 @@ import { intakeQueries } from './sql/intake.js';
 import { memoryQueries } from './sql/memories.js';
 import { observationQueries } from './sql/observations.js';
 import { operationQueries } from './sql/operations.js';
+import { receiptQueries } from './sql/receipts.js';
 import { searchQueries } from './sql/search.js';
 import { statsQueries } from './sql/stats.js';
 import { tenancyQueries } from './sql/tenancy.js';
 import { upkeepQueries } from './sql/upkeep.js';
 import { vectorQueries } from './sql/vectors.js';
+import { webhookQueries } from './sql/webhooks.js';
 import type { Store } from './store.js';
 
 /** A transaction seen as a database: nested transactions run inline in it. */
@@ -65,6 +67,8 @@ export function storeOver(db: Db): Store {
     ...statsQueries(db),
     ...graphQueries(db),
     ...upkeepQueries(db),
+    ...webhookQueries(db),
+    ...receiptQueries(db),
   };
 }
 

@@ -38,11 +38,22 @@ import type {
 } from './sql/limits.js';
 import type { MemoryStore } from './sql/memories.js';
 import type { ObservationStore } from './sql/observations.js';
+import type { ForgetSubject, ReceiptDraft, ReceiptRecord, ReceiptStore } from './sql/receipts.js';
 import type { IdempotencyStore, OperationStore } from './sql/operations.js';
 import type { Hit, SearchStore } from './sql/search.js';
 import type { BankStatsRecord, StatsStore, TimeField } from './sql/stats.js';
 import type { TenancyStore } from './sql/tenancy.js';
 import type { UpkeepStore } from './sql/upkeep.js';
+import type {
+  AttemptOutcome,
+  ClaimedDelivery,
+  DeliveryAttempt,
+  DeliveryStatus,
+  WebhookDeliveryRecord,
+  WebhookEvent,
+  WebhookRecord,
+  WebhookStore,
+} from './sql/webhooks.js';
 import type { StoredVector, VectorStore } from './sql/vectors.js';
 
 export type {
@@ -79,6 +90,10 @@ export type {
   ObservationStore,
   OperationStore,
   RateCount,
+  ForgetSubject,
+  ReceiptDraft,
+  ReceiptRecord,
+  ReceiptStore,
   SearchStore,
   StoredEvaluation,
   StoredMemoryFields,
@@ -86,6 +101,14 @@ export type {
   TenancyStore,
   UpkeepStore,
   VectorStore,
+  AttemptOutcome,
+  ClaimedDelivery,
+  DeliveryAttempt,
+  DeliveryStatus,
+  WebhookDeliveryRecord,
+  WebhookEvent,
+  WebhookRecord,
+  WebhookStore,
 };
 
 /**
@@ -114,7 +137,9 @@ export interface Store
     EvaluationStore,
     StatsStore,
     GraphStore,
-    UpkeepStore {
+    UpkeepStore,
+    WebhookStore,
+    ReceiptStore {
   readonly engine: 'pglite' | 'postgres';
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -138,6 +138,41 @@ test('an expression anchored on an event has no range', () => {
   assert.equal(parseTemporalQuery('a week after the party', REF), null);
 });
 
+test('a weekday before or after a named date is counted from that date', () => {
+  const at = (q: string) => {
+    const r = parseTemporalQuery(q, REF)!;
+    return [day(r.start), day(r.end), r.expression, r.absolute];
+  };
+  // 25 October 2022 was a Tuesday; 1 March 2024 a Friday.
+  assert.deepEqual(at('What did I do the Sunday before October 25, 2022?'), [
+    '2022-10-23',
+    '2022-10-24',
+    'the Sunday before October 25, 2022',
+    true,
+  ]);
+  assert.deepEqual(at('the Tuesday after October 25, 2022'), [
+    '2022-11-01',
+    '2022-11-02',
+    'the Tuesday after October 25, 2022',
+    true,
+  ]);
+  // No year: the date's latest occurrence, as for the date alone.
+  assert.deepEqual(at('the Friday after March 1'), [
+    '2024-03-08',
+    '2024-03-09',
+    'the Friday after March 1',
+    true,
+  ]);
+  assert.deepEqual(at('the Monday before 2024-03-01'), [
+    '2024-02-26',
+    '2024-02-27',
+    'the Monday before 2024-03-01',
+    true,
+  ]);
+  // Anchored on an event, not a date: still no range.
+  assert.equal(parseTemporalQuery('the Sunday before the wedding', REF), null);
+});
+
 test('future tense moves a bare weekday forward', () => {
   assert.equal(day(parseTemporalQuery('I went to Paris on Monday', REF)!.start), '2024-03-11');
   assert.equal(day(parseTemporalQuery('I will go to Paris on Monday', REF)!.start), '2024-03-18');

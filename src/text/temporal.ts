@@ -337,6 +337,7 @@ function addCustom(text: string, ref: number, out: Mention[]): void {
 }
 
 const EVENT_ANCHORED = /\b(?:before|after|later|earlier|prior)$/i;
+const WEEKDAY_THEN_ANCHOR = /^\s+(?:before|after)\b/i;
 const UNIT_IN_TEXT: [RegExp, Unit][] = [
   [/\bweekends?\b/i, 'weekend'],
   [/\bweeks?\b/i, 'week'],
@@ -378,6 +379,12 @@ function fromChrono(r: chrono.ParsedResult, text: string, ref: number): Mention 
   const words = r.text.trim();
   if (c.tags().has('casualReference/now')) return null;
   if (EVENT_ANCHORED.test(words)) return null;
+  // "the Sunday before the wedding": a weekday counted from an event, not from the reference.
+  if (
+    c.isCertain('weekday') &&
+    WEEKDAY_THEN_ANCHOR.test(text.slice(r.index + r.text.length, r.index + r.text.length + 16))
+  )
+    return null;
   const before = text.slice(Math.max(0, r.index - 16), r.index);
   if (ABBREVIATED_DAY.test(words)) return null;
   if (AMBIGUOUS_MONTH.test(words) && !DATE_PREPOSITION.test(before)) return null;
@@ -425,6 +432,36 @@ function fromChrono(r: chrono.ParsedResult, text: string, ref: number): Mention 
   const relative = [...tags].some((t) => t.startsWith('result/relative') || t.startsWith('casualReference/'));
   const absolute = !relative && (c.isCertain('year') || (c.isCertain('month') && c.isCertain('day')));
   return { index, stop: r.index + r.text.length, start: span[0], end: span[1], merged, absolute };
+}
+
+const WEEKDAYS = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'];
+/** "the Sunday before", "the Friday after": a weekday counted from the date that follows. */
+const WEEKDAY_FROM = new RegExp(String.raw`\b(?:the\s+)?(${WEEKDAYS.join('|')})\s+(before|after)\s+`, 'gi');
+
+/**
+ * "the Sunday before October 25, 2022": the last Sunday before that date (23 October), and
+ * "the Friday after May 1" the first Friday after it. chrono reads such a phrase as a range
+ * from the reference's weekday to the date, or drops the weekday.
+ */
+function addWeekdayFrom(text: string, ref: number, anchor: Date, out: Mention[]): void {
+  for (const m of text.matchAll(WEEKDAY_FROM)) {
+    const at = m.index + m[0].length;
+    // A date starting right after "before"/"after", read alone (its own year picked as usual).
+    const tail = text.slice(at, at + 40);
+    const r = chrono.casual.parse(tail, { instant: anchor, timezone: 'UTC' }, { forwardDate: false })[0];
+    if (r?.index !== 0) continue;
+    const date = fromChrono(r, tail, ref);
+    if (!date || date.end - date.start > DAY) continue;
+    const weekday = WEEKDAYS.indexOf(m[1]!.toLowerCase());
+    const after = m[2]!.toLowerCase() === 'after';
+    const from = new Date(date.start).getUTCDay();
+    const day = after
+      ? date.start + (((weekday - from + 6) % 7) + 1) * DAY
+      : date.start - (((from - weekday + 6) % 7) + 1) * DAY;
+    const stop = at + r.text.length;
+    if (out.some((x) => m.index < x.stop && x.index < stop)) continue;
+    out.push({ index: m.index, stop, start: day, end: day + DAY, absolute: date.absolute === true });
+  }
 }
 
 function addYears(text: string, out: Mention[]): void {
@@ -517,6 +554,7 @@ function mentionsIn(text: string, reference: Date): Mention[] {
   // at 10:00 UTC of its day keeps that arithmetic on the right day for host offsets from -10h
   // to +13h; only the day matters here, never the hour.
   const anchor = new Date(dayStart(ref) + 10 * 3_600_000);
+  if (/\b(?:before|after)\b/i.test(masked)) addWeekdayFrom(masked, ref, anchor, mentions);
   const parsed = MAY_BE_DATE.test(masked)
     ? chrono.casual.parse(masked, { instant: anchor, timezone: 'UTC' }, { forwardDate: false })
     : [];

@@ -308,7 +308,7 @@ for (const engine of ENGINES) {
       assert.ok(!recall.body.results.some((x: any) => x.text.startsWith('old')));
     });
 
-    test('delete memory answers {deleted, id}; a missing id is 404', async () => {
+    test('delete memory answers {deleted, id, receipt}; a missing id is 404', async () => {
       const bank = 'deleting';
       const r = await t.call('POST', bankPath(bank, '/memories'), {
         body: { items: [{ content: 'to be deleted soon' }, { content: 'kept' }] },
@@ -316,7 +316,10 @@ for (const engine of ENGINES) {
       const id = r.body.memory_ids[0];
       const d = await t.call('DELETE', bankPath(bank, `/memories/${id}`));
       assert.equal(d.status, 200);
-      assert.deepEqual(d.body, { deleted: true, id });
+      const { receipt, ...rest } = d.body;
+      assert.deepEqual(rest, { deleted: true, id });
+      assert.deepEqual(receipt.subject, { kind: 'memory', bank_id: bank, id });
+      assert.equal(receipt.deleted.memories, 1);
       assert.equal((await t.call('DELETE', bankPath(bank, `/memories/${id}`))).status, 404);
       assert.equal((await t.call('DELETE', bankPath(bank, '/memories/not-a-uuid'))).status, 404);
       const rec = await t.call('POST', bankPath(bank, '/memories/recall'), {

@@ -7,9 +7,10 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { ok } from '../../src/api/routes/openapi.js';
 import { router, send } from '../../src/api/routes/router.js';
-import { DeletedMemory, RecallResponse } from '../../src/contract/memories.js';
+import { DeletedDirective } from '../../src/contract/directives.js';
+import { RecallResponse } from '../../src/contract/memories.js';
 
-const deleted = createRoute({ method: 'delete', path: '/m/{id}', responses: ok(DeletedMemory) });
+const deleted = createRoute({ method: 'delete', path: '/m/{id}', responses: ok(DeletedDirective) });
 const recalled = createRoute({ method: 'post', path: '/recall', responses: ok(RecallResponse) });
 const created = createRoute({
   method: 'post',

@@ -65,8 +65,24 @@ for (const engine of ENGINES) {
       }
       const write = await call(c, 'retain', { bank: 'mallory', items: [{ content: 'x' }] });
       assert.equal(write.isError, true);
+      // Spaces: only those holding one of the key's banks, counting only those.
+      const admin = await m.client(full);
+      for (const [space, bank] of [
+        ['acme', 'bob'],
+        ['home', 'user-42/a'],
+        ['home', 'user-42/b'],
+      ] as const) {
+        await call(admin, 'create_space', { id: space, name: space });
+        const a = await call(admin, 'attach_bank', { space, bank });
+        assert.ok(!a.isError, textOf(a));
+      }
+      await call(admin, 'attach_bank', { space: 'home', bank: 'user-4/x' });
       const spaces = await call(c, 'list_spaces');
-      assert.equal(spaces.isError, true);
+      assert.ok(!spaces.isError, textOf(spaces));
+      assert.deepEqual(
+        spaces.structuredContent.items.map((s: { id: string; bank_count: number }) => [s.id, s.bank_count]),
+        [['home', 2]],
+      );
       // The default bank of the connection is checked like a named one.
       const byDefault = await m.client(scoped, 'bob');
       const d = await call(byDefault, 'get_bank');

@@ -120,6 +120,74 @@ for (const engine of ENGINES) {
         await t.close();
       }
     });
+
+    test('consolidation stops at the quota instead of passing it, says why, and resumes losing nothing', async () => {
+      const t = await testApp(engine, { runWorker: true });
+      try {
+        // Five unrelated facts, each said twice: consolidation makes one observation per fact.
+        const facts = [
+          'Carol drinks green tea every morning.',
+          'Alice adopted a beagle named Pepper.',
+          'Bob repairs vintage motorcycles in his garage.',
+          'Dana teaches chemistry at Lincoln High School.',
+          'Evan sails a small boat on Lake Geneva each summer.',
+        ];
+        const key = await project(t, 'obs', 12);
+        const r = await t.call('POST', me('b', '/memories'), {
+          token: key,
+          body: { items: facts.flatMap((content) => [{ content }, { content }]) },
+        });
+        assert.equal(r.status, 200, JSON.stringify(r.body));
+        const consolidations = async () =>
+          (await t.call('GET', me('b', '/operations?type=consolidate'), { token: key })).body.items as {
+            id: string;
+            status: string;
+            error: string | null;
+            memories_created: number;
+          }[];
+        const ended = (ops: { status: string }[]) =>
+          ops.length > 0 && ops.every((o) => o.status === 'completed' || o.status === 'failed');
+        const [stopped] = await until(consolidations, ended, 120_000);
+        assert.equal(stopped!.status, 'failed', JSON.stringify(stopped));
+        assert.match(
+          stopped!.error ?? '',
+          /quota of 12 stored memories reached .*consolidation stopped before/,
+        );
+        assert.equal(stopped!.memories_created, 2, 'two observations fitted, counted');
+        assert.equal(await stored(t, 'obs'), 12, 'observations filled the quota and went no further');
+        // Consolidated observations (a habit retained is typed `observation` too, without a proof count).
+        const observations = async () =>
+          (
+            (await t.call('GET', me('b', '/memories?type=observation'), { token: key })).body.items as {
+              metadata: { proof_count?: number };
+            }[]
+          ).filter((m) => m.metadata.proof_count !== undefined);
+        assert.equal((await observations()).length, 2);
+        // Not looping: nothing more runs or is queued by itself.
+        assert.equal((await consolidations()).length, 1);
+
+        // With room again, the next run goes on from where it stopped: every fact gets its
+        // observation with both of its memories behind it, as if there had been no quota.
+        const raised = await t.call('PATCH', '/v1/default/projects/obs', {
+          body: { limits: { stored_memories: null } },
+        });
+        assert.equal(raised.status, 200);
+        assert.equal((await t.call('POST', me('b', '/consolidate'), { token: key })).status, 200);
+        const all = await until(consolidations, (ops) => ops.length === 2 && ended(ops), 120_000);
+        const resumed = all.find((o) => o.id !== stopped!.id)!;
+        assert.equal(resumed.status, 'completed', JSON.stringify(resumed));
+        assert.equal(resumed.memories_created, 3);
+        const obs = await observations();
+        assert.equal(obs.length, 5);
+        assert.deepEqual(
+          obs.map((o) => o.metadata.proof_count),
+          [2, 2, 2, 2, 2],
+        );
+        assert.equal(await stored(t, 'obs'), 15);
+      } finally {
+        await t.close();
+      }
+    });
   });
 }
 

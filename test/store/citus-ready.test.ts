@@ -48,7 +48,10 @@ const STATEMENT_EXCEPTIONS: Record<string, { statements: number; reason: string 
   },
   'banks.ts:createSpace': { statements: 1, reason: "a space's bank count (the banks of one space)" },
   'banks.ts:getSpace': { statements: 1, reason: "a space's bank count (the banks of one space)" },
-  'banks.ts:listSpaces': { statements: 1, reason: "each space's bank count (management listing)" },
+  'banks.ts:listSpaces': {
+    statements: 2,
+    reason: "each space's bank count (management listing); for a bank-scoped key, of its banks only",
+  },
   'banks.ts:deleteSpace': { statements: 1, reason: 'unassigns every bank of the space (management)' },
   'banks.ts:listBanks': {
     statements: 2,
@@ -89,6 +92,12 @@ const STATEMENT_EXCEPTIONS: Record<string, { statements: number; reason: string 
       'the claim that follows names one bank (claimIn)',
   },
   'operations.ts:countPendingOperations': { statements: 1, reason: 'the queue depth gauge of /metrics' },
+  'webhooks.ts:claimWebhookDelivery': {
+    statements: 1,
+    reason:
+      'finds the next due webhook delivery of any bank (a worker poll, not a request); what follows ' +
+      '(recording the attempt) names the bank',
+  },
   'search.ts:maintainStatistics': {
     statements: 1,
     reason: 'planner statistics: rows analysed against memories stored',

@@ -3,6 +3,7 @@ import { type RequestOptions, Transport } from './http.js';
 import { AuditResource, ProjectsResource } from './resources/admin.js';
 import { BanksResource, EntitiesResource, reflect } from './resources/banks.js';
 import { DirectivesResource } from './resources/directives.js';
+import { WebhooksResource } from './resources/webhooks.js';
 import { DocumentsResource } from './resources/documents.js';
 import { EvaluationsResource } from './resources/evaluations.js';
 import { MemoriesResource } from './resources/memories.js';
@@ -44,6 +45,7 @@ export class Mnemo {
   readonly spaces: SpacesResource;
   readonly operations: OperationsResource;
   readonly directives: DirectivesResource;
+  readonly webhooks: WebhooksResource;
   readonly documents: DocumentsResource;
   readonly evaluations: EvaluationsResource;
   readonly audit: AuditResource;
@@ -82,6 +84,7 @@ export class Mnemo {
     this.spaces = new SpacesResource(t, this.prefix);
     this.operations = new OperationsResource(t, this.prefix);
     this.directives = new DirectivesResource(t, this.prefix);
+    this.webhooks = new WebhooksResource(t, this.prefix);
     this.documents = new DocumentsResource(t, this.prefix);
     this.evaluations = new EvaluationsResource(t, this.prefix);
     this.audit = new AuditResource(t, this.prefix);

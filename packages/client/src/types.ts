@@ -17,6 +17,7 @@ import type * as Projects from '../../../src/contract/projects.js';
 import type * as Reflecting from '../../../src/contract/reflect.js';
 import type * as Spaces from '../../../src/contract/spaces.js';
 import type * as Stats from '../../../src/contract/stats.js';
+import type * as Webhooks from '../../../src/contract/webhooks.js';
 
 // Memories
 export type FactType = z.output<typeof Memories.MemoryRecord>['type'];
@@ -144,6 +145,13 @@ export type Directive = z.output<typeof Directives.DirectiveRecord>;
 export type CreateDirectiveParams = z.input<typeof Directives.CreateDirectiveBody>;
 export type UpdateDirectiveParams = z.input<typeof Directives.UpdateDirectiveBody>;
 export type DeletedDirective = z.output<typeof Directives.DeletedDirective>;
+
+// Webhooks
+export type Webhook = z.output<typeof Webhooks.WebhookOut>;
+export type CreateWebhookParams = z.input<typeof Webhooks.CreateWebhookBody>;
+export type UpdateWebhookParams = z.input<typeof Webhooks.UpdateWebhookBody>;
+export type DeletedWebhook = z.output<typeof Webhooks.DeletedWebhook>;
+export type WebhookDelivery = z.output<typeof Webhooks.WebhookDeliveryOut>;
 
 // Evaluations
 export type RunEvaluationParams = z.input<typeof Evaluations.RunEvaluationBody>;

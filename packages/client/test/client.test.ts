@@ -222,6 +222,28 @@ for (const engine of ENGINES) {
       await assert.rejects(me.directives.get('guided', d.id), NotFoundError);
     });
 
+    test('webhooks: create (secret shown once), list, update, deliveries, delete', async () => {
+      await me.memories.retain('hooked', { items: [{ content: 'Gina keeps a webhook.' }] });
+      // Disabled: nothing is sent to this address during the test.
+      const w = await me.webhooks.create('hooked', {
+        url: 'https://93.184.216.34/hook',
+        event_types: ['retain.completed'],
+        enabled: false,
+      });
+      assert.match(w.secret ?? '', /^whsec_/);
+      assert.equal(w.enabled, false);
+      const [listed] = await me.webhooks.list('hooked');
+      assert.equal(listed?.id, w.id);
+      assert.equal(listed?.secret, null);
+      assert.equal(listed?.has_secret, true);
+      const changed = await me.webhooks.update('hooked', w.id, { http_config: { timeout_seconds: 5 } });
+      assert.equal(changed.http_config.timeout_seconds, 5);
+      assert.deepEqual((await me.webhooks.deliveries('hooked', w.id)).items, []);
+      await assert.rejects(me.webhooks.create('hooked', { url: 'http://127.0.0.1:9/x' }), BadRequestError);
+      assert.deepEqual(await me.webhooks.delete('hooked', w.id), { success: true, deleted: true, id: w.id });
+      await assert.rejects(me.webhooks.update('hooked', w.id, { enabled: true }), NotFoundError);
+    });
+
     test('evaluations: run, rerun, list (newest first), get, delete', async () => {
       const r = await me.memories.retain('judged', {
         items: [

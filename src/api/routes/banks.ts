@@ -1,5 +1,6 @@
 import { createRoute } from '@hono/zod-openapi';
-import { bankProfile, configView, deleteBank, requireBank, updateConfig } from '../../core/banks.js';
+import { bankProfile, configView, requireBank, updateConfig } from '../../core/banks.js';
+import { deleteBank } from '../../core/forget.js';
 import { authOf, guard } from '../auth.js';
 import {
   BankConfigView,

@@ -73,7 +73,7 @@ export const documentRoutes = router()
       const r = await deleteDocument(servicesOf(c), authOf(c).projectId, bank, document_id);
       return send(c, {
         ...r,
-        success: true,
+        success: true as const,
         memory_units_deleted: r.memories_deleted,
         message: `document '${document_id}' deleted`,
       });

@@ -15,9 +15,11 @@ import { memoryRoutes } from './memories.js';
 import { operationRecordRoutes } from './operation-records.js';
 import { operationRoutes } from './operations.js';
 import { projectRoutes } from './projects.js';
+import { receiptRoutes } from './receipts.js';
 import { reflectRoutes } from './reflect.js';
 import { spaceRoutes } from './spaces.js';
 import { statsRoutes } from './stats.js';
+import { webhookRoutes } from './webhooks.js';
 
 /** The routers of a project's banks, served under `/v1/me` (a project key) and `/v1/default`. */
 const BANK_ROUTERS = [
@@ -38,6 +40,8 @@ const BANK_ROUTERS = [
   extractRoutes,
   bankUpkeepRoutes,
   chunkRoutes,
+  webhookRoutes,
+  receiptRoutes,
 ];
 
 /**

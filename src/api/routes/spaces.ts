@@ -1,5 +1,12 @@
 import { createRoute } from '@hono/zod-openapi';
-import { attachBank, createSpace, deleteSpace, listSpaceBanks, removeBank } from '../../core/spaces.js';
+import {
+  attachBank,
+  createSpace,
+  deleteSpace,
+  listSpaceBanks,
+  listSpaces,
+  removeBank,
+} from '../../core/spaces.js';
 import { authOf, guard } from '../auth.js';
 import { SpaceParam } from '../../contract/common.js';
 import { jsonBody, ok } from './openapi.js';
@@ -22,10 +29,15 @@ export const spaceRoutes = router()
       path: '/spaces',
       tags: ['Spaces'],
       summary: 'List spaces',
+      description:
+        'Every space of the project; for a key limited to some banks, only the spaces holding one of its banks, each counting only those.',
       middleware: [guard('spaces.list')] as const,
       responses: ok(SpaceList),
     }),
-    async (c) => send(c, { items: await servicesOf(c).store.listSpaces(authOf(c).projectId) }),
+    async (c) => {
+      const { projectId, banks } = authOf(c);
+      return send(c, { items: await listSpaces(servicesOf(c), projectId, banks) });
+    },
   )
   .openapi(
     createRoute({
@@ -45,14 +57,18 @@ export const spaceRoutes = router()
       path: '/spaces/{space}/banks',
       tags: ['Spaces'],
       summary: 'List banks in a space',
+      description:
+        'For a key limited to some banks, only its banks; a space holding none of them is not found.',
       middleware: [guard('spaces.banks.list')] as const,
       request: { params: SpaceParam },
       responses: ok(SpaceBanks),
     }),
-    async (c) =>
-      send(c, {
-        items: await listSpaceBanks(servicesOf(c), authOf(c).projectId, c.req.valid('param').space),
-      }),
+    async (c) => {
+      const { projectId, banks } = authOf(c);
+      return send(c, {
+        items: await listSpaceBanks(servicesOf(c), projectId, c.req.valid('param').space, banks),
+      });
+    },
   )
   .openapi(
     createRoute({

@@ -1,4 +1,5 @@
 import { requireBank, staleVectors } from '../banks.js';
+import { isStoredQuotaError, saveObservationWithinQuota } from '../quotas.js';
 import type { Services } from '../services.js';
 import type { ConsolidationSource } from '../types.js';
 import { planWithModel } from './model-plan.js';
@@ -23,6 +24,12 @@ export interface ConsolidationResult {
   contradictions: number;
   /** Observations deleted because every memory behind them was deleted. */
   pruned: number;
+  /**
+   * Why the run ended before its last memory: the project's `stored_memories` quota refused a
+   * new observation. The cursor stays before that memory, so the next run (once memories are
+   * deleted or the quota raised) goes on from it: nothing is skipped, nothing is retried here.
+   */
+  stopped?: string;
 }
 
 async function neighbourhood(
@@ -79,6 +86,43 @@ async function plan(
 }
 
 /**
+ * Consolidates again the memories whose observation a forget deleted (a memory behind it was
+ * forgotten, so what it said cannot stay), wherever the cursor is; each step unmarks its memory
+ * in its transaction. True when the deadline ended the run here (`result.more` is set).
+ */
+async function redoForgotten(
+  s: Services,
+  projectId: string,
+  bankId: string,
+  result: ConsolidationResult & { more?: true },
+  opts: { signal?: AbortSignal; deadline?: { over(): boolean } },
+): Promise<boolean> {
+  for (;;) {
+    const cursor = await s.store.consolidationCursor(projectId, bankId);
+    const batch = await s.store.consolidationSources(projectId, bankId, cursor, BATCH, { redo: true });
+    if (batch.length === 0) return false;
+    const size = (await s.store.getBank(projectId, bankId))?.memory_count ?? 0;
+    for (const m of batch) {
+      opts.signal?.throwIfAborted();
+      if (opts.deadline?.over()) {
+        result.more = true;
+        return true;
+      }
+      const near = await neighbourhood(s, projectId, bankId, size, m);
+      const step = near && (await plan(s, projectId, bankId, near, opts.signal));
+      const at = { from: cursor, to: cursor, redo: m.id };
+      // Another run moved the cursor meanwhile: this batch is read again with it.
+      if (!(await s.store.saveObservation(projectId, bankId, step?.change ?? null, at))) break;
+      result.processed++;
+      if (!step) continue;
+      if (step.created) result.observations_created++;
+      else result.observations_updated++;
+      if (step.contradiction) result.contradictions++;
+    }
+  }
+}
+
+/**
  * Consolidates the memories retained since the last run into observations. Incremental (a
  * cursor over the bank's memory order) and idempotent: each step commits together with the
  * cursor, links are a set (proof counts are counted, never incremented), and a run that finds
@@ -106,6 +150,7 @@ export async function consolidateBank(
   // Neighbours are found by vector: with another embedder's vectors, wait for the re-embed
   // (it queues a run when done); the cursor stays, so nothing is skipped.
   if (staleVectors(s, bank)) return result;
+  if (await redoForgotten(s, projectId, bankId, result, opts)) return result;
   for (;;) {
     opts.signal?.throwIfAborted();
     let cursor = await s.store.consolidationCursor(projectId, bankId);
@@ -114,7 +159,7 @@ export async function consolidateBank(
     // Read per batch: an import grows the bank while a run works through it.
     const size = (await s.store.getBank(projectId, bankId))?.memory_count ?? bank.memory_count;
     let lost = false;
-    /** The last memory looked at: the cursor may move up to it. */
+    /** The last memory done with: the cursor may move up to it. */
     let reached = cursor;
     for (const m of batch) {
       opts.signal?.throwIfAborted();
@@ -122,15 +167,29 @@ export async function consolidateBank(
         result.more = true;
         break;
       }
-      reached = m.seq;
       const near = await neighbourhood(s, projectId, bankId, size, m);
       const step = near && (await plan(s, projectId, bankId, near, opts.signal));
-      if (!step) continue;
-      if (!(await s.store.saveObservation(projectId, bankId, step.change, { from: cursor, to: m.seq }))) {
+      if (!step) {
+        reached = m.seq;
+        continue;
+      }
+      let saved: boolean;
+      try {
+        saved = await saveObservationWithinQuota(s, projectId, bankId, step.change, {
+          from: cursor,
+          to: m.seq,
+        });
+      } catch (err) {
+        // Only a new observation adds to what the project stores; the cursor stays before it.
+        if (!isStoredQuotaError(err)) throw err;
+        result.stopped = `${err.message}; consolidation stopped before this bank's memory ${m.id} and goes on from it in its next run`;
+        break;
+      }
+      if (!saved) {
         lost = true;
         break;
       }
-      cursor = m.seq;
+      cursor = reached = m.seq;
       if (step.created) result.observations_created++;
       else result.observations_updated++;
       if (step.contradiction) result.contradictions++;
@@ -143,6 +202,6 @@ export async function consolidateBank(
       cursor = reached;
     }
     result.processed += batch.filter((m) => m.seq <= cursor).length;
-    if (result.more) return result;
+    if (result.more || result.stopped) return result;
   }
 }

@@ -5,6 +5,7 @@ import { type OperationRunner, queueOperation, sliceDeadline } from '../operatio
 import type { Services } from '../services.js';
 import type { Operation } from '../types.js';
 import { consolidateBank } from './consolidate.js';
+import { consolidationCompleted } from '../webhooks/events.js';
 
 /** The operation kind of a consolidation run. */
 export const CONSOLIDATE = 'consolidate';
@@ -38,7 +39,8 @@ export async function requestConsolidation(s: Services, projectId: string, bankI
 
 /**
  * Runs a queued consolidation a slice at a time (about SLICE_MS of work; the cursor is its
- * progress); `memories_created` counts the new observations.
+ * progress); `memories_created` counts the new observations. Stopped by the stored-memories
+ * quota, the operation ends failed with the quota's message, keeping what it did.
  */
 export const runConsolidateOperation: OperationRunner = async (s, op) => {
   // Each slice commits with its cursor: a run stopped by a spent model budget resumes where it was.
@@ -46,12 +48,22 @@ export const runConsolidateOperation: OperationRunner = async (s, op) => {
   const metered = withMeteredModel(s, op.projectId, 'resumable');
   // First the sweep of orphaned observations, a page per slice (`prune`: where it goes on;
   // null once done), then the memories from the consolidation cursor.
-  const progress = (op.progress ?? { prune: '' }) as { prune: string | null };
+  const progress = (op.progress ?? { prune: '' }) as { prune: string | null } & Partial<RunTotals>;
+  // What the run did so far, for its consolidation.completed event.
+  const totals: RunTotals = {
+    created: progress.created ?? 0,
+    updated: progress.updated ?? 0,
+    deleted: progress.deleted ?? 0,
+  };
   let prune = progress.prune;
   if (prune !== null) {
-    prune = (await s.store.pruneObservations(op.projectId, op.bankId, { after: prune, limit: PRUNE_PAGE }))
-      .next;
-    if (prune !== null) return { more: { prune } };
+    const page = await s.store.pruneObservations(op.projectId, op.bankId, {
+      after: prune,
+      limit: PRUNE_PAGE,
+    });
+    prune = page.next;
+    totals.deleted += page.pruned;
+    if (prune !== null) return { more: { prune, ...totals } };
   }
   await s.store.maintainStatistics();
   const result = await consolidateBank(metered, op.projectId, op.bankId, {
@@ -59,8 +71,21 @@ export const runConsolidateOperation: OperationRunner = async (s, op) => {
     deadline: sliceDeadline(),
     prune: false,
   });
-  return { memories_created: result.observations_created, ...(result.more ? { more: { prune: null } } : {}) };
+  totals.created += result.observations_created;
+  totals.updated += result.observations_updated;
+  // Stopped by the quota: the run failed, so no consolidation.completed.
+  if (result.stopped) return { memories_created: result.observations_created, stopped: result.stopped };
+  if (result.more) return { memories_created: result.observations_created, more: { prune: null, ...totals } };
+  await consolidationCompleted(s, op.projectId, op.bankId, op.id, totals);
+  return { memories_created: result.observations_created };
 };
+
+/** Observations a run created, updated and deleted (orphans swept), carried from slice to slice. */
+interface RunTotals {
+  created: number;
+  updated: number;
+  deleted: number;
+}
 
 /** Observations a consolidation slice checks for orphans. */
 const PRUNE_PAGE = 500;

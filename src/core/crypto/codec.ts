@@ -26,7 +26,8 @@ export type Field =
   | 'bank'
   | 'document'
   | 'reply'
-  | 'evaluation';
+  | 'evaluation'
+  | 'webhook';
 
 export const isSealed = (v: string) => v.startsWith(SEALED);
 

@@ -17,6 +17,7 @@ import {
   storePlainMetadata,
 } from './codec.js';
 import type { Keyring } from './keyring.js';
+import { webhookSealing } from './webhook-sealing.js';
 import { DEFAULT_VECTOR_CACHE_MB, openStoredVector, VectorCache } from './vector-cache.js';
 
 export interface EncryptionHooks {
@@ -356,6 +357,22 @@ export function encryptingStore(
 
   const store: Store = {
     ...inner,
+    ...webhookSealing(inner, keyring, {
+      writeCodec,
+      open: (projectId, bankId, v, field) => opener(projectId, bankId).value(v, field),
+    }),
+
+    async forget(projectId, bankId, subject, draft) {
+      const done = await inner.forget(projectId, bankId, subject, draft);
+      // What this process holds of it in the clear goes at once: decrypted vectors (zeroed) and,
+      // with the bank, its unwrapped data key. Other processes reload from the database, where
+      // it no longer is, on their next use of the bank.
+      if (done) {
+        vectors.forget(projectId, bankId, subject.kind === 'bank' ? null : done.memoryIds);
+        if (subject.kind === 'bank') keyring?.forget(projectId, bankId);
+      }
+      return done;
+    },
 
     async insertMemories(projectId, bankId, memories, opts) {
       for (let attempt = 0; ; attempt++) {
@@ -379,10 +396,10 @@ export function encryptingStore(
       }
     },
 
-    async saveObservation(projectId, bankId, change, cursor) {
+    async saveObservation(projectId, bankId, change, cursor, opts) {
       const codec = change?.memory ? await writeCodec(projectId, bankId) : null;
       const sealed = change?.memory ? { ...change, memory: stored(codec, change.memory) } : change;
-      const saved = await inner.saveObservation(projectId, bankId, sealed, cursor);
+      const saved = await inner.saveObservation(projectId, bankId, sealed, cursor, opts);
       if (saved && change?.memory) await recheck(projectId, bankId, codec);
       return saved;
     },
@@ -427,9 +444,9 @@ export function encryptingStore(
       );
     },
 
-    async consolidationSources(projectId, bankId, afterSeq, limit) {
+    async consolidationSources(projectId, bankId, afterSeq, limit, opts) {
       const o = opener(projectId, bankId);
-      const rows = await inner.consolidationSources(projectId, bankId, afterSeq, limit);
+      const rows = await inner.consolidationSources(projectId, bankId, afterSeq, limit, opts);
       const sealed = rows.filter((r) => r.embedding.length === 0).map((r) => r.id);
       const opened = new Map<string, Float32Array>();
       if (sealed.length && (await o.vectorTarget())) {

@@ -1,3 +1,4 @@
+import { hkdfSync } from 'node:crypto';
 import { AppError } from '../errors.js';
 import { BankCodec } from './codec.js';
 import { masterFingerprint, newDataKey, parseMasterKey, unwrapDataKey, wrapDataKey } from './master-key.js';
@@ -53,6 +54,27 @@ export class Keyring {
     const codec = new BankCodec(dataKey);
     this.#remember(projectId, bankId, key.wrapped, codec);
     return codec;
+  }
+
+  /**
+   * A 32-byte key for `purpose` derived from the master key (HKDF-SHA256): never the master key
+   * itself, and a different key for every purpose.
+   */
+  derive(purpose: string): Buffer {
+    return Buffer.from(hkdfSync('sha256', this.#master, Buffer.alloc(0), `mnemo:${purpose}`, 32));
+  }
+
+  /** Drops the bank's unwrapped data keys from memory (its bank was deleted); how many were held. */
+  forget(projectId: string, bankId: string): number {
+    const prefix = `${projectId}\u0000${bankId}\u0000`;
+    let n = 0;
+    for (const key of this.#codecs.keys()) {
+      if (key.startsWith(prefix)) {
+        this.#codecs.delete(key);
+        n++;
+      }
+    }
+    return n;
   }
 
   /** Checks a wrapped key opens with this master key (start-up verification). */

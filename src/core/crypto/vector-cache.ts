@@ -71,6 +71,8 @@ class Slab {
   }
 
   remove(e: Entry): void {
+    // Zeroed, not only unowned: a forgotten memory's vector does not linger in the slab.
+    this.data.fill(0, e.slot * this.dims, (e.slot + 1) * this.dims);
     this.owners[e.slot] = null;
     e.slot = -1;
     // Mostly holes (deletions, re-embedded memories): the live vectors move together.
@@ -131,6 +133,24 @@ class BankVectors {
       slab.put(e, v);
     }
     if (e.seq > this.maxSeq) this.maxSeq = e.seq;
+  }
+
+  /** Zeroes every vector (the copy is dropped: nothing of it lingers until collected). */
+  wipe(): void {
+    for (const slab of this.slabs.values()) slab.data.fill(0);
+  }
+
+  /** Removes these memories; how many it held. */
+  removeIds(ids: Iterable<string>): number {
+    let n = 0;
+    for (const id of ids) {
+      const e = this.entries.get(id);
+      if (e) {
+        this.#forget(e);
+        n++;
+      }
+    }
+    return n;
   }
 
   keepOnly(ids: Set<string>): void {
@@ -284,6 +304,26 @@ export class VectorCache {
   clear(): void {
     this.#banks.clear();
     this.#bytes = 0;
+  }
+
+  /**
+   * Forgets decrypted vectors at once (a forget committed): these memories of the bank, or with
+   * `null` the whole bank, their floats zeroed. Returns how many memories' vectors it held.
+   */
+  forget(projectId: string, bankId: string, memoryIds: string[] | null): number {
+    const key = `${projectId}\u0000${bankId}`;
+    const bank = this.#banks.get(key);
+    if (!bank) return 0;
+    if (memoryIds === null) {
+      const n = bank.entries.size;
+      bank.wipe();
+      this.#drop(key);
+      return n;
+    }
+    const before = bank.bytes;
+    const n = bank.removeIds(memoryIds);
+    this.#bytes += bank.bytes - before;
+    return n;
   }
 
   /**

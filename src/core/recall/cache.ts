@@ -38,8 +38,34 @@ export class RecallCache<T> {
     }
   }
 
+  /**
+   * Drops every answer computed from this bank (keys made by `recallCacheKey`): after a forget
+   * they are never served (the bank's generation moved), and now they are not kept either.
+   * Returns how many went.
+   */
+  forgetBank(projectId: string, bankId: string): number {
+    let n = 0;
+    for (const key of [...this.#entries.keys()]) {
+      if (keyBanks(key, projectId).includes(bankId)) {
+        this.#entries.delete(key);
+        n++;
+      }
+    }
+    return n;
+  }
+
   get size(): number {
     return this.#entries.size;
+  }
+}
+
+/** The banks a `recallCacheKey` key of this project names (none for another project's key). */
+function keyBanks(key: string, projectId: string): string[] {
+  try {
+    const [project, banks] = JSON.parse(key) as [unknown, [string, number][]];
+    return project === projectId && Array.isArray(banks) ? banks.map((b) => b[0]) : [];
+  } catch {
+    return [];
   }
 }
 

@@ -11,6 +11,7 @@ import {
   unchangedDocuments,
 } from './retain.js';
 import { sliceEnd } from './slices.js';
+import { retainCompleted } from '../webhooks/events.js';
 
 export { sliceEnd } from './slices.js';
 
@@ -113,5 +114,6 @@ export const runRetainOperation: OperationRunner = async (s, op) => {
     end < p.items.length
       ? { next: end, memories: at.memories + result.memory_ids.length, unchanged: at.unchanged }
       : undefined;
+  if (!more) await retainCompleted(s, op.projectId, op.bankId, op.id, req);
   return { memories_created: result.memories_created, ...(more ? { more } : {}) };
 };

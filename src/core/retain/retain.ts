@@ -18,6 +18,7 @@ import type { Services } from '../services.js';
 import type { EntityInput, NewMemory } from '../types.js';
 import { applyResolution, resolveEntityNames } from './entities.js';
 import { extractItem } from './extract.js';
+import { retainCompleted } from '../webhooks/events.js';
 
 export interface RetainItem {
   content: string;
@@ -164,6 +165,7 @@ export async function retain(
       start = end;
     }
     if (storedBefore > 0) await refund(storedBefore);
+    await retainCompleted(s, projectId, bankId, seed, req);
     return {
       success: true,
       async: false,

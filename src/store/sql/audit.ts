@@ -1,6 +1,6 @@
 import type { AuditEntry, Page } from '../records.js';
 import type { Db } from '../db.js';
-import { decodeCursor, encodeCursor } from './filters.js';
+import { type BankIdIn, bankInClause, decodeCursor, encodeCursor } from './filters.js';
 
 export interface AuditInput {
   projectId: string;
@@ -22,9 +22,10 @@ export interface AuditStore {
    * every process on the database.
    */
   appendRefusal(entry: AuditInput, inFull: number): Promise<void>;
+  /** Newest first; `banks` (a bank-scoped key) keeps only entries of those banks, none project-wide. */
   listAudit(
     projectId: string,
-    filter: { bankId?: string; action?: string; since?: Date; until?: Date },
+    filter: { bankId?: string; banks?: BankIdIn; action?: string; since?: Date; until?: Date },
     page: { limit: number; cursor?: string },
   ): Promise<Page<AuditEntry>>;
 }
@@ -80,6 +81,7 @@ export function auditQueries(db: Db): AuditStore {
         conds.push(sql.replace('?', `$${params.length}`));
       };
       if (filter.bankId !== undefined) add('bank_id = ?', filter.bankId);
+      if (filter.banks) conds.push(bankInClause('bank_id', filter.banks, params));
       if (filter.action !== undefined) add('action = ?', filter.action);
       if (filter.since) add('at >= ?', filter.since);
       if (filter.until) add('at < ?', filter.until);

@@ -1,12 +1,17 @@
 import type { Bank, BankCounts, Space } from '../records.js';
 import { notFound } from '../../contract/errors.js';
 import type { Db } from '../db.js';
+import { type BankIdIn, bankInClause } from './filters.js';
 
 /** Spaces and the banks in them: a bank's row, its config, its counts, and its deletion. */
 export interface BankStore {
   createSpace(projectId: string, s: { id: string; name: string }): Promise<Space | null>;
   getSpace(projectId: string, id: string): Promise<Space | null>;
-  listSpaces(projectId: string): Promise<Space[]>;
+  /**
+   * The project's spaces; with `idIn` (a bank-scoped key) only the spaces holding one of those
+   * banks, each counting only those.
+   */
+  listSpaces(projectId: string, idIn?: BankIdIn): Promise<Space[]>;
   /** Unassigns the space's banks (never deletes them); returns how many, or null if no such space. */
   deleteSpace(projectId: string, id: string): Promise<number | null>;
   getBank(projectId: string, id: string): Promise<Bank | null>;
@@ -80,7 +85,7 @@ export interface BankFilter {
   spaceId?: string;
   idContains?: string;
   /** A bank-scoped key's banks (core/bank-scope.ts): these exact ids and ids with these prefixes. */
-  idIn?: { exact: string[]; prefixes: string[] };
+  idIn?: BankIdIn;
 }
 
 /** The WHERE clause of a bank listing, its parameters after `projectId`. */
@@ -96,13 +101,7 @@ function bankWhere(projectId: string, filter: BankFilter): { where: string; para
     params.push(`%${filter.idContains.replace(/[\\%_]/g, '\\$&')}%`);
     where += ` AND id ILIKE $${params.length}`;
   }
-  if (filter.idIn) {
-    params.push(filter.idIn.exact, filter.idIn.prefixes);
-    const [exact, prefixes] = [params.length - 1, params.length];
-    // left(), not LIKE: a prefix is literal text, whatever '%' or '_' it holds.
-    where += ` AND (id = ANY($${exact}::text[])
-      OR EXISTS (SELECT 1 FROM unnest($${prefixes}::text[]) AS p(prefix) WHERE left(id, length(p.prefix)) = p.prefix))`;
-  }
+  if (filter.idIn) where += ` AND ${bankInClause('id', filter.idIn, params)}`;
   return { where, params };
 }
 
@@ -135,8 +134,22 @@ export function bankQueries(db: Db): BankStore {
       ]);
       return rows[0] ?? null;
     },
-    listSpaces: (projectId) =>
-      db.query<Space>(`${SPACE_SELECT} WHERE s.project_id = $1 ORDER BY s.created_at, s.id`, [projectId]),
+    listSpaces(projectId, idIn) {
+      if (!idIn)
+        return db.query<Space>(`${SPACE_SELECT} WHERE s.project_id = $1 ORDER BY s.created_at, s.id`, [
+          projectId,
+        ]);
+      const params: unknown[] = [projectId];
+      const within = bankInClause('b.id', idIn, params);
+      return db.query<Space>(
+        `SELECT id, name, created_at, bank_count FROM (
+           SELECT s.id, s.name, s.created_at,
+             (SELECT count(*)::int FROM banks b WHERE b.project_id = s.project_id AND b.space_id = s.id AND ${within}) AS bank_count
+           FROM spaces s WHERE s.project_id = $1) x
+         WHERE bank_count > 0 ORDER BY created_at, id`,
+        params,
+      );
+    },
     async deleteSpace(projectId, id) {
       return db.transaction(async (tx) => {
         const gone = await tx.query('DELETE FROM spaces WHERE project_id = $1 AND id = $2 RETURNING id', [

@@ -36,6 +36,24 @@ export function filterClauses(filter: MemoryFilter, params: unknown[]): string {
   return out.map((c) => ` AND ${c}`).join('');
 }
 
+/** A bank-scoped key's banks as SQL sees them (core/bank-scope.ts `scopeParts`). */
+export interface BankIdIn {
+  exact: string[];
+  prefixes: string[];
+}
+
+/**
+ * The condition that `column` (a bank id) is one of the exact ids or starts with one of the
+ * prefixes, pushing its two parameters. A NULL column (a project-wide row) never matches.
+ */
+export function bankInClause(column: string, idIn: BankIdIn, params: unknown[]): string {
+  params.push(idIn.exact, idIn.prefixes);
+  const [exact, prefixes] = [params.length - 1, params.length];
+  // left(), not LIKE: a prefix is literal text, whatever '%' or '_' it holds.
+  return `(${column} = ANY($${exact}::text[])
+      OR EXISTS (SELECT 1 FROM unnest($${prefixes}::text[]) AS p(prefix) WHERE left(${column}, length(p.prefix)) = p.prefix))`;
+}
+
 /** Opaque cursors are base64url text: most a number (a sequence value or an offset). */
 export function encodeCursor(value: number | string): string {
   return Buffer.from(String(value)).toString('base64url');

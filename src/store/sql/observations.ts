@@ -4,6 +4,7 @@ import type { Db, Queryable } from '../db.js';
 import { EXACT_SEARCH_LIMIT } from '../exact-search.js';
 import { vectorLiteral } from './filters.js';
 import { lockBank } from './bank-lock.js';
+import { checkStoredQuotaIn, lockStoredQuotaIn } from './limits.js';
 import { deleteMemoriesIn, insertMemoriesIn, MEMORY_SELECT, readByIds } from './memories.js';
 import { HNSW_DIMENSIONS } from './search.js';
 
@@ -11,12 +12,17 @@ import { HNSW_DIMENSIONS } from './search.js';
 export interface ObservationStore {
   /** The highest memory seq consolidation has processed (0 before the first run). */
   consolidationCursor(projectId: string, bankId: string): Promise<number>;
-  /** Memories after `afterSeq` other than consolidated observations, oldest first. */
+  /**
+   * Memories after `afterSeq` other than consolidated observations, oldest first. With `redo`,
+   * instead the memories marked for consolidation again (their observation was deleted by a
+   * forget: `consolidation_redo`), whatever their seq.
+   */
   consolidationSources(
     projectId: string,
     bankId: string,
     afterSeq: number,
     limit: number,
+    opts?: { redo?: boolean },
   ): Promise<ConsolidationSource[]>;
   /**
    * Nearest memories with exactly these tags: consolidated observations, or other memories
@@ -37,13 +43,19 @@ export interface ObservationStore {
   ): Promise<Map<string, ObservationDetail>>;
   /**
    * Applies one consolidation step and moves the cursor from `from` to `to` in one transaction;
-   * false (and nothing written) when another run moved the cursor first.
+   * false (and nothing written) when another run moved the cursor first. With
+   * `storedQuotaDefault` (as for `insertMemories`) a step creating an observation is checked
+   * against the project's `stored_memories` quota in the same transaction: past it, the step
+   * throws `StoredQuotaExceeded`, writing nothing and leaving the cursor where it was. `redo`:
+   * the step consolidated this memory again, whose mark (`consolidation_redo`) goes in the same
+   * transaction.
    */
   saveObservation(
     projectId: string,
     bankId: string,
     change: ObservationChange | null,
-    cursor: { from: number; to: number },
+    cursor: { from: number; to: number; redo?: string },
+    opts?: { storedQuotaDefault?: number | null },
   ): Promise<boolean>;
   /**
    * Deletes consolidated observations left with no supporting memory, and refreshes stale proof
@@ -109,10 +121,14 @@ export function observationQueries(db: Db): ObservationStore {
       return rows[0]?.last_seq ?? 0;
     },
 
-    async consolidationSources(projectId, bankId, afterSeq, limit) {
+    async consolidationSources(projectId, bankId, afterSeq, limit, opts = {}) {
+      const which = opts.redo
+        ? `EXISTS (SELECT 1 FROM consolidation_redo r WHERE r.project_id = m.project_id AND r.bank_id = m.bank_id
+             AND r.memory_id = m.id) AND $3::bigint IS NOT NULL`
+        : 'm.seq > $3';
       const heads = await db.query<{ id: string; seq: number; embedding: string | null }>(
         `SELECT m.id::text AS id, m.seq::float8 AS seq, m.embedding::text AS embedding FROM memories m
-         WHERE m.project_id = $1 AND m.bank_id = $2 AND m.seq > $3 AND NOT ${CONSOLIDATED}
+         WHERE m.project_id = $1 AND m.bank_id = $2 AND ${which} AND NOT ${CONSOLIDATED}
          ORDER BY m.seq LIMIT $4`,
         [projectId, bankId, afterSeq, limit],
       );
@@ -209,9 +225,14 @@ export function observationQueries(db: Db): ObservationStore {
       return out;
     },
 
-    async saveObservation(projectId, bankId, change, cursor) {
+    async saveObservation(projectId, bankId, change, cursor, opts = {}) {
       return db.transaction(async (tx) => {
-        // The bank lock first, as every memory writer takes it, then the cursor as a compare-and-set.
+        // A step that may add a memory takes the project's quota lock first, as Retain's writes do.
+        const quota =
+          opts.storedQuotaDefault !== undefined && change?.memory
+            ? await lockStoredQuotaIn(tx, projectId, opts.storedQuotaDefault)
+            : null;
+        // The bank lock next, as every memory writer takes it, then the cursor as a compare-and-set.
         await lockBank(tx, projectId, bankId);
         await tx.query(
           'INSERT INTO consolidation_state (project_id, bank_id) VALUES ($1, $2) ON CONFLICT DO NOTHING',
@@ -223,6 +244,12 @@ export function observationQueries(db: Db): ObservationStore {
           [projectId, bankId, cursor.from, cursor.to],
         );
         if (moved.length === 0) return false;
+        if (cursor.redo) {
+          await tx.query(
+            'DELETE FROM consolidation_redo WHERE project_id = $1 AND bank_id = $2 AND memory_id = $3',
+            [projectId, bankId, cursor.redo],
+          );
+        }
         if (!change) return true;
         if (change.memory) {
           // A rewrite replaces the stored memory (text, vector, terms, entities) under the same id;
@@ -236,6 +263,8 @@ export function observationQueries(db: Db): ObservationStore {
             'SELECT created_at FROM observations WHERE project_id = $1 AND bank_id = $2 AND id = $3',
             [projectId, bankId, change.id],
           );
+          // A rewrite stores as many memories as before; a new observation is one more.
+          if (quota !== null && existed.length === 0) await checkStoredQuotaIn(tx, projectId, quota, 1);
           await deleteMemoriesIn(tx, projectId, bankId, { ids: [change.id] });
           await insertMemoriesIn(tx, projectId, bankId, [change.memory]);
           await tx.query(
