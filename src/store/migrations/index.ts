@@ -53,8 +53,8 @@ export const MIGRATIONS: readonly Migration[] = [
   m0022,
   m0025,
   m0026,
-  m0028,
   m0027,
+  m0028,
 ];
 
 /** The newest schema version this code knows. */
