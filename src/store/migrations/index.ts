@@ -24,8 +24,8 @@ import m0020 from './0020-nfc-ids.js';
 import m0022 from './0022-evaluations.js';
 import m0025 from './0025-key-banks.js';
 import m0026 from './0026-webhooks.js';
-import m0028 from './0028-forget-receipts.js';
 import m0027 from './0027-mental-models.js';
+import m0028 from './0028-forget-receipts.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -53,8 +53,8 @@ export const MIGRATIONS: readonly Migration[] = [
   m0022,
   m0025,
   m0026,
-  m0028,
   m0027,
+  m0028,
 ];
 
 /** The newest schema version this code knows. */
