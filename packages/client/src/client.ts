@@ -3,6 +3,7 @@ import { type RequestOptions, Transport } from './http.js';
 import { AuditResource, ProjectsResource } from './resources/admin.js';
 import { BanksResource, EntitiesResource, reflect } from './resources/banks.js';
 import { DirectivesResource } from './resources/directives.js';
+import { MentalModelsResource } from './resources/mental-models.js';
 import { WebhooksResource } from './resources/webhooks.js';
 import { DocumentsResource } from './resources/documents.js';
 import { EvaluationsResource } from './resources/evaluations.js';
@@ -49,6 +50,7 @@ export class Mnemo {
   readonly webhooks: WebhooksResource;
   readonly documents: DocumentsResource;
   readonly evaluations: EvaluationsResource;
+  readonly mentalModels: MentalModelsResource;
   /** Signed receipts of deletions: read again and verified. */
   readonly receipts: ReceiptsResource;
   readonly audit: AuditResource;
@@ -90,6 +92,7 @@ export class Mnemo {
     this.webhooks = new WebhooksResource(t, this.prefix);
     this.documents = new DocumentsResource(t, this.prefix);
     this.evaluations = new EvaluationsResource(t, this.prefix);
+    this.mentalModels = new MentalModelsResource(t, this.prefix);
     this.receipts = new ReceiptsResource(t, this.prefix);
     this.audit = new AuditResource(t, this.prefix);
     this.projects = new ProjectsResource(t);

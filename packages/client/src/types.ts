@@ -12,6 +12,7 @@ import type * as Evaluations from '../../../src/contract/evaluations.js';
 import type * as Extract from '../../../src/contract/extract.js';
 import type * as Graph from '../../../src/contract/graph.js';
 import type * as Memories from '../../../src/contract/memories.js';
+import type * as MentalModels from '../../../src/contract/mental-models.js';
 import type * as Operations from '../../../src/contract/operations.js';
 import type * as Projects from '../../../src/contract/projects.js';
 import type * as Receipts from '../../../src/contract/receipts.js';
@@ -156,6 +157,24 @@ export type CreateDirectiveParams = z.input<typeof Directives.CreateDirectiveBod
 export type UpdateDirectiveParams = z.input<typeof Directives.UpdateDirectiveBody>;
 export type DeletedDirective = z.output<typeof Directives.DeletedDirective>;
 
+// Mental models
+export type MentalModel = z.output<typeof MentalModels.MentalModelRecord>;
+export type MentalModelList = z.output<typeof MentalModels.MentalModelList>;
+export type MentalModelDetail = NonNullable<z.input<typeof MentalModels.MentalModelQuery>['detail']>;
+export interface ListMentalModelsParams {
+  tags?: string[];
+  tags_match?: NonNullable<z.input<typeof MentalModels.MentalModelListQuery>['tags_match']>;
+  detail?: MentalModelDetail;
+  limit?: number;
+  offset?: number;
+}
+export type CreateMentalModelParams = z.input<typeof MentalModels.CreateMentalModelBody>;
+export type UpdateMentalModelParams = z.input<typeof MentalModels.UpdateMentalModelBody>;
+export type CreatedMentalModel = z.output<typeof MentalModels.CreatedMentalModel>;
+export type DeletedMentalModel = z.output<typeof MentalModels.DeletedMentalModel>;
+export type MentalModelHistoryEntry = z.output<typeof MentalModels.MentalModelHistoryEntry>;
+export type MentalModelRefreshQueued = z.output<typeof MentalModels.MentalModelRefreshQueued>;
+export type MentalModelDryRun = z.output<typeof MentalModels.MentalModelDryRun>;
 // Webhooks
 export type Webhook = z.output<typeof Webhooks.WebhookOut>;
 export type CreateWebhookParams = z.input<typeof Webhooks.CreateWebhookBody>;

@@ -234,6 +234,47 @@ for (const engine of ENGINES) {
       await assert.rejects(me.directives.get('guided', d.id), NotFoundError);
     });
 
+    test('mental models: create, refresh, history, dry run, clear, update, delete', async () => {
+      await me.memories.retain('modelled', { items: [{ content: 'Heidi grows tomatoes on her balcony.' }] });
+      const made = await me.mentalModels.create('modelled', {
+        id: 'garden',
+        name: 'Garden',
+        source_query: 'What does Heidi grow?',
+      });
+      assert.equal(made.mental_model_id, 'garden');
+      const waitFor = async (operationId: string) => {
+        for (let i = 0; i < 200; i++) {
+          const op = await me.operations.get('modelled', operationId);
+          if (op.status === 'completed') return;
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        assert.fail('the refresh did not finish');
+      };
+      await waitFor(made.operation_id);
+      const m = await me.mentalModels.get('modelled', 'garden');
+      assert.match(m.content ?? '', /tomatoes/);
+      assert.equal(m.is_stale, false);
+      assert.equal((await me.mentalModels.get('modelled', 'garden', 'metadata')).content, undefined);
+      const page = await me.mentalModels.list('modelled', { tags: ['none'] });
+      assert.equal(page.total, 0);
+      await me.memories.retain('modelled', { items: [{ content: 'Heidi also grows basil.' }] });
+      const dry = await me.mentalModels.dryRunRefresh('modelled', 'garden');
+      assert.match(dry.preview_content, /basil/);
+      const queued = await me.mentalModels.refresh('modelled', 'garden');
+      await waitFor(queued.operation_id);
+      const history = await me.mentalModels.history('modelled', 'garden');
+      assert.equal(history.length, 2);
+      assert.equal((await me.mentalModels.clear('modelled', 'garden')).content, null);
+      const renamed = await me.mentalModels.update('modelled', 'garden', { name: 'Balcony' });
+      assert.equal(renamed.name, 'Balcony');
+      assert.deepEqual(await me.mentalModels.delete('modelled', 'garden'), {
+        success: true,
+        deleted: true,
+        id: 'garden',
+      });
+      await assert.rejects(me.mentalModels.get('modelled', 'garden'), NotFoundError);
+    });
+
     test('webhooks: create (secret shown once), list, update, deliveries, delete', async () => {
       await me.memories.retain('hooked', { items: [{ content: 'Gina keeps a webhook.' }] });
       // Disabled: nothing is sent to this address during the test.

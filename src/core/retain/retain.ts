@@ -133,9 +133,10 @@ export async function retain(
   req: RetainRequest,
   opts: RetainOptions = {},
 ): Promise<RetainResult> {
-  checkRetainRequest(req);
-  // An operation's run (idSeed) was charged when it was queued.
+  // An operation's run (idSeed) was charged when it was queued, and its request checked then and
+  // on its first slice (runRetainOperation): not again for each of its slices.
   if (opts.slice || opts.idSeed) return (await retainSliceOf(s, projectId, bankId, req, opts)).result;
+  checkRetainRequest(req);
   // Quotas (items per day, stored memories) are charged before anything is written.
   const refund = await chargeRetain(s, projectId, req.items);
   const seed = opts.seed ?? randomUUID();
