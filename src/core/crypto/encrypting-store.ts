@@ -717,6 +717,25 @@ export function encryptingStore(
       return written && opener(projectId, bankId).directive(written);
     },
 
+    async applyBankTemplate(projectId, bankId, change, max) {
+      // Mission, config text and directives go in the form the bank has now, as each alone would.
+      const codec = await writeCodec(projectId, bankId);
+      const sealed = bankTextForm(codec, { mission: change.mission, config: change.config });
+      const result = await inner.applyBankTemplate(
+        projectId,
+        bankId,
+        {
+          config: sealed.config ?? {},
+          ...(change.mission !== undefined && { mission: sealed.mission ?? null }),
+          createDirectives: change.createDirectives.map((d) => ({ ...d, ...directiveForm(codec, d) })),
+          updateDirectives: change.updateDirectives.map((d) => ({ ...d, ...directiveForm(codec, d) })),
+        },
+        max,
+      );
+      await recheck(projectId, bankId, codec);
+      return result;
+    },
+
     async listDirectives(projectId, bankId) {
       const o = opener(projectId, bankId);
       return Promise.all((await inner.listDirectives(projectId, bankId)).map((d) => o.directive(d)));
