@@ -83,6 +83,18 @@ export const ACTIONS = {
   'evaluations.get': { scope: 'recall', read: true },
   'evaluations.delete': { scope: 'admin', read: false },
   'spaces.list': { scope: 'admin', read: true, bankFiltered: true },
+  'mental_models.list': { scope: 'recall', read: true },
+  'mental_models.get': { scope: 'recall', read: true },
+  'mental_models.history': { scope: 'recall', read: true },
+  'mental_models.create': { scope: 'admin', read: false },
+  'mental_models.update': { scope: 'admin', read: false },
+  'mental_models.delete': { scope: 'admin', read: false },
+  /** Empties the content (kept in the history); the next refresh writes it afresh. */
+  'mental_models.clear': { scope: 'admin', read: false },
+  /** Queues a refresh: a Reflect over the source query, charged to the project like one. */
+  'mental_models.refresh': { scope: 'retain', read: false },
+  /** A refresh's Reflect run now and shown, stored nowhere (charged like a Reflect). */
+  'mental_models.dry_run': { scope: 'recall', read: true },
   'spaces.create': { scope: 'admin', read: false },
   'spaces.delete': { scope: 'admin', read: false },
   'spaces.banks.list': { scope: 'admin', read: true, bankFiltered: true },
@@ -93,6 +105,15 @@ export const ACTIONS = {
   'receipts.get': { scope: 'recall', read: true, bankFiltered: true },
   /** Checks a receipt's signature; changes nothing. */
   'receipts.verify': { scope: 'recall', read: true, bankFiltered: true },
+  /** One bank's audit log and its counts over time (Hindsight's audit-logs). */
+  'banks.audit.list': { scope: 'admin', read: true },
+  'banks.audit.stats': { scope: 'admin', read: true },
+  /** The model calls made for a bank (purpose, tokens, time, outcome; never text) and their counts. */
+  'banks.llm_requests.list': { scope: 'admin', read: true },
+  'banks.llm_requests.stats': { scope: 'admin', read: true },
+  /** A bank's settings, mission and directives as a template manifest, and applying one. */
+  'banks.template.export': { scope: 'admin', read: true },
+  'banks.template.import': { scope: 'admin', read: false },
   'projects.list': { scope: 'operator', read: true },
   'projects.get': { scope: 'operator', read: true },
   'projects.create': { scope: 'operator', read: false },

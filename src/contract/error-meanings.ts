@@ -17,9 +17,9 @@ export const ERROR_MEANINGS: { readonly [C in ErrorCode]: string } = {
     'a `Host` this server does not serve: not loopback, the `--host` address nor in `MNEMO_ALLOWED_HOSTS` (DNS rebinding); the body carries `host`',
   origin_not_allowed: 'a cross-site `Origin` not in `MNEMO_CORS_ORIGINS`; the body carries `origin`',
   not_found:
-    'unknown route, bank, space, memory, document, directive or operation — and anything of another project',
+    'unknown route, bank, space, memory, document, directive, mental model or operation — and anything of another project',
   conflict:
-    'the id exists; a bank already in another space; the directive limit; an operation that can no longer be cancelled; a row deleted or a bank re-encrypted meanwhile by another request (retry); a request with the same `Idempotency-Key` still in progress (`Retry-After: 1`)',
+    'the id exists; a bank already in another space; the directive or mental-model limit; an operation that can no longer be cancelled; a row deleted or a bank re-encrypted meanwhile by another request (retry); a request with the same `Idempotency-Key` still in progress (`Retry-After: 1`)',
   idempotency_mismatch:
     'an `Idempotency-Key` reused with a different request (method, path with query string, body)',
   already_done:

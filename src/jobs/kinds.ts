@@ -1,5 +1,7 @@
 import { CONSOLIDATE, runConsolidateOperation } from '../core/consolidate/schedule.js';
 import { runReencryptOperation } from '../core/crypto/reencrypt.js';
+import { runRefreshOperation } from '../core/mental-model-refresh.js';
+import { REFRESH_MENTAL_MODEL } from '../contract/mental-models.js';
 import { BANK_INDEX, runBankIndexOperation } from '../core/recall/bank-index.js';
 import { REEMBED, runReembedOperation } from '../core/reembed.js';
 import type { OperationRunner } from '../core/operations.js';
@@ -12,4 +14,5 @@ export const OPERATION_RUNNERS: Record<string, OperationRunner> = {
   reencrypt: runReencryptOperation,
   [REEMBED]: runReembedOperation,
   [BANK_INDEX]: runBankIndexOperation,
+  [REFRESH_MENTAL_MODEL]: runRefreshOperation,
 };

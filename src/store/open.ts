@@ -3,6 +3,9 @@ import { migrate, refuseNewerSchema } from './migrate.js';
 import { openPglite } from './pglite.js';
 import { openPostgres } from './postgres.js';
 import { auditQueries } from './sql/audit.js';
+import { bankAuditQueries } from './sql/bank-audit.js';
+import { llmRequestQueries } from './sql/llm-requests.js';
+import { templateQueries } from './sql/templates.js';
 import { bankQueries } from './sql/banks.js';
 import { conversionQueries } from './sql/conversion.js';
 import { encryptionQueries } from './sql/encryption.js';
@@ -21,6 +24,7 @@ import { receiptQueries } from './sql/receipts.js';
 import { searchQueries } from './sql/search.js';
 import { statsQueries } from './sql/stats.js';
 import { tenancyQueries } from './sql/tenancy.js';
+import { mentalModelQueries } from './sql/mental-models.js';
 import { upkeepQueries } from './sql/upkeep.js';
 import { vectorQueries } from './sql/vectors.js';
 import { webhookQueries } from './sql/webhooks.js';
@@ -69,6 +73,10 @@ export function storeOver(db: Db): Store {
     ...upkeepQueries(db),
     ...webhookQueries(db),
     ...receiptQueries(db),
+    ...mentalModelQueries(db),
+    ...bankAuditQueries(db),
+    ...llmRequestQueries(db),
+    ...templateQueries(db),
   };
 }
 

@@ -6,7 +6,10 @@
  */
 import type { EngineMemory, PoolStats } from './db.js';
 import type { AuditInput, AuditStore } from './sql/audit.js';
+import type { AuditTransport, BankAuditStore } from './sql/bank-audit.js';
 import type { BankIndexStore } from './sql/bank-index.js';
+import type { LlmCallRecord, LlmRequestStore } from './sql/llm-requests.js';
+import type { TemplateChange, TemplateStore } from './sql/templates.js';
 import type { BankStore } from './sql/banks.js';
 import type {
   ConversionStore,
@@ -37,6 +40,15 @@ import type {
   RateCount,
 } from './sql/limits.js';
 import type { MemoryStore } from './sql/memories.js';
+import type {
+  MentalModelContent,
+  MentalModelHistoryEntry,
+  MentalModelPage,
+  MentalModelPatch,
+  MentalModelRecord,
+  MentalModelStore,
+  NewMentalModel,
+} from './sql/mental-models.js';
 import type { ObservationStore } from './sql/observations.js';
 import type { ForgetSubject, ReceiptDraft, ReceiptRecord, ReceiptStore } from './sql/receipts.js';
 import type { IdempotencyStore, OperationStore } from './sql/operations.js';
@@ -58,6 +70,11 @@ import type { StoredVector, VectorStore } from './sql/vectors.js';
 
 export type {
   AuditInput,
+  AuditTransport,
+  BankAuditStore,
+  LlmRequestStore,
+  TemplateChange,
+  TemplateStore,
   BankStatsRecord,
   StatsStore,
   TimeField,
@@ -85,8 +102,16 @@ export type {
   ItemsCharge,
   LimitDefaults,
   LimitStore,
+  LlmCallRecord,
   MemoryStore,
+  MentalModelContent,
+  MentalModelHistoryEntry,
+  MentalModelPage,
+  MentalModelPatch,
+  MentalModelRecord,
+  MentalModelStore,
   NewEvaluation,
+  NewMentalModel,
   ObservationStore,
   OperationStore,
   RateCount,
@@ -134,12 +159,16 @@ export interface Store
     BankKeyStore,
     ConversionStore,
     AuditStore,
+    BankAuditStore,
+    LlmRequestStore,
+    TemplateStore,
     EvaluationStore,
     StatsStore,
     GraphStore,
     UpkeepStore,
     WebhookStore,
-    ReceiptStore {
+    ReceiptStore,
+    MentalModelStore {
   readonly engine: 'pglite' | 'postgres';
   ping(): Promise<void>;
   close(): Promise<void>;

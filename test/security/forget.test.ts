@@ -6,8 +6,13 @@
  * must be readable by whoever may read the bank, after the bank is gone too.
  */
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { consolidateBank } from '../../src/core/consolidate/consolidate.js';
+import { encryptingStore } from '../../src/core/crypto/encrypting-store.js';
+import { VectorCache } from '../../src/core/crypto/vector-cache.js';
+import { forget } from '../../src/core/forget.js';
+import type { Services } from '../../src/core/services.js';
 import { storeOver } from '../../src/store/open.js';
 import type { Db } from '../../src/store/db.js';
 import { bankPath, type TestApp, testApp } from '../helpers/app.js';
@@ -259,4 +264,69 @@ for (const engine of ENGINES) {
       assert.equal((await ok('GET', bankPath('other-bank', '/memories'))).items.length, 1);
     });
   });
+}
+
+for (const engine of ENGINES) {
+  describe(`provable forget in an encrypted bank (${engine})`, () => {
+    const masterKey = randomBytes(32).toString('base64');
+    let t: TestApp;
+    let db: Db;
+    const vectors = new VectorCache(64 * 2 ** 20);
+    /** The services over a store whose in-process vector copies the test can see. */
+    let s: Services;
+
+    before(async () => {
+      const opened = await openTestDb(engine);
+      db = opened.db;
+      const raw = Object.assign(storeOver(db), { dispose: opened.dispose });
+      t = await testApp(engine, { store: raw, masterKey });
+      const store = encryptingStore(raw, t.services.keyring!, { onSwitch: async () => {} }, { vectors });
+      s = { ...t.services, store };
+      assert.equal((await t.call('PUT', bankPath('vault'), { body: {} })).status, 200);
+      const on = await t.call('PATCH', bankPath('vault', '/config'), {
+        body: { updates: { encryption: 'managed' } },
+      });
+      assert.equal(on.status, 200, JSON.stringify(on.body));
+      const r = await t.call('POST', bankPath('vault', '/memories'), {
+        body: { items: [{ content: 'The vault code is 4711.' }, { content: 'The vault opens at dawn.' }] },
+      });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+    });
+    after(() => t.close());
+
+    const search = async () =>
+      s.store.semanticSearch('default', 'vault', (await s.embedder.embed(['vault code']))[0]!, {}, 10);
+
+    test('a memory: its sealed vector goes, and the decrypted copy in this process', async () => {
+      const [first] = (await ok(t, 'GET', bankPath('vault', '/memories'))).items as { id: string }[];
+      const id = first!.id;
+      assert.ok((await search()).some((h) => h.id === id));
+      const held = vectors.bytes;
+      assert.ok(held > 0, 'the decrypted vectors are cached');
+      const { receipt } = await forget(s, 'default', 'vault', { kind: 'memory', id });
+      assert.equal(receipt.deleted.embeddings, 1);
+      assert.ok(vectors.bytes < held, 'its vector left the cache at once');
+      assert.deepEqual(await rowsContaining(db, id, ['receipts']), {});
+      assert.ok(!(await search()).some((h) => h.id === id));
+    });
+
+    test('the bank: its data key goes first (crypto-shredding), and the cached copies', async () => {
+      assert.equal((await db.query(`SELECT 1 FROM bank_keys WHERE bank_id = 'vault'`)).length, 1);
+      const { receipt } = await forget(s, 'default', 'vault', { kind: 'bank' });
+      assert.equal(receipt.deleted.bank_keys, 1);
+      assert.equal(receipt.deleted.banks, 1);
+      assert.equal(vectors.bytes, 0);
+      assert.equal((await db.query('SELECT 1 FROM bank_keys')).length, 0);
+      assert.deepEqual(await rowsContaining(db, 'vault', ['receipts', 'audit']), {});
+      // Signed by the key derived from the master key: verifiable, and not the stored random one.
+      assert.equal((await db.query(`SELECT 1 FROM settings WHERE key = 'receipt_signing_key'`)).length, 0);
+      assert.equal((await ok(t, 'POST', '/v1/default/receipts/verify', receipt)).valid, true);
+    });
+  });
+}
+
+async function ok(t: TestApp, method: string, path: string, body?: unknown) {
+  const r = await t.call(method, path, { body });
+  assert.ok(r.status >= 200 && r.status < 300, `${method} ${path}: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body;
 }

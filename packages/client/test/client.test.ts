@@ -97,7 +97,17 @@ for (const engine of ENGINES) {
       assert.deepEqual(tagged[0]?.metadata, { turn: 3 });
 
       const pepper = all.find((m) => m.text.includes('Pepper'))!;
-      assert.deepEqual(await me.memories.delete(bank, pepper.id), { deleted: true, id: pepper.id });
+      const { receipt, ...gone } = await me.memories.delete(bank, pepper.id);
+      assert.deepEqual(gone, { deleted: true, id: pepper.id });
+      assert.deepEqual(receipt.subject, { kind: 'memory', bank_id: bank, id: pepper.id });
+      assert.deepEqual(await me.receipts.get(receipt.id), receipt);
+      assert.equal((await me.receipts.verify(receipt)).valid, true);
+      const forged = { ...receipt, deleted: { ...receipt.deleted, memories: 0 } };
+      assert.deepEqual(await me.receipts.verify(forged), {
+        valid: false,
+        reason: 'bad_signature',
+        key_id: receipt.key_id,
+      });
       await assert.rejects(me.memories.delete(bank, pepper.id), NotFoundError);
       assert.equal((await me.memories.list(bank).toArray()).length, 1);
     });
@@ -161,7 +171,9 @@ for (const engine of ENGINES) {
       for await (const e of me.entities.list(bank, { limit: 1 })) names.push(e.name);
       assert.deepEqual(names, ['Carol', 'Paris']);
 
-      const deleted = await me.banks.delete(bank);
+      const { receipt, ...deleted } = await me.banks.delete(bank);
+      assert.equal(receipt.subject.kind, 'bank');
+      assert.equal(receipt.deleted.banks, 1);
       assert.deepEqual(deleted, {
         deleted: true,
         bank_id: bank,
@@ -220,6 +232,47 @@ for (const engine of ENGINES) {
       assert.equal(off.text, d.text);
       assert.deepEqual(await me.directives.delete('guided', d.id), { deleted: true, id: d.id });
       await assert.rejects(me.directives.get('guided', d.id), NotFoundError);
+    });
+
+    test('mental models: create, refresh, history, dry run, clear, update, delete', async () => {
+      await me.memories.retain('modelled', { items: [{ content: 'Heidi grows tomatoes on her balcony.' }] });
+      const made = await me.mentalModels.create('modelled', {
+        id: 'garden',
+        name: 'Garden',
+        source_query: 'What does Heidi grow?',
+      });
+      assert.equal(made.mental_model_id, 'garden');
+      const waitFor = async (operationId: string) => {
+        for (let i = 0; i < 200; i++) {
+          const op = await me.operations.get('modelled', operationId);
+          if (op.status === 'completed') return;
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        assert.fail('the refresh did not finish');
+      };
+      await waitFor(made.operation_id);
+      const m = await me.mentalModels.get('modelled', 'garden');
+      assert.match(m.content ?? '', /tomatoes/);
+      assert.equal(m.is_stale, false);
+      assert.equal((await me.mentalModels.get('modelled', 'garden', 'metadata')).content, undefined);
+      const page = await me.mentalModels.list('modelled', { tags: ['none'] });
+      assert.equal(page.total, 0);
+      await me.memories.retain('modelled', { items: [{ content: 'Heidi also grows basil.' }] });
+      const dry = await me.mentalModels.dryRunRefresh('modelled', 'garden');
+      assert.match(dry.preview_content, /basil/);
+      const queued = await me.mentalModels.refresh('modelled', 'garden');
+      await waitFor(queued.operation_id);
+      const history = await me.mentalModels.history('modelled', 'garden');
+      assert.equal(history.length, 2);
+      assert.equal((await me.mentalModels.clear('modelled', 'garden')).content, null);
+      const renamed = await me.mentalModels.update('modelled', 'garden', { name: 'Balcony' });
+      assert.equal(renamed.name, 'Balcony');
+      assert.deepEqual(await me.mentalModels.delete('modelled', 'garden'), {
+        success: true,
+        deleted: true,
+        id: 'garden',
+      });
+      await assert.rejects(me.mentalModels.get('modelled', 'garden'), NotFoundError);
     });
 
     test('webhooks: create (secret shown once), list, update, deliveries, delete', async () => {

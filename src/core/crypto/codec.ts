@@ -27,7 +27,8 @@ export type Field =
   | 'document'
   | 'reply'
   | 'evaluation'
-  | 'webhook';
+  | 'webhook'
+  | 'mental_model';
 
 export const isSealed = (v: string) => v.startsWith(SEALED);
 

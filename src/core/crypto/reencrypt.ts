@@ -177,7 +177,7 @@ function convertPayload(codec: BankCodec, payload: unknown, toEncrypted: boolean
 
 /**
  * The `reencrypt` operation: moves a bank's memories (with their keyword terms and vectors),
- * entities, queued payloads, directives, documents' hashes, evaluation runs and bank text to the
+ * entities, queued payloads, directives, documents' hashes, evaluation runs, mental models and bank text to the
  * form its config wants, a batch per transaction under the bank lock.
  * Every row is in exactly one form at any time (a per-row flag says which) and readers open
  * both, so nothing is lost or exposed mid-way; writers meanwhile write the new form. It ends
@@ -256,6 +256,15 @@ export const runReencryptOperation: OperationRunner = async (s, op) => {
         s.store.convertEvaluations(projectId, bankId, toEncrypted, BATCH, (cases) => {
           const plain = codec.open(cases, 'evaluation');
           return toEncrypted ? codec.seal(plain, 'evaluation') : storePlain(plain);
+        }),
+      ))
+    )
+      return more;
+    if (
+      !(await step(() =>
+        s.store.convertMentalModels(projectId, bankId, toEncrypted, BATCH, (v) => {
+          const plain = codec.open(v, 'mental_model');
+          return toEncrypted ? codec.seal(plain, 'mental_model') : storePlain(plain);
         }),
       ))
     )

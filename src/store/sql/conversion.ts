@@ -1,6 +1,7 @@
 import type { Db } from '../db.js';
 import { SEALED } from '../sealed.js';
 import { lockTarget } from './encryption.js';
+import { MENTAL_MODEL_WRONG_FORM } from './mental-models.js';
 
 /** A memory's stored fields as read for conversion between plain and encrypted form. */
 export interface StoredMemoryFields {
@@ -345,7 +346,8 @@ export function conversionQueries(db: Db): ConversionStore {
                 + (SELECT count(*) FROM documents WHERE project_id = $1 AND bank_id = $2
                      AND content_hash <> '' AND starts_with(content_hash, $4) <> $3)
                 + (SELECT count(*) FROM evaluations WHERE project_id = $1 AND bank_id = $2
-                     AND starts_with(cases, $4) <> $3) AS n`,
+                     AND starts_with(cases, $4) <> $3)
+                + ${MENTAL_MODEL_WRONG_FORM} AS n`,
           [projectId, bankId, target, SEALED],
         );
         if (Number(rows[0]!.n) > 0) return false;
