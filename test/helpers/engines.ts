@@ -67,7 +67,7 @@ let template: Promise<Blob> | undefined;
  * directory under a name hashing both, so a changed migration makes a new one; each process
  * reads it once.
  */
-function migratedTemplate(): Promise<Blob> {
+export function migratedTemplate(): Promise<Blob> {
   template ??= (async () => {
     const pgliteDir = dirname(dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite')));
     const key = createHash('sha256')

@@ -23,7 +23,7 @@ import type { Db, Queryable } from '../../src/store/db.js';
 
 /** Databases kept per process, at most: tests that open several at once get new ones beyond. */
 const KEEP = 3;
-const reuse = process.env.MNEMO_TEST_PGLITE_REUSE === '1';
+const reuse = () => process.env.MNEMO_TEST_PGLITE_REUSE === '1';
 
 /** What a fresh test database looks like, read from the first one this process opens. */
 interface Baseline {
@@ -47,6 +47,7 @@ SELECT md5(string_agg(x, ',' ORDER BY x)) AS schema FROM (
     LEFT JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
     LEFT JOIN pg_attrdef d ON d.adrelid = c.oid AND d.adnum = a.attnum
    WHERE n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg_toast%'
+     AND n.nspname NOT LIKE 'pg_temp%' -- temporary tables: dropped by the reset
   UNION ALL
   SELECT concat_ws(':', 'constraint', conrelid::regclass::text, conname, pg_get_constraintdef(oid))
     FROM pg_constraint WHERE connamespace = 'public'::regnamespace
@@ -125,7 +126,7 @@ export async function closeIdle(): Promise<void> {
  * gives the database back (reset) instead of closing it.
  */
 export async function lease(open: () => Promise<Db>): Promise<Db> {
-  if (!reuse) return open();
+  if (!reuse()) return open();
   const db = idle.pop() ?? (await open());
   baseline ??= readBaseline(db);
   let base: Baseline;
@@ -143,12 +144,13 @@ export async function lease(open: () => Promise<Db>): Promise<Db> {
   };
   return {
     engine: db.engine,
-    query: (sql, params) => live().query(sql, params),
-    exec: (sql) => live().exec(sql),
-    transaction: (fn, mode) => live().transaction(fn, mode),
-    ping: () => live().ping(),
-    engineMemory: () => live().engineMemory!(),
-    dumpDataDir: () => live().dumpDataDir!(),
+    // Async, so a closed handle rejects as a closed database does, rather than throwing.
+    query: async (sql, params) => live().query(sql, params),
+    exec: async (sql) => live().exec(sql),
+    transaction: async (fn, mode) => live().transaction(fn, mode),
+    ping: async () => live().ping(),
+    engineMemory: async () => live().engineMemory!(),
+    dumpDataDir: async () => live().dumpDataDir!(),
     async close() {
       if (!open_) return;
       open_ = false;
