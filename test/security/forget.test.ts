@@ -169,6 +169,14 @@ for (const engine of ENGINES) {
         (o) => o.status === 'completed' || o.status === 'failed',
       );
       assert.equal(op.status, 'completed', JSON.stringify(op));
+      // The bank's other queued work (the Retain's consolidation) done, the worker stops: what
+      // the forget leaves queued is checked below before anything runs it.
+      await until(
+        async () =>
+          (await worker.call('GET', bankPath(BANK, '/operations?status=pending'))).body.items.length,
+        (n) => n === 0,
+      );
+      await worker.close();
       assert.ok(
         (await rowsContaining(db, SECRET_MEMORY)).mental_models,
         'the model content holds the memory',
