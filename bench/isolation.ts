@@ -5,7 +5,8 @@
  * a small async Retain of its own. Prints B's worst and p99 latency, how long B's async Retain
  * took to complete (and whether A's backlog was still there when it did), and the event loop's
  * worst delay (perf_hooks monitorEventLoopDelay) in this process, which runs the server, its
- * worker and the embedded engine.
+ * worker and the embedded engine, and the CPU its longest synchronous steps took (`stepCpu`:
+ * on a loaded machine the wall figures mostly measure the machine).
  * Engines: PGlite in memory, and PostgreSQL when MNEMO_TEST_DATABASE_URL is set.
  * Run: `npx tsx bench/isolation.ts [--items 200] [--entities 100] [--seconds 120]`.
  */
@@ -37,6 +38,41 @@ export interface IsolationRow {
   aDoneMs: number | string;
   loopMaxMs: number;
   loopP99Ms: number;
+  /** CPU the process spent in its longest run without a 5 ms timer tick: the load-independent size of its longest synchronous step. */
+  stepCpuMaxMs: number;
+  /** 99th percentile of the CPU between two ticks, over the ticks that ran late (> 10 ms). */
+  stepCpuP99Ms: number;
+  /** Runs between ticks that took over 50 ms of CPU. */
+  stepsOver50Ms: number;
+}
+
+/**
+ * Measures the CPU each late turn of the event loop took: a timer ticks every 5 ms, and the
+ * process CPU spent between two ticks that are further apart is (about) what held the loop. On
+ * a shared machine the wall time of a stall also counts the time the process was not scheduled
+ * at all; this does not (it counts other threads of the process, e.g. the garbage collector's).
+ */
+function stepCpu() {
+  const late: number[] = [];
+  let last = performance.now();
+  let cpu = process.cpuUsage();
+  const timer = setInterval(() => {
+    const now = performance.now();
+    const used = process.cpuUsage(cpu);
+    if (now - last > 10) late.push((used.user + used.system) / 1000);
+    last = now;
+    cpu = process.cpuUsage();
+  }, 5);
+  return {
+    stop() {
+      clearInterval(timer);
+      return {
+        stepCpuMaxMs: Math.round(Math.max(0, ...late)),
+        stepCpuP99Ms: Math.round(pct(late, 0.99)),
+        stepsOver50Ms: late.filter((x) => x > 50).length,
+      };
+    },
+  };
 }
 
 /** A heavy Retain: every item names `entities` entities never seen before. */
@@ -126,6 +162,7 @@ async function runEngine(engine: EngineName, o: Required<IsolationOptions>): Pro
     }
   })();
   loop.enable();
+  const steps = stepCpu();
   let aDone: number | string = 'timeout';
   let bAsync: number | string = 'timeout';
   let backlogThen = '?';
@@ -168,6 +205,7 @@ async function runEngine(engine: EngineName, o: Required<IsolationOptions>): Pro
   stop = true;
   await probe;
   loop.disable();
+  const cpu = steps.stop();
   server.close();
   await t.close();
   const all = [...health, ...recall];
@@ -185,6 +223,7 @@ async function runEngine(engine: EngineName, o: Required<IsolationOptions>): Pro
     aDoneMs: aDone,
     loopMaxMs: ms(loop.max / 1e6),
     loopP99Ms: ms(loop.percentile(99) / 1e6),
+    ...cpu,
   };
 }
 

@@ -11,16 +11,30 @@
  * did not run. With CI=1 a skipped engine or browser suite fails the run.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { costliestFirst, fillQueue } from './runner/queue.js';
 import { isSlow } from './runner/tiers.js';
 
 /** What test/runner/skips.mjs writes. */
 type SkipLine = { kind: 'skip'; file?: string; name?: string; reason: string };
 type TimeLine = { kind: 'time'; file?: string; ms: number };
-/** What test/runner/cpu.ts writes: the CPU time of one file's process. */
-type CpuLine = { kind: 'cpu'; file: string; ms: number };
+/**
+ * What test/runner/cpu.ts writes (`cpu`: the CPU time of one test process, named by its file) and
+ * test/runner/worker.ts (`cpu-file`: the CPU time of one file in a fast-tier worker).
+ */
+type CpuLine = { kind: 'cpu' | 'cpu-file'; file: string; ms: number };
 
 const CHROMIUM = '/usr/bin/chromium';
 /** A skip with one of these reasons is a missing engine or browser: CI must not have any. */
@@ -29,6 +43,10 @@ const ENGINE_OR_BROWSER = /MNEMO_TEST_DATABASE_URL|postgres|pg_dump|pg_restore|c
 const OPT_IN = /MNEMO_SOAK/;
 /** A whole file is stopped after this long (a hang outside any test). */
 const FILE_TIMEOUT_MS = 30 * 60_000;
+/** The fast tier's workers (test/runner/worker.ts) are started as these files. */
+const WORKER = /mnemo-test-worker-\d+\.mjs$/;
+/** The CPU time of each file at its last fast-tier run, to order the next run's queue. */
+const HISTORY = 'node_modules/.cache/mnemo/test-cpu.json';
 
 function find(dir: string, out: string[]): string[] {
   let entries: string[];
@@ -63,11 +81,38 @@ if (files.length === 0) {
 const concurrency = Number(process.env.MNEMO_TEST_CONCURRENCY) || availableParallelism();
 const env: NodeJS.ProcessEnv = { ...process.env, MNEMO_LOG_LEVEL: process.env.MNEMO_LOG_LEVEL ?? 'silent' };
 if (fast) delete env.MNEMO_TEST_DATABASE_URL;
+// The fast tier empties closed embedded test databases and reuses them within a worker
+// (test/helpers/pglite-pool.ts); the whole suite opens each afresh, as CI always has.
+env.MNEMO_TEST_PGLITE_REUSE ??= fast ? '1' : '0';
 const work = mkdtempSync(join(tmpdir(), 'mnemo-test-run-'));
 const events = join(work, 'events.jsonl');
 // Set it to keep the per-file CPU times after the run (lines are appended).
 env.MNEMO_TEST_CPU_LOG ??= join(work, 'cpu.jsonl');
 const started = Date.now();
+
+/**
+ * The fast tier runs its files in one worker process per core, each taking files from a shared
+ * queue (test/runner/queue.ts); the whole suite runs each file in a process of its own.
+ */
+const workers = fast ? Math.min(concurrency, files.length) : 0;
+const queue = join(work, 'queue');
+let targets = files;
+if (fast) {
+  fillQueue(
+    queue,
+    costliestFirst(
+      files.map((f) => resolve(f)),
+      readHistory(),
+    ),
+  );
+  env.MNEMO_TEST_QUEUE = queue;
+  const worker = pathToFileURL(resolve('test/runner/worker.ts')).href;
+  targets = Array.from({ length: workers }, (_, i) => {
+    const path = join(work, `mnemo-test-worker-${i + 1}.mjs`);
+    writeFileSync(path, `import ${JSON.stringify(worker)};\n`);
+    return path;
+  });
+}
 
 const child = spawn(
   process.execPath,
@@ -82,27 +127,32 @@ const child = spawn(
     './test/runner/timeouts.ts',
     '--import',
     './test/runner/cpu.ts',
+    '--import',
+    './test/runner/databases.ts',
     '--test',
-    `--test-concurrency=${concurrency}`,
+    `--test-concurrency=${fast ? workers : concurrency}`,
     `--test-timeout=${FILE_TIMEOUT_MS}`,
     '--test-reporter=spec',
     '--test-reporter-destination=stdout',
     '--test-reporter=./test/runner/skips.mjs',
     `--test-reporter-destination=${events}`,
-    ...files,
+    ...targets,
   ],
   { stdio: 'inherit', env },
 );
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill(signal));
 child.on('exit', (code, signal) => {
   const failed = code !== 0 || signal !== null;
-  const problems = summary(Date.now() - started);
+  const problems = summary(Date.now() - started, code !== 0);
   rmSync(work, { recursive: true, force: true });
   process.exit(failed || problems ? 1 : 0);
 });
 
-/** Prints what did not run and the slowest files; true when CI must fail for it. */
-function summary(ms: number): boolean {
+/**
+ * Prints what did not run and the slowest files; true when the run must fail for it (in CI, a
+ * skipped engine or browser; in the fast tier, files a worker never finished).
+ */
+function summary(ms: number, testsFailed: boolean): boolean {
   const lines = existsSync(events)
     ? readFileSync(events, 'utf8')
         .split('\n')
@@ -117,6 +167,7 @@ function summary(ms: number): boolean {
         .map((l) => JSON.parse(l) as CpuLine)
     : [];
   const skips = lines.filter((l): l is SkipLine => l.kind === 'skip');
+  const unfinished = fast ? unfinishedFiles(cpu) : [];
   const perFile = new Map<string, number>();
   for (const l of lines)
     if (l.kind === 'time') perFile.set(rel(l.file), (perFile.get(rel(l.file)) ?? 0) + l.ms);
@@ -137,7 +188,7 @@ function summary(ms: number): boolean {
   const wholeRun = filters.length === 0 && !fast;
   const ciFails = ci && !fast && (blocking.length > 0 || (wholeRun && missing.length > 0));
 
-  if (missing.length > 0 || skips.length > 0) {
+  if (missing.length > 0 || skips.length > 0 || unfinished.length > 0) {
     const bar = '!'.repeat(78);
     out.push('', bar, `!! NOT EVERYTHING RAN${fast ? ' (fast tier)' : ''}`);
     for (const m of missing) out.push(`!!   ${m}`);
@@ -150,6 +201,11 @@ function summary(ms: number): boolean {
       for (const s of listed)
         out.push(`!!     ${rel(s.file)} › ${s.name} — ${s.reason || 'no reason given'}`);
     }
+    if (unfinished.length > 0) {
+      // A worker stopped (a timeout, a crash): the files it held or never took did not run.
+      out.push(`!!   ${unfinished.length} file(s) NOT RUN or not finished: a worker stopped early`);
+      for (const f of unfinished) out.push(`!!     ${rel(f)}`);
+    }
     if (ciFails) out.push('!!   CI=1: a skipped engine or browser suite fails the run');
     out.push(bar);
   }
@@ -159,14 +215,46 @@ function summary(ms: number): boolean {
       .slice(0, 5)
       .map(([f, t]) => `${f} ${(t / 1000).toFixed(1)} s`)
       .join(', ');
-  const cpuTotal = cpu.reduce((sum, c) => sum + c.ms, 0);
+  const processes = cpu.filter((c) => c.kind === 'cpu');
+  const cpuTotal = processes.reduce((sum, c) => sum + c.ms, 0);
+  const perFileCpu = cpu.filter((c) => c.kind === 'cpu-file' || !WORKER.test(c.file));
+  const inFiles = perFileCpu.reduce((sum, c) => sum + c.ms, 0);
   out.push(
     '',
-    `${files.length} files${fast ? ' (fast tier)' : ''}, concurrency ${concurrency}, ${(ms / 1000).toFixed(1)} s wall, ` +
-      `${(cpuTotal / 1000).toFixed(1)} s CPU in test processes`,
+    `${files.length} files${fast ? ` (fast tier, ${workers} worker processes)` : ''}, concurrency ${fast ? workers : concurrency}, ` +
+      `${(ms / 1000).toFixed(1)} s wall, ${(cpuTotal / 1000).toFixed(1)} s CPU in test processes` +
+      (fast ? ` (${((cpuTotal - inFiles) / 1000).toFixed(1)} s of it starting the workers)` : ''),
     `slowest files (wall): ${top(perFile)}`,
-    `costliest files (CPU): ${top(cpu.map((c) => [rel(c.file), c.ms] as [string, number]))}`,
+    `costliest files (CPU): ${top(perFileCpu.map((c) => [rel(c.file), c.ms] as [string, number]))}`,
   );
   process.stdout.write(`${out.join('\n')}\n`);
-  return ciFails;
+  // A failed run's times are partial; a passing one's order the next run's queue.
+  if (fast && !testsFailed) writeHistory(perFileCpu);
+  return ciFails || unfinished.length > 0;
+}
+
+/** Fast-tier files left in the queue, or taken by a worker that never reported them finished. */
+function unfinishedFiles(cpu: CpuLine[]): string[] {
+  const done = new Set(cpu.filter((c) => c.kind === 'cpu-file').map((c) => c.file));
+  const left = (dir: string) =>
+    existsSync(dir) ? readdirSync(dir).map((n) => readFileSync(join(dir, n), 'utf8')) : [];
+  return [...left(join(queue, 'waiting')), ...left(join(queue, 'taken')).filter((f) => !done.has(f))].sort();
+}
+
+function readHistory(): Record<string, number> {
+  try {
+    const saved = JSON.parse(readFileSync(HISTORY, 'utf8')) as Record<string, number>;
+    return Object.fromEntries(Object.entries(saved).map(([f, ms]) => [resolve(f), ms]));
+  } catch {
+    return {}; // never run here, or unreadable: the queue keeps the files' order
+  }
+}
+
+function writeHistory(measured: CpuLine[]): void {
+  const history = Object.fromEntries(
+    Object.entries(readHistory()).map(([f, ms]) => [relative(process.cwd(), f), ms]),
+  );
+  for (const c of measured) history[relative(process.cwd(), c.file)] = Math.round(c.ms);
+  mkdirSync(dirname(HISTORY), { recursive: true });
+  writeFileSync(HISTORY, `${JSON.stringify(history, null, 1)}\n`);
 }

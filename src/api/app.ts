@@ -20,6 +20,7 @@ import { renderError } from './errors.js';
 import { rateLimits } from './limits.js';
 import { type Metrics, measureRequests, metricsRoutes } from './metrics.js';
 import { healthRoutes } from './routes/health.js';
+import { templateSchemaRoutes } from './routes/templates.js';
 import { GUARDED_MOUNTS } from './routes/index.js';
 import { unstorableText } from './body-text.js';
 
@@ -156,6 +157,7 @@ export function createApp(runtime: AppRuntime, log: Logger): OpenAPIHono<AppEnv>
 
   for (const [base, routes] of GUARDED_MOUNTS) app.route(base, routes);
   app.route('/', healthRoutes);
+  app.route('/', templateSchemaRoutes);
   app.route('/', metricsRoutes(metrics));
   app.route('/docs', docsRoutes);
   app.route('/console', consoleRoutes);

@@ -3,15 +3,30 @@
  * the raw JSON but absent from the parsed value. Reported in `X-Ignored-Fields`.
  */
 export function ignoredFields(raw: unknown, parsed: unknown, prefix = ''): string[] {
-  // Kept as it came (free-form metadata): nothing below it was dropped.
-  if (raw === parsed) return [];
-  if (Array.isArray(raw) && Array.isArray(parsed)) {
-    return raw.flatMap((r, i) => ignoredFields(r, parsed[i], `${prefix}${i}.`));
-  }
-  if (!isPlainObject(raw) || !isPlainObject(parsed)) return [];
-  return Object.keys(raw).flatMap((k) =>
-    Object.hasOwn(parsed, k) ? ignoredFields(raw[k], parsed[k], `${prefix}${k}.`) : [`${prefix}${k}`],
-  );
+  const out: string[] = [];
+  // Paths are spelt out only for the fields found: a 1 MB Retain has ~100k values to compare.
+  const at: (string | number)[] = [];
+  const walk = (r: unknown, p: unknown): void => {
+    // Kept as it came (free-form metadata): nothing below it was dropped.
+    if (r === p) return;
+    if (Array.isArray(r) && Array.isArray(p)) {
+      for (let i = 0; i < r.length; i++) {
+        at.push(i);
+        walk(r[i], p[i]);
+        at.pop();
+      }
+      return;
+    }
+    if (!isPlainObject(r) || !isPlainObject(p)) return;
+    for (const k of Object.keys(r)) {
+      at.push(k);
+      if (Object.hasOwn(p, k)) walk(r[k], p[k]);
+      else out.push(prefix + at.join('.'));
+      at.pop();
+    }
+  };
+  walk(raw, parsed);
+  return out;
 }
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {

@@ -4,6 +4,7 @@ import { extname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Hono } from 'hono';
 import type { AppEnv } from '../api/env.js';
+import { VOCABULARY_MODULE } from './vocabulary.js';
 
 const ASSET_DIR = fileURLToPath(new URL('./assets/', import.meta.url));
 const INDEX = fileURLToPath(new URL('./index.html', import.meta.url));
@@ -53,6 +54,8 @@ const page = async () => readFile(INDEX, 'utf8');
 /** `/console`: the single-page web console (static HTML, CSS and ES modules; no CDN, no build). */
 export const consoleRoutes = new Hono<AppEnv>()
   .get('/', async (c) => c.body(await page(), 200, headers('text/html; charset=utf-8')))
+  // The contract's words, from src/contract (vocabulary.ts): the console restates none of them.
+  .get('/assets/vocabulary.js', (c) => c.body(VOCABULARY_MODULE, 200, headers(TYPES['.js']!)))
   .get('/assets/*', async (c) => {
     const name = c.req.path.slice(c.req.path.indexOf('/assets/') + '/assets/'.length);
     const file = ASSETS.get(name);

@@ -105,6 +105,15 @@ export const ACTIONS = {
   'receipts.get': { scope: 'recall', read: true, bankFiltered: true },
   /** Checks a receipt's signature; changes nothing. */
   'receipts.verify': { scope: 'recall', read: true, bankFiltered: true },
+  /** One bank's audit log and its counts over time (Hindsight's audit-logs). */
+  'banks.audit.list': { scope: 'admin', read: true },
+  'banks.audit.stats': { scope: 'admin', read: true },
+  /** The model calls made for a bank (purpose, tokens, time, outcome; never text) and their counts. */
+  'banks.llm_requests.list': { scope: 'admin', read: true },
+  'banks.llm_requests.stats': { scope: 'admin', read: true },
+  /** A bank's settings, mission and directives as a template manifest, and applying one. */
+  'banks.template.export': { scope: 'admin', read: true },
+  'banks.template.import': { scope: 'admin', read: false },
   'projects.list': { scope: 'operator', read: true },
   'projects.get': { scope: 'operator', read: true },
   'projects.create': { scope: 'operator', read: false },

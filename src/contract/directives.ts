@@ -2,9 +2,9 @@ import { z } from 'zod';
 import { named } from './names.js';
 import { DateOut, Tags } from './common.js';
 
-const Text = z.string().min(1).max(4000);
-const Name = z.string().min(1).max(200);
-const Priority = z.number().int().min(-1000).max(1000);
+export const DirectiveText = z.string().min(1).max(4000);
+export const DirectiveName = z.string().min(1).max(200);
+export const DirectivePriority = z.number().int().min(-1000).max(1000);
 
 export const DirectiveRecord = z
   .object({
@@ -32,10 +32,10 @@ export const DirectiveList = z
  */
 export const CreateDirectiveBody = z
   .object({
-    text: Text.optional(),
-    content: Text.optional(),
-    name: Name.optional(),
-    priority: Priority.optional().meta({ description: 'Higher first; default 0' }),
+    text: DirectiveText.optional(),
+    content: DirectiveText.optional(),
+    name: DirectiveName.optional(),
+    priority: DirectivePriority.optional().meta({ description: 'Higher first; default 0' }),
     tags: Tags.optional().meta({
       description: 'Untagged directives always apply; tagged ones when the Reflect request’s tags match',
     }),
@@ -54,10 +54,10 @@ export const CreateDirectiveBody = z
 /** `null` leaves a field as it is (Hindsight's clients send nulls for fields they do not change). */
 export const UpdateDirectiveBody = z
   .object({
-    text: Text.nullish(),
-    content: Text.nullish(),
-    name: Name.nullish(),
-    priority: Priority.nullish(),
+    text: DirectiveText.nullish(),
+    content: DirectiveText.nullish(),
+    name: DirectiveName.nullish(),
+    priority: DirectivePriority.nullish(),
     tags: Tags.nullish(),
     active: z.boolean().nullish(),
     is_active: z.boolean().nullish(),

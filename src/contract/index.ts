@@ -4,6 +4,7 @@
  * CLI and the SDK (which bundles it) share one definition.
  */
 export * from './actions.js';
+export * from './audit-logs.js';
 export * from './bank-config.js';
 export * from './bank-upkeep.js';
 export * from './banks.js';
@@ -15,6 +16,7 @@ export * from './evaluations.js';
 export * from './extract.js';
 export * from './graph.js';
 export * from './health.js';
+export * from './llm-requests.js';
 export * from './memories.js';
 export * from './mental-models.js';
 export * from './operations.js';
@@ -23,6 +25,7 @@ export * from './receipts.js';
 export * from './reflect.js';
 export * from './spaces.js';
 export * from './stats.js';
+export * from './templates.js';
 export * from './vocabulary.js';
 export * from './webhooks.js';
 export * from './names.js';

@@ -1,10 +1,10 @@
-import { forgetInMentalModels } from './mental-model-schedule.js';
 import { randomUUID } from 'node:crypto';
-import type { ForgetSubject } from '../store/store.js';
+import type { ForgetSubject, ReceiptRecord } from '../store/store.js';
 import { requireBank } from './banks.js';
 import { scheduleConsolidation } from './consolidate/schedule.js';
 import { notFound } from './errors.js';
 import { isUuid } from './ids.js';
+import { queueRefreshes } from './mental-model-schedule.js';
 import { keyId, type Receipt, receiptView, signingKey, signReceipt } from './receipts.js';
 import type { Services } from './services.js';
 
@@ -73,18 +73,20 @@ export const ownMemories = (r: Receipt) => (r.deleted.memories ?? 0) - (r.delete
  * What this process holds outside the database about a forgotten subject. Recall answers of
  * the bank are no longer served (its generation moved in the forget's transaction, in every
  * process); this process drops them now rather than when they age out. Decrypted vectors and
- * data keys are dropped by the encrypting store's `forget`.
- * Mental models whose content rests on a forgotten memory lose it (and their history) and are
- * refreshed.
+ * data keys are dropped by the encrypting store's `forget`. Work the forget left to do is
+ * queued: consolidation of the memories behind a deleted observation, refreshes of the mental
+ * models whose content was erased.
  */
 async function afterForget(
   s: Services,
   projectId: string,
   bankId: string,
-  done: { memoryIds: string[]; reconsolidate: number },
+  done: { memoryIds: string[]; reconsolidate: number; receipt: ReceiptRecord },
 ): Promise<void> {
   s.recallCache?.forgetBank(projectId, bankId);
-  await forgetInMentalModels(s, projectId, bankId, done.memoryIds);
   // Memories behind a deleted observation wait for a consolidation run: queue one.
   if (done.reconsolidate > 0) await scheduleConsolidation(s, projectId, bankId);
+  // Mental models whose content was erased wait for their refresh (a bank's went with it).
+  if (done.receipt.subject_kind !== 'bank' && (done.receipt.deleted.mental_models ?? 0) > 0)
+    await queueRefreshes(s, projectId, bankId);
 }

@@ -1,6 +1,7 @@
 import { LlmError } from '../llm/errors.js';
 import { requireBank } from './banks.js';
 import { meteredModel } from './budgets.js';
+import { LlmLedger } from './llm-ledger.js';
 import type { Services } from './services.js';
 
 export type LlmProbeStatus = 'connected' | 'not_configured' | 'auth_failed' | 'unreachable' | 'timeout';
@@ -16,21 +17,19 @@ const OPERATIONS = ['retain', 'consolidation', 'reflect'] as const;
  */
 export async function probeBankLlm(s: Services, projectId: string, bankId: string) {
   await requireBank(s, projectId, bankId);
-  const model = meteredModel(s, projectId, 'request');
+  const ledger = new LlmLedger(s, projectId, bankId, 'probe');
+  const model = meteredModel(ledger.services(s, 'health'), projectId, 'request');
   let status: LlmProbeStatus = 'not_configured';
   let latency: number | null = null;
   if (model) {
     const started = performance.now();
     try {
-      const res = await model.complete({
+      await model.complete({
         messages: [{ role: 'user', content: 'ping' }],
         maxTokens: 1,
         temperature: 0,
       });
       status = 'connected';
-      const { inputTokens, outputTokens } = res.usage;
-      if (inputTokens || outputTokens)
-        await s.store.addLlmUsage(projectId, bankId, inputTokens, outputTokens);
     } catch (err) {
       // A budget's refusal (an AppError) is the caller's to see, not the model's state.
       if (!(err instanceof LlmError)) throw err;
@@ -42,6 +41,7 @@ export async function probeBankLlm(s: Services, projectId: string, bankId: strin
             : 'unreachable';
     }
     latency = Math.round(performance.now() - started);
+    await ledger.settle();
   }
   return {
     bank_id: bankId,

@@ -53,29 +53,46 @@ export async function memoriesTimeseries(
   q: { period?: TimeseriesPeriod; time_field?: string },
 ) {
   await requireBank(s, projectId, bankId);
-  const period = q.period ?? '7d';
-  const { seconds, trunc } = TIMESERIES_PERIODS[period];
+  const w = periodWindow(s.now(), q.period);
   const field = TIME_FIELDS.find((f) => f === q.time_field) ?? 'created_at';
-  const step = STEP_SECONDS[trunc];
-  const count = seconds / step;
-  const current = Math.floor(s.now().getTime() / 1000 / step) * step;
-  const first = current - (count - 1) * step;
-  const rows = await s.store.memoryTimeseries(projectId, bankId, {
-    field,
-    from: new Date(first * 1000),
-    to: new Date((current + step) * 1000),
-    stepSeconds: step,
-  });
-  const buckets = Array.from({ length: count }, (_, i) => ({
-    time: new Date((first + i * step) * 1000),
-    ...Object.fromEntries(FACT_TYPES.map((t) => [t, 0])),
-  })) as ({ time: Date } & Record<FactType, number>)[];
+  const rows = await s.store.memoryTimeseries(projectId, bankId, { field, ...w.range });
+  const buckets = w.buckets(
+    () => Object.fromEntries(FACT_TYPES.map((t) => [t, 0])) as Record<FactType, number>,
+  );
   for (const r of rows) {
-    const b = buckets[Math.round((r.bucket.getTime() / 1000 - first) / step)];
+    const b = w.bucketOf(buckets, r.bucket);
     const type = FACT_TYPES.find((t) => t === r.type);
     if (b && type) b[type] += r.n;
   }
-  return { bank_id: bankId, period, trunc, time_field: field, buckets };
+  return { bank_id: bankId, period: w.period, trunc: w.trunc, time_field: field, buckets };
+}
+
+/**
+ * The buckets of the last `period` (default 7d) up to `now`: minutes, hours or UTC days, the
+ * current one last. `range` is what a store counts over; `bucketOf` finds a counted row's bucket.
+ */
+export function periodWindow(now: Date, period: TimeseriesPeriod = '7d') {
+  const { seconds, trunc } = TIMESERIES_PERIODS[period];
+  const step = STEP_SECONDS[trunc];
+  const count = seconds / step;
+  const current = Math.floor(now.getTime() / 1000 / step) * step;
+  const first = current - (count - 1) * step;
+  return {
+    period,
+    trunc,
+    start: new Date(first * 1000),
+    range: { from: new Date(first * 1000), to: new Date((current + step) * 1000), stepSeconds: step },
+    /** Every bucket of the period, oldest first, each with `time` and what `init` gives it. */
+    buckets<T extends object>(init: () => T): (T & { time: Date })[] {
+      return Array.from({ length: count }, (_, i) => ({
+        time: new Date((first + i * step) * 1000),
+        ...init(),
+      }));
+    },
+    bucketOf<T>(buckets: T[], at: Date): T | undefined {
+      return buckets[Math.round((at.getTime() / 1000 - first) / step)];
+    },
+  };
 }
 
 /** `*` stands for any text; everything else in the pattern matches itself (LIKE's own wildcards too). */

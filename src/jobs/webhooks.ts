@@ -55,8 +55,6 @@ export function startDeliverer(s: Services, log: Logger, opts: DelivererOptions)
   async function attempt(d: ClaimedDelivery): Promise<AttemptOutcome> {
     const started = Date.now();
     const cfg = httpConfigOf(d.webhook.http_config);
-    const url = new URL(d.webhook.url);
-    for (const [k, v] of Object.entries(cfg.params)) url.searchParams.set(k, v);
     const base = { attempt: d.attempt, at: new Date(started).toISOString() };
     let responseStatus: number | null = null;
     let responseBody: string | null = null;
@@ -64,6 +62,8 @@ export function startDeliverer(s: Services, log: Logger, opts: DelivererOptions)
     if (!d.webhook.enabled) error = 'the webhook is disabled';
     else {
       try {
+        const url = new URL(d.webhook.url);
+        for (const [k, v] of Object.entries(cfg.params)) url.searchParams.set(k, v);
         const res = await sendWebhook({
           url: url.toString(),
           body: d.body,
@@ -78,11 +78,12 @@ export function startDeliverer(s: Services, log: Logger, opts: DelivererOptions)
           },
         });
         responseStatus = res.status;
-        responseBody = res.body.slice(0, RESPONSE_CAP);
+        // PostgreSQL text holds no NUL: a receiver's answer must not stop its attempt being recorded.
+        responseBody = res.body.slice(0, RESPONSE_CAP).replaceAll('\0', '\uFFFD');
         if (res.status >= 300 && res.status < 400) error = `redirect (${res.status}) not followed`;
         else if (res.status < 200 || res.status >= 300) error = `the receiver answered ${res.status}`;
       } catch (err) {
-        error = err instanceof Error ? err.message : String(err);
+        error = (err instanceof Error ? err.message : String(err)).slice(0, 1000).replaceAll('\0', '\uFFFD');
       }
     }
     const ok = error === null;

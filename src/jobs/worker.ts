@@ -6,6 +6,7 @@ import { AppError } from '../core/errors.js';
 import type { OperationRunner } from '../core/operations.js';
 import type { Services } from '../core/services.js';
 import { inBackground } from '../store/priority.js';
+import { PayloadCache } from './payloads.js';
 
 export interface WorkerOptions {
   runners: Record<string, OperationRunner>;
@@ -43,13 +44,16 @@ export function startWorker(s: Services, log: Logger, opts: WorkerOptions): Work
   const stopping = new AbortController();
   let wake: (() => void) | null = null;
   const running = new Set<Promise<void>>();
+  const payloads = new PayloadCache(s.store);
 
   async function runOne(): Promise<boolean> {
-    const claimed = await s.store.claimOperation(id, leaseMs);
+    // The payload is read once per operation, not with every slice's claim (see PayloadCache).
+    const claimed = await s.store.claimOperation(id, leaseMs, { payload: false });
     if (!claimed) return false;
-    const { operation: op, projectId, payload, progress } = claimed;
+    const { operation: op, projectId, progress } = claimed;
     const runner = opts.runners[op.kind];
     const done = new AbortController();
+    let yielded = false;
     const renew = setInterval(() => {
       s.store
         .renewOperation(projectId, op.bank_id, op.id, id, leaseMs)
@@ -61,11 +65,19 @@ export function startWorker(s: Services, log: Logger, opts: WorkerOptions): Work
     try {
       if (!runner) throw new AppError('validation_error', `unknown operation kind '${op.kind}'`);
       const signal = AbortSignal.any([stopping.signal, done.signal]);
-      const result = await inBackground(() =>
-        runner(s, { id: op.id, projectId, bankId: op.bank_id, kind: op.kind, payload, signal, progress }),
-      );
+      const payload = await payloads.get(claimed);
+      const result = await runner(s, {
+        id: op.id,
+        projectId,
+        bankId: op.bank_id,
+        kind: op.kind,
+        payload,
+        signal,
+        progress,
+      });
       if (result.more !== undefined) {
         // One slice done: back to the queue, where other banks' and projects' turns come first.
+        yielded = true;
         await s.store.yieldOperation(
           projectId,
           op.bank_id,
@@ -109,6 +121,8 @@ export function startWorker(s: Services, log: Logger, opts: WorkerOptions): Work
       }
     } finally {
       clearInterval(renew);
+      // Kept only while it goes on slice by slice; a retry or a budget wait reads it again.
+      if (!yielded) payloads.drop(claimed);
     }
     return true;
   }
@@ -117,7 +131,9 @@ export function startWorker(s: Services, log: Logger, opts: WorkerOptions): Work
     while (!stopping.signal.aborted) {
       let worked = false;
       try {
-        worked = await runOne();
+        // All of it background work, the claim and the bookkeeping too: on the embedded engine
+        // their statements give way to requests' (store/priority.ts), as the run's own do.
+        worked = await inBackground(runOne);
       } catch (err) {
         log.error({ err }, 'worker could not claim work');
       }

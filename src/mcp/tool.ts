@@ -116,6 +116,7 @@ async function audit(ctx: ToolContext, spec: AnyTool, f: AuditFacts) {
       spaceId: typeof f.space === 'string' ? f.space : null,
       status: f.status,
       requestId: f.requestId,
+      transport: 'mcp',
     });
   } catch (err) {
     ctx.log?.error({ err, requestId: f.requestId }, 'audit write failed');

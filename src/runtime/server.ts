@@ -4,6 +4,7 @@ import { type Config, isLoopback } from '../config/load.js';
 import { createApp } from '../api/app.js';
 import type { Services } from '../core/services.js';
 import { compose, type Overrides } from './compose.js';
+import { warmTextAnalysis } from '../text/warm.js';
 
 export interface RunningServer {
   url: string;
@@ -32,6 +33,8 @@ export async function startServer(
 ): Promise<RunningServer> {
   checkExposure(config);
   const runtime = await compose(config, overrides);
+  // One-time costs of the text analyses (pattern compilation, lexicons) before any request or job.
+  warmTextAnalysis();
   const worker = config.worker ? runtime.startWorker(log) : null;
   const app = createApp(runtime, log);
   const handlers = inFlight(app.fetch);

@@ -3,6 +3,9 @@ import { migrate, refuseNewerSchema } from './migrate.js';
 import { openPglite } from './pglite.js';
 import { openPostgres } from './postgres.js';
 import { auditQueries } from './sql/audit.js';
+import { bankAuditQueries } from './sql/bank-audit.js';
+import { llmRequestQueries } from './sql/llm-requests.js';
+import { templateQueries } from './sql/templates.js';
 import { bankQueries } from './sql/banks.js';
 import { conversionQueries } from './sql/conversion.js';
 import { encryptionQueries } from './sql/encryption.js';
@@ -71,6 +74,9 @@ export function storeOver(db: Db): Store {
     ...webhookQueries(db),
     ...receiptQueries(db),
     ...mentalModelQueries(db),
+    ...bankAuditQueries(db),
+    ...llmRequestQueries(db),
+    ...templateQueries(db),
   };
 }
 

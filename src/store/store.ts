@@ -6,7 +6,10 @@
  */
 import type { EngineMemory, PoolStats } from './db.js';
 import type { AuditInput, AuditStore } from './sql/audit.js';
+import type { AuditTransport, BankAuditStore } from './sql/bank-audit.js';
 import type { BankIndexStore } from './sql/bank-index.js';
+import type { LlmCallRecord, LlmRequestStore } from './sql/llm-requests.js';
+import type { TemplateChange, TemplateStore } from './sql/templates.js';
 import type { BankStore } from './sql/banks.js';
 import type {
   ConversionStore,
@@ -67,6 +70,11 @@ import type { StoredVector, VectorStore } from './sql/vectors.js';
 
 export type {
   AuditInput,
+  AuditTransport,
+  BankAuditStore,
+  LlmRequestStore,
+  TemplateChange,
+  TemplateStore,
   BankStatsRecord,
   StatsStore,
   TimeField,
@@ -94,6 +102,7 @@ export type {
   ItemsCharge,
   LimitDefaults,
   LimitStore,
+  LlmCallRecord,
   MemoryStore,
   MentalModelContent,
   MentalModelHistoryEntry,
@@ -150,6 +159,9 @@ export interface Store
     BankKeyStore,
     ConversionStore,
     AuditStore,
+    BankAuditStore,
+    LlmRequestStore,
+    TemplateStore,
     EvaluationStore,
     StatsStore,
     GraphStore,

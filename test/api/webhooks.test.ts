@@ -264,6 +264,45 @@ for (const engine of ENGINES) {
       assert.equal(rx.hits('/target').length, 0);
     });
 
+    test('an answer is read up to 1 KB and recorded whatever bytes it holds', async () => {
+      const nul = await hook('answers', { url: rx.url('/nul'), event_types: ['retain.completed'] });
+      const big = await hook('answers', { url: rx.url('/big'), event_types: ['retain.completed'] });
+      deliver(t, { maxAttempts: 1 });
+      await retain('answers', 'Ida answers oddly.');
+      for (const [w, check] of [
+        [nul.body.id, (b: string) => b === 'a\uFFFDb'],
+        [big.body.id, (b: string) => b === 'x'.repeat(1024)],
+      ] as const) {
+        const done = await until(
+          () => deliveries('answers', w),
+          (d) => d.body.items[0]?.status === 'delivered',
+        );
+        assert.ok(
+          check(done.body.items[0].last_response_body),
+          done.body.items[0].last_response_body.slice(0, 40),
+        );
+      }
+      await stopAll();
+    });
+
+    test('a receiver that does not answer in time fails the attempt', async () => {
+      const c = await hook('hang', {
+        url: rx.url('/hang'),
+        event_types: ['retain.completed'],
+        http_config: { timeout_seconds: 1 },
+      });
+      deliver(t, { maxAttempts: 1 });
+      await retain('hang', 'Jon waits.');
+      const done = await until(
+        () => deliveries('hang', c.body.id),
+        (d) => d.body.items[0]?.status === 'failed',
+      );
+      const a = done.body.items[0].attempt_log[0];
+      assert.match(a.error, /no answer within 1 s/);
+      assert.ok(a.duration_ms >= 900 && a.duration_ms < 5000, String(a.duration_ms));
+      await stopAll();
+    });
+
     test('a private address is refused again at delivery time (DNS rebinding)', async () => {
       const c = await hook('rebind', { url: rx.url('/rebind'), event_types: ['retain.completed'] });
       // Made while private targets were allowed; delivered by a process that refuses them.
@@ -364,10 +403,14 @@ for (const engine of ENGINES) {
     for (const encrypted of [false, true]) {
       test(`the secret and headers are stored sealed (${encrypted ? 'encrypted' : 'plain'} bank) and deliveries still verify`, async () => {
         const bank = encrypted ? 'sealed-enc' : 'sealed-plain';
-        const made = await t.call('PUT', bankPath(bank), {
-          body: encrypted ? { config: { encryption: 'managed' } } : {},
-        });
-        assert.equal(made.status, 200, JSON.stringify(made.body));
+        assert.equal((await t.call('PUT', bankPath(bank), { body: {} })).status, 200);
+        if (encrypted) {
+          const r = await t.call('PATCH', bankPath(bank, '/config'), {
+            body: { updates: { encryption: 'managed' } },
+          });
+          assert.equal(r.status, 200, JSON.stringify(r.body));
+        }
+        assert.equal((await t.raw.bankEncryption('default', bank))?.target, encrypted ? 'managed' : 'none');
         const c = await t.call('POST', bankPath(bank, '/webhooks'), {
           body: {
             url: rx.url(`/${bank}`),
@@ -381,11 +424,19 @@ for (const engine of ENGINES) {
         assert.ok(!stored.http_config.includes('receiver-token'));
         const listed = await t.call('GET', bankPath(bank, '/webhooks'));
         assert.equal(listed.body.items[0].http_config.headers.authorization, 'Bearer receiver-token');
+        await t.call('POST', bankPath(bank, '/memories'), {
+          body: { items: [{ content: 'Ivan keeps bees.', document_id: 'apiary-notes' }] },
+        });
+        // What the database holds for the queued delivery: its body sealed in an encrypted bank.
+        // (Claimed beneath the encryption layer for 300 ms, past other banks' deliveries still
+        // queued; the worker below takes each over when its lease ends.)
+        let raw = await t.raw.claimWebhookDelivery('probe', 300);
+        while (raw && raw.bankId !== bank) raw = await t.raw.claimWebhookDelivery('probe', 300);
+        assert.ok(raw);
+        assert.equal(isSealed(raw.body), encrypted);
+        assert.equal(raw.body.includes('apiary-notes'), !encrypted);
         const w = t.runtime.startWorker(log, { webhooks: { pollMs: 20 } });
         try {
-          await t.call('POST', bankPath(bank, '/memories'), {
-            body: { items: [{ content: 'Ivan keeps bees.' }] },
-          });
           const hits = await until(
             async () => rx.hits(`/${bank}`),
             (h) => h.some((x) => JSON.parse(x.body).event === 'retain.completed'),

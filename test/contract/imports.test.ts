@@ -40,7 +40,8 @@ export const LAYERS: Record<string, readonly string[]> = {
   jobs: ['contract', 'core', 'store'],
   // MCP's HTTP endpoint is a route of the API, and its tools reuse the API's error mapping.
   mcp: ['contract', 'core', 'text', 'api'],
-  console: ['api'],
+  // The console serves the contract's words to its pages (vocabulary.ts).
+  console: ['contract', 'api'],
   api: SERVICES,
   runtime: [...SERVICES, 'api'],
   client: ['contract'],

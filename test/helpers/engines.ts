@@ -6,6 +6,8 @@
  * Every PGlite store starts from one migrated template (see `migratedTemplate`) instead of an
  * empty database: creating a PGlite database (initdb) is most of the cost of opening one.
  * Migrating from nothing is proved by test/store/migrations.test.ts, which opens its own.
+ * A closed PGlite test database is emptied back to the template's state and kept for the next
+ * test of the process (test/helpers/pglite-pool.ts).
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -18,6 +20,7 @@ import type { Db } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
 import { MIGRATIONS } from '../../src/store/migrations/index.js';
 import { storeOver } from '../../src/store/open.js';
+import { lease } from './pglite-pool.js';
 import { openPglite } from '../../src/store/pglite.js';
 import { openPostgres } from '../../src/store/postgres.js';
 import type { Store } from '../../src/store/store.js';
@@ -64,7 +67,7 @@ let template: Promise<Blob> | undefined;
  * directory under a name hashing both, so a changed migration makes a new one; each process
  * reads it once.
  */
-function migratedTemplate(): Promise<Blob> {
+export function migratedTemplate(): Promise<Blob> {
   template ??= (async () => {
     const pgliteDir = dirname(dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite')));
     const key = createHash('sha256')
@@ -93,8 +96,15 @@ function migratedTemplate(): Promise<Blob> {
   return template;
 }
 
-/** A migrated in-memory PGlite, started from the template; migrating it checks it is current. */
-async function openTestPglite(): Promise<Db> {
+/**
+ * A migrated in-memory PGlite: one this process closed before, emptied, or a new one started
+ * from the template (migrating it checks it is current).
+ */
+function openTestPglite(): Promise<Db> {
+  return lease(openFromTemplate);
+}
+
+async function openFromTemplate(): Promise<Db> {
   const db = await openPglite(undefined, { template: await migratedTemplate() });
   try {
     await migrate(db);

@@ -1,7 +1,8 @@
 /**
  * A webhook receiver on 127.0.0.1 for tests: records every request (method, headers, the raw
  * body as received), answers 200 `ok`, 503 `unavailable` for as many requests to a path as
- * `failNext` asks, and `/redirect` with a 302 to `/target`.
+ * `failNext` asks, `/redirect` with a 302 to `/target`, `/nul` with a NUL byte, `/big` with 1 MB;
+ * `/hang` never answers.
  */
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -40,6 +41,10 @@ export async function startReceiver(): Promise<Receiver> {
         failing.set(path, left - 1);
         res.writeHead(503).end('unavailable');
       } else if (path === '/redirect') res.writeHead(302, { location: '/target' }).end();
+      else if (path === '/hang')
+        return; // never answers
+      else if (path === '/nul') res.writeHead(200).end('a\0b');
+      else if (path === '/big') res.writeHead(200).end('x'.repeat(1 << 20));
       else res.writeHead(200).end('ok');
     });
   });

@@ -126,7 +126,9 @@ for (const engine of ENGINES) {
 
       const id = page.structuredContent.items[0].id;
       const deleted = await call(c, 'delete_memory', { bank: 'bob', id });
-      assert.deepEqual(deleted.structuredContent, { deleted: true, id });
+      const { receipt, ...gone } = deleted.structuredContent as { receipt: { subject: unknown } };
+      assert.deepEqual(gone, { deleted: true, id });
+      assert.deepEqual(receipt.subject, { kind: 'memory', bank_id: 'bob', id });
       const again = await call(c, 'delete_memory', { bank: 'bob', id });
       assert.equal(again.isError, true);
       assert.match(textOf(again), /^not_found: memory/);

@@ -3,7 +3,15 @@
  * `{kind: 'skip', file, name, reason}` and per top-level test `{kind: 'time', file, ms}`, so
  * the summary can say what did not run and which files are slow. Plain JavaScript: node
  * loads reporters before tsx's loader is registered.
+ *
+ * In a fast-tier worker (test/runner/worker.ts) the top-level tests are the files' suites,
+ * each named by its file's path: their time is the file's.
  */
+import { resolve } from 'node:path';
+
+/** Where the worker declares the files' suites: their location. */
+const WORKER = /test[\\/]runner[\\/]worker\.ts$/;
+
 export default async function* skips(source) {
   for await (const { type, data } of source) {
     if (type !== 'test:pass' && type !== 'test:fail') continue;
@@ -11,7 +19,8 @@ export default async function* skips(source) {
       const reason = data.skip === true ? '' : String(data.skip);
       yield `${JSON.stringify({ kind: 'skip', file: data.file, name: data.name, reason })}\n`;
     } else if (data.nesting === 0 && data.file) {
-      yield `${JSON.stringify({ kind: 'time', file: data.file, ms: data.details?.duration_ms ?? 0 })}\n`;
+      const file = WORKER.test(data.file) ? resolve(data.name) : data.file;
+      yield `${JSON.stringify({ kind: 'time', file, ms: data.details?.duration_ms ?? 0 })}\n`;
     }
   }
 }

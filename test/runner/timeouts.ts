@@ -27,8 +27,10 @@ let timer: NodeJS.Timeout | undefined;
 function arm(what: string, ms: number): void {
   clearTimeout(timer);
   timer = setTimeout(() => {
+    // A fast-tier worker (test/runner/worker.ts) names the file it is running.
+    const current = process.env.MNEMO_TEST_FILE ?? file;
     process.stderr.write(
-      `\n✖ TIMEOUT: ${what} ran over ${Math.round(ms / 1000)} s (MNEMO_TEST_TIMEOUT) — stopping ${file}\n`,
+      `\n✖ TIMEOUT: ${what} ran over ${Math.round(ms / 1000)} s (MNEMO_TEST_TIMEOUT) — stopping ${current}\n`,
     );
     process.exit(1);
   }, ms).unref();

@@ -17,6 +17,7 @@ const READ_ONLY = [
   /\/memories\/dry-run-extract$/,
   /\/regenerate$/,
   /\/health\/llm$/,
+  /\/receipts\/verify$/,
 ];
 
 const PARAMS: Record<string, string> = {
@@ -54,8 +55,9 @@ for (const engine of ENGINES) {
       t = await testApp(engine);
       const doc = (await t.call('GET', '/openapi.json')).body;
       for (const [template, methods] of Object.entries<Record<string, unknown>>(doc.paths)) {
-        // the API; /health, /version and /metrics are public and never audited
-        if (!template.startsWith('/v1/')) continue;
+        // the API; /health, /version, /metrics and the bank template format's schema
+        // (Hindsight's /v1/bank-template-schema, outside both surfaces) are public, never audited
+        if (!template.startsWith('/v1/') || template === '/v1/bank-template-schema') continue;
         for (const method of Object.keys(methods)) {
           const path = template.replace(/\{(\w+)\}/g, (_, p: string) =>
             encodeURIComponent(PARAMS[p] ?? `x-${p}`),

@@ -6,12 +6,18 @@
  * must be readable by whoever may read the bank, after the bank is gone too.
  */
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { consolidateBank } from '../../src/core/consolidate/consolidate.js';
+import { encryptingStore } from '../../src/core/crypto/encrypting-store.js';
+import { VectorCache } from '../../src/core/crypto/vector-cache.js';
+import { forget } from '../../src/core/forget.js';
+import type { Services } from '../../src/core/services.js';
 import { storeOver } from '../../src/store/open.js';
 import type { Db } from '../../src/store/db.js';
 import { bankPath, type TestApp, testApp } from '../helpers/app.js';
 import { ENGINES, openTestDb } from '../helpers/engines.js';
+import { until } from '../helpers/until.js';
 
 const BANK = 'forget-me';
 
@@ -81,7 +87,7 @@ function removed(before: Map<string, number>, after: Map<string, number>): Recor
 
 /** The receipt's counts of rows removed (not erasures in place, nor the derived `embeddings`). */
 function rowDeletions(deleted: Record<string, number>): Record<string, number> {
-  const { embeddings: _e, idempotency: _i, operation_payloads: _o, ...rest } = deleted;
+  const { embeddings: _e, idempotency: _i, operation_payloads: _o, mental_models: _m, ...rest } = deleted;
   return rest;
 }
 
@@ -151,6 +157,22 @@ for (const engine of ENGINES) {
       await ok('POST', bankPath(BANK, '/evaluations'), {
         cases: [{ query: 'Where does Alice drink tea?', expected_memory_ids: [zanzibar] }],
       });
+      // A mental model refreshed (extractive Reflect) from the bank: its content draws on the memory.
+      const made = await ok('POST', bankPath(BANK, '/mental-models'), {
+        id: 'tea',
+        name: 'Tea',
+        source_query: 'Where does Alice drink green tea?',
+      });
+      const worker = await t.reconfigured({ runWorker: true });
+      const op = await until(
+        async () => (await worker.call('GET', bankPath(BANK, `/operations/${made.operation_id}`))).body,
+        (o) => o.status === 'completed' || o.status === 'failed',
+      );
+      assert.equal(op.status, 'completed', JSON.stringify(op));
+      assert.ok(
+        (await rowsContaining(db, SECRET_MEMORY)).mental_models,
+        'the model content holds the memory',
+      );
       assert.ok(
         Object.keys(await rowsContaining(db, SECRET_MEMORY)).length >= 3,
         'the attack has rows to find',
@@ -176,6 +198,10 @@ for (const engine of ENGINES) {
       assert.equal(r.deleted.entities, 1, 'Zanzibar, mentioned by it alone');
       assert.equal(r.deleted.embeddings, 2);
       assert.equal(r.deleted.evaluations, 1);
+      assert.equal(r.deleted.mental_models, 1, 'its content and answer erased');
+      const model = await ok('GET', bankPath(BANK, '/mental-models/tea'));
+      assert.equal(model.is_stale, true);
+      assert.equal(model.refresh_pending, true, 'a refresh is asked for');
       // The kept answer of the Retain named the memory: a replay is refused, not run again.
       assert.equal(r.deleted.idempotency, 1);
       const replay = await t.call('POST', bankPath(BANK, '/memories'), {
@@ -259,4 +285,69 @@ for (const engine of ENGINES) {
       assert.equal((await ok('GET', bankPath('other-bank', '/memories'))).items.length, 1);
     });
   });
+}
+
+for (const engine of ENGINES) {
+  describe(`provable forget in an encrypted bank (${engine})`, () => {
+    const masterKey = randomBytes(32).toString('base64');
+    let t: TestApp;
+    let db: Db;
+    const vectors = new VectorCache(64 * 2 ** 20);
+    /** The services over a store whose in-process vector copies the test can see. */
+    let s: Services;
+
+    before(async () => {
+      const opened = await openTestDb(engine);
+      db = opened.db;
+      const raw = Object.assign(storeOver(db), { dispose: opened.dispose });
+      t = await testApp(engine, { store: raw, masterKey });
+      const store = encryptingStore(raw, t.services.keyring!, { onSwitch: async () => {} }, { vectors });
+      s = { ...t.services, store };
+      assert.equal((await t.call('PUT', bankPath('vault'), { body: {} })).status, 200);
+      const on = await t.call('PATCH', bankPath('vault', '/config'), {
+        body: { updates: { encryption: 'managed' } },
+      });
+      assert.equal(on.status, 200, JSON.stringify(on.body));
+      const r = await t.call('POST', bankPath('vault', '/memories'), {
+        body: { items: [{ content: 'The vault code is 4711.' }, { content: 'The vault opens at dawn.' }] },
+      });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+    });
+    after(() => t.close());
+
+    const search = async () =>
+      s.store.semanticSearch('default', 'vault', (await s.embedder.embed(['vault code']))[0]!, {}, 10);
+
+    test('a memory: its sealed vector goes, and the decrypted copy in this process', async () => {
+      const [first] = (await ok(t, 'GET', bankPath('vault', '/memories'))).items as { id: string }[];
+      const id = first!.id;
+      assert.ok((await search()).some((h) => h.id === id));
+      const held = vectors.bytes;
+      assert.ok(held > 0, 'the decrypted vectors are cached');
+      const { receipt } = await forget(s, 'default', 'vault', { kind: 'memory', id });
+      assert.equal(receipt.deleted.embeddings, 1);
+      assert.ok(vectors.bytes < held, 'its vector left the cache at once');
+      assert.deepEqual(await rowsContaining(db, id, ['receipts']), {});
+      assert.ok(!(await search()).some((h) => h.id === id));
+    });
+
+    test('the bank: its data key goes first (crypto-shredding), and the cached copies', async () => {
+      assert.equal((await db.query(`SELECT 1 FROM bank_keys WHERE bank_id = 'vault'`)).length, 1);
+      const { receipt } = await forget(s, 'default', 'vault', { kind: 'bank' });
+      assert.equal(receipt.deleted.bank_keys, 1);
+      assert.equal(receipt.deleted.banks, 1);
+      assert.equal(vectors.bytes, 0);
+      assert.equal((await db.query('SELECT 1 FROM bank_keys')).length, 0);
+      assert.deepEqual(await rowsContaining(db, 'vault', ['receipts', 'audit']), {});
+      // Signed by the key derived from the master key: verifiable, and not the stored random one.
+      assert.equal((await db.query(`SELECT 1 FROM settings WHERE key = 'receipt_signing_key'`)).length, 0);
+      assert.equal((await ok(t, 'POST', '/v1/default/receipts/verify', receipt)).valid, true);
+    });
+  });
+}
+
+async function ok(t: TestApp, method: string, path: string, body?: unknown) {
+  const r = await t.call(method, path, { body });
+  assert.ok(r.status >= 200 && r.status < 300, `${method} ${path}: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body;
 }

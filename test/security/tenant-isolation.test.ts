@@ -17,9 +17,12 @@ import { type TestApp, testApp } from '../helpers/app.js';
 /**
  * Loose: CI machines are noisy. Before the fix B waited ~25 s for its Retain and minutes on a bigger
  * batch (87 s behind a sync 200 x 100 Retain); then ~1.5 s at worst on a loaded 2-core machine;
- * with memory reads, Retain slices and statistics bounded per statement, 0.2–0.9 s there.
+ * with memory reads, Retain slices and statistics bounded per statement, 0.2–0.9 s there, and
+ * 2.8 s once on a machine at load 22 (2 cores shared with other suites). The benchmark
+ * (`npm run bench -- isolation`) holds the sub-second target; this bound only catches the old
+ * class of stall (tens of seconds) without flaking on a busy machine.
  */
-const WORST_MS = 2500;
+const WORST_MS = 5000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 for (const engine of ENGINES) {

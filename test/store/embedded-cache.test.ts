@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { loadConfig } from '../../src/config/load.js';
 import { openPglite } from '../../src/store/pglite.js';
+import { migratedTemplate } from '../helpers/engines.js';
 
 test('the embedded page cache is 256 MB unless configured, and a bad size names its variable', () => {
   assert.equal(loadConfig({}, {}).embeddedCacheMb, 256);
@@ -10,8 +11,9 @@ test('the embedded page cache is 256 MB unless configured, and a bad size names 
     assert.throws(() => loadConfig({}, { MNEMO_EMBEDDED_CACHE_MB: bad }), /MNEMO_EMBEDDED_CACHE_MB/);
 });
 
+// Started from the tests' migrated template: what is checked is the engine's start, not initdb.
 test('the embedded engine starts with the page cache it is given', async () => {
-  const db = await openPglite(undefined, { cacheMb: 48 });
+  const db = await openPglite(undefined, { cacheMb: 48, template: await migratedTemplate() });
   try {
     assert.deepEqual(await db.query('SHOW shared_buffers'), [{ shared_buffers: '48MB' }]);
     // The engine's own settings still apply beside it.
@@ -22,7 +24,7 @@ test('the embedded engine starts with the page cache it is given', async () => {
 });
 
 test('the embedded engine reports its memory: the cache reserved in its heap, and the part holding data', async () => {
-  const db = await openPglite(undefined, { cacheMb: 48 });
+  const db = await openPglite(undefined, { cacheMb: 48, template: await migratedTemplate() });
   try {
     const before = await db.engineMemory!();
     assert.equal(before.cacheBytes, 48 * 2 ** 20);

@@ -7,6 +7,8 @@ import { MentalModelsResource } from './resources/mental-models.js';
 import { WebhooksResource } from './resources/webhooks.js';
 import { DocumentsResource } from './resources/documents.js';
 import { EvaluationsResource } from './resources/evaluations.js';
+import { ReceiptsResource } from './resources/receipts.js';
+import { BankAuditResource, LlmRequestsResource, TemplatesResource } from './resources/ledgers.js';
 import { MemoriesResource } from './resources/memories.js';
 import { OperationsResource } from './resources/operations.js';
 import { SpacesResource } from './resources/spaces.js';
@@ -50,7 +52,15 @@ export class Mnemo {
   readonly documents: DocumentsResource;
   readonly evaluations: EvaluationsResource;
   readonly mentalModels: MentalModelsResource;
+  /** Signed receipts of deletions: read again and verified. */
+  readonly receipts: ReceiptsResource;
   readonly audit: AuditResource;
+  /** One bank's audit log and its counts over time. */
+  readonly bankAudit: BankAuditResource;
+  /** The language model calls made for a bank. */
+  readonly llmRequests: LlmRequestsResource;
+  /** Bank templates: export, import (or its dry run), the manifest's schema. */
+  readonly templates: TemplatesResource;
   /** Operator only: projects and their keys, always on `/v1/default`. */
   readonly projects: ProjectsResource;
   private readonly transport: Transport;
@@ -90,7 +100,11 @@ export class Mnemo {
     this.documents = new DocumentsResource(t, this.prefix);
     this.evaluations = new EvaluationsResource(t, this.prefix);
     this.mentalModels = new MentalModelsResource(t, this.prefix);
+    this.receipts = new ReceiptsResource(t, this.prefix);
     this.audit = new AuditResource(t, this.prefix);
+    this.bankAudit = new BankAuditResource(t, this.prefix);
+    this.llmRequests = new LlmRequestsResource(t, this.prefix);
+    this.templates = new TemplatesResource(t, this.prefix);
     this.projects = new ProjectsResource(t);
   }
 

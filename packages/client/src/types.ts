@@ -4,6 +4,7 @@
  * the client needs no zod at run time; its `.d.ts` files need zod's types (a dependency).
  */
 import type { z } from 'zod';
+import type * as AuditLogs from '../../../src/contract/audit-logs.js';
 import type * as Banks from '../../../src/contract/banks.js';
 import type * as Upkeep from '../../../src/contract/bank-upkeep.js';
 import type * as Directives from '../../../src/contract/directives.js';
@@ -11,14 +12,17 @@ import type * as Documents from '../../../src/contract/documents.js';
 import type * as Evaluations from '../../../src/contract/evaluations.js';
 import type * as Extract from '../../../src/contract/extract.js';
 import type * as Graph from '../../../src/contract/graph.js';
+import type * as LlmRequests from '../../../src/contract/llm-requests.js';
 import type * as Memories from '../../../src/contract/memories.js';
 import type * as MentalModels from '../../../src/contract/mental-models.js';
 import type * as Operations from '../../../src/contract/operations.js';
 import type * as Projects from '../../../src/contract/projects.js';
+import type * as Receipts from '../../../src/contract/receipts.js';
 import type * as Reflecting from '../../../src/contract/reflect.js';
 import type * as Spaces from '../../../src/contract/spaces.js';
 import type * as Stats from '../../../src/contract/stats.js';
 import type * as Webhooks from '../../../src/contract/webhooks.js';
+import type * as Templates from '../../../src/contract/templates.js';
 
 // Memories
 export type FactType = z.output<typeof Memories.MemoryRecord>['type'];
@@ -60,6 +64,15 @@ export type BankConfigValues = z.output<typeof Banks.BankConfigValues>;
 /** Config keys to set; `null` resets a key to its default. */
 export type BankConfigUpdates = { [K in keyof BankConfigValues]?: BankConfigValues[K] | null };
 export type DeletedBank = z.output<typeof Banks.DeletedBank>;
+/**
+ * The signed account of a deletion (memory, document or bank) and of everything derived from it
+ * that went with it: ids and counts, never content. Every delete result carries one as `receipt`.
+ */
+export type Receipt = z.output<typeof Receipts.Receipt>;
+/** A receipt as held, sent back to be checked. */
+export type VerifyReceiptParams = z.input<typeof Receipts.VerifyReceiptBody>;
+/** Whether the server signed the receipt as given (`reason` says why not). */
+export type ReceiptVerdict = z.output<typeof Receipts.ReceiptVerdict>;
 export interface ListBanksParams extends PageParams {
   /** Only the banks of this space. */
   space?: string;
@@ -207,3 +220,17 @@ export interface VersionInfo {
   /** Feature flags, e.g. `{spaces: true, async_operations: true}`. */
   features: Record<string, boolean>;
 }
+
+// A bank's audit log, model calls and template
+export type AuditLogListParams = z.output<typeof AuditLogs.AuditLogQuery>;
+export type AuditLogEntry = z.output<typeof AuditLogs.AuditLogEntry>;
+export type AuditLogList = z.output<typeof AuditLogs.AuditLogList>;
+export type AuditLogStatsParams = z.output<typeof AuditLogs.AuditLogStatsQuery>;
+export type AuditLogStats = z.output<typeof AuditLogs.AuditLogStats>;
+export type LlmRequestListParams = z.output<typeof LlmRequests.LlmRequestQuery>;
+export type LlmRequestEntry = z.output<typeof LlmRequests.LlmRequestEntry>;
+export type LlmRequestList = z.output<typeof LlmRequests.LlmRequestList>;
+export type LlmRequestStatsParams = z.output<typeof LlmRequests.LlmRequestStatsQuery>;
+export type LlmRequestStats = z.output<typeof LlmRequests.LlmRequestStats>;
+export type BankTemplateManifest = z.input<typeof Templates.BankTemplateManifest>;
+export type BankTemplateImportResult = z.output<typeof Templates.BankTemplateImportResponse>;

@@ -97,7 +97,17 @@ for (const engine of ENGINES) {
       assert.deepEqual(tagged[0]?.metadata, { turn: 3 });
 
       const pepper = all.find((m) => m.text.includes('Pepper'))!;
-      assert.deepEqual(await me.memories.delete(bank, pepper.id), { deleted: true, id: pepper.id });
+      const { receipt, ...gone } = await me.memories.delete(bank, pepper.id);
+      assert.deepEqual(gone, { deleted: true, id: pepper.id });
+      assert.deepEqual(receipt.subject, { kind: 'memory', bank_id: bank, id: pepper.id });
+      assert.deepEqual(await me.receipts.get(receipt.id), receipt);
+      assert.equal((await me.receipts.verify(receipt)).valid, true);
+      const forged = { ...receipt, deleted: { ...receipt.deleted, memories: 0 } };
+      assert.deepEqual(await me.receipts.verify(forged), {
+        valid: false,
+        reason: 'bad_signature',
+        key_id: receipt.key_id,
+      });
       await assert.rejects(me.memories.delete(bank, pepper.id), NotFoundError);
       assert.equal((await me.memories.list(bank).toArray()).length, 1);
     });
@@ -161,7 +171,9 @@ for (const engine of ENGINES) {
       for await (const e of me.entities.list(bank, { limit: 1 })) names.push(e.name);
       assert.deepEqual(names, ['Carol', 'Paris']);
 
-      const deleted = await me.banks.delete(bank);
+      const { receipt, ...deleted } = await me.banks.delete(bank);
+      assert.equal(receipt.subject.kind, 'bank');
+      assert.equal(receipt.deleted.banks, 1);
       assert.deepEqual(deleted, {
         deleted: true,
         bank_id: bank,

@@ -23,7 +23,7 @@ export const FEATURES = {
   document_export_api: false,
   document_import_api: false,
   audit_log: true,
-  llm_trace: false,
+  llm_trace: true,
   store_document_text: false,
   spaces: true,
   org_blending: true,

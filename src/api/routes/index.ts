@@ -10,6 +10,7 @@ import { evaluationRoutes } from './evaluations.js';
 import { extractRoutes } from './extract.js';
 import { graphRoutes } from './graph.js';
 import { hindsightRoutes } from './hindsight.js';
+import { ledgerRoutes } from './ledgers.js';
 import { mcpRoutes } from './mcp.js';
 import { memoryRoutes } from './memories.js';
 import { mentalModelRoutes } from './mental-models.js';
@@ -21,6 +22,7 @@ import { reflectRoutes } from './reflect.js';
 import { spaceRoutes } from './spaces.js';
 import { statsRoutes } from './stats.js';
 import { webhookRoutes } from './webhooks.js';
+import { templateRoutes } from './templates.js';
 
 /** The routers of a project's banks, served under `/v1/me` (a project key) and `/v1/default`. */
 const BANK_ROUTERS = [
@@ -44,6 +46,8 @@ const BANK_ROUTERS = [
   webhookRoutes,
   receiptRoutes,
   mentalModelRoutes,
+  ledgerRoutes,
+  templateRoutes,
 ];
 
 /**

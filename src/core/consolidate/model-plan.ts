@@ -91,7 +91,6 @@ export async function planWithModel(
       signal,
     });
     json = reply.json;
-    await s.store.addLlmUsage(projectId, bankId, reply.usage.inputTokens, reply.usage.outputTokens);
   } catch (err) {
     if (err instanceof LlmError && err.kind === 'bad_response') return undefined;
     throw err;

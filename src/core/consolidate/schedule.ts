@@ -1,6 +1,7 @@
 import { effectiveConfig } from '../bank-config.js';
 import { requireBank } from '../banks.js';
 import { awaitBudget, withMeteredModel } from '../budgets.js';
+import { LlmLedger } from '../llm-ledger.js';
 import { scheduleAutoRefresh } from '../mental-model-schedule.js';
 import { type OperationRunner, queueOperation, sliceDeadline } from '../operations.js';
 import type { Services } from '../services.js';
@@ -46,7 +47,9 @@ export async function requestConsolidation(s: Services, projectId: string, bankI
 export const runConsolidateOperation: OperationRunner = async (s, op) => {
   // Each slice commits with its cursor: a run stopped by a spent model budget resumes where it was.
   await awaitBudget(s, op.projectId);
-  const metered = withMeteredModel(s, op.projectId, 'resumable');
+  // The slice's model calls are recorded for the bank (llm-requests), written when it ends.
+  const ledger = new LlmLedger(s, op.projectId, op.bankId, 'consolidation');
+  const metered = withMeteredModel(ledger.services(s, 'plan'), op.projectId, 'resumable');
   // First the sweep of orphaned observations, a page per slice (`prune`: where it goes on;
   // null once done), then the memories from the consolidation cursor.
   const progress = (op.progress ?? { prune: '' }) as { prune: string | null } & Partial<RunTotals>;
@@ -67,11 +70,16 @@ export const runConsolidateOperation: OperationRunner = async (s, op) => {
     if (prune !== null) return { more: { prune, ...totals } };
   }
   await s.store.maintainStatistics();
-  const result = await consolidateBank(metered, op.projectId, op.bankId, {
-    signal: op.signal,
-    deadline: sliceDeadline(),
-    prune: false,
-  });
+  let result: Awaited<ReturnType<typeof consolidateBank>>;
+  try {
+    result = await consolidateBank(metered, op.projectId, op.bankId, {
+      signal: op.signal,
+      deadline: sliceDeadline(),
+      prune: false,
+    });
+  } finally {
+    await ledger.settle();
+  }
   totals.created += result.observations_created;
   totals.updated += result.observations_updated;
   // Stopped by the quota: the run failed, so no consolidation.completed.

@@ -350,6 +350,15 @@ export function encryptingStore(
     if (st && (st.target === 'managed') !== (codec !== null)) await hooks.onSwitch(projectId, bankId);
   }
 
+  /** A queued operation's payload as it was given: opened when it was sealed. */
+  async function openPayload(projectId: string, bankId: string, payload: unknown): Promise<unknown> {
+    const sealed = sealedMetadata(payload as Record<string, unknown>);
+    if (!sealed) return payload;
+    const codec = await opener(projectId, bankId).codec();
+    if (!codec) throw missingKey(bankId);
+    return JSON.parse(codec.open(sealed, 'payload'));
+  }
+
   /** `q` of a listing, in a bank with a data key: whole keyword terms, plain or hashed. */
   function termGroups(codec: BankCodec, q: string): string[][] {
     const groups = [...new Set(keywordTerms(q))].map((t) => [t, codec.term(t)]);
@@ -500,6 +509,29 @@ export function encryptingStore(
       return inner.keywordSearch(projectId, bankId, all, filter, limit);
     },
 
+    async searchChannels(projectId, bankId, q, filter, limit) {
+      const codec = await searchCodec(projectId, bankId);
+      const terms = codec ? [...q.terms, ...q.terms.map((t) => codec.term(t))] : q.terms;
+      const graph =
+        codec && q.graph
+          ? {
+              ...q.graph,
+              probes: [...q.graph.probes, ...q.graph.probes.map((p) => codec.entityKey(entityKey(p)))],
+            }
+          : q.graph;
+      // Sealed vectors are searched outside SQL (as `semanticSearch` does), the rest in one statement.
+      const target = q.vector ? await opener(projectId, bankId).vectorTarget() : null;
+      const hits = await inner.searchChannels(
+        projectId,
+        bankId,
+        { ...q, terms, graph, vector: target ? null : q.vector },
+        filter,
+        limit,
+      );
+      if (target && q.vector) hits.semantic = await vectors.search(inner, target, q.vector, filter, limit);
+      return hits;
+    },
+
     async graphSearch(projectId, bankId, probes, filter, limit, depth) {
       const codec = await searchCodec(projectId, bankId);
       const all = codec ? [...probes, ...probes.map((p) => codec.entityKey(entityKey(p)))] : probes;
@@ -561,13 +593,18 @@ export function encryptingStore(
       return inner.insertOperation({ ...o, payload });
     },
 
-    async claimOperation(workerId, leaseMs) {
-      const claimed = await inner.claimOperation(workerId, leaseMs);
-      const sealed = claimed && sealedMetadata(claimed.payload as Record<string, unknown>);
-      if (!claimed || !sealed) return claimed;
-      const codec = await opener(claimed.projectId, claimed.operation.bank_id).codec();
-      if (!codec) throw missingKey(claimed.operation.bank_id);
-      return { ...claimed, payload: JSON.parse(codec.open(sealed, 'payload')) };
+    async claimOperation(workerId, leaseMs, opts) {
+      const claimed = await inner.claimOperation(workerId, leaseMs, opts);
+      if (!claimed || claimed.payload === undefined) return claimed;
+      return {
+        ...claimed,
+        payload: await openPayload(claimed.projectId, claimed.operation.bank_id, claimed.payload),
+      };
+    },
+
+    async operationPayload(projectId, bankId, id) {
+      const found = await inner.operationPayload(projectId, bankId, id);
+      return found && { ...found, payload: await openPayload(projectId, bankId, found.payload) };
     },
 
     async documentHashes(projectId, bankId, ids) {
@@ -678,6 +715,25 @@ export function encryptingStore(
       const written = await inner.updateDirective(projectId, bankId, id, sealed);
       await recheck(projectId, bankId, codec);
       return written && opener(projectId, bankId).directive(written);
+    },
+
+    async applyBankTemplate(projectId, bankId, change, max) {
+      // Mission, config text and directives go in the form the bank has now, as each alone would.
+      const codec = await writeCodec(projectId, bankId);
+      const sealed = bankTextForm(codec, { mission: change.mission, config: change.config });
+      const result = await inner.applyBankTemplate(
+        projectId,
+        bankId,
+        {
+          config: sealed.config ?? {},
+          ...(change.mission !== undefined && { mission: sealed.mission ?? null }),
+          createDirectives: change.createDirectives.map((d) => ({ ...d, ...directiveForm(codec, d) })),
+          updateDirectives: change.updateDirectives.map((d) => ({ ...d, ...directiveForm(codec, d) })),
+        },
+        max,
+      );
+      await recheck(projectId, bankId, codec);
+      return result;
     },
 
     async listDirectives(projectId, bankId) {

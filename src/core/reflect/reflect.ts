@@ -2,6 +2,7 @@ import { countTokens } from '../../text/tokens.js';
 import { effectiveConfig } from '../bank-config.js';
 import { requireBank } from '../banks.js';
 import { meteredModel } from '../budgets.js';
+import { LlmLedger } from '../llm-ledger.js';
 import { applicableDirectives } from '../directives.js';
 import { AppError } from '../errors.js';
 import type { Budget } from '../recall/budget.js';
@@ -138,8 +139,14 @@ export async function reflect(
     maxTokens: req.answer_tokens ?? ANSWER_TOKENS,
     temperature: 0.2,
   };
-  // Each model call is charged against the project's budgets first (429 before the call).
-  const llm = meteredModel(s, projectId, 'request')!;
+  // Each model call is charged against the project's budgets first (429 before the call), and
+  // recorded for the bank (llm-requests).
+  const ledger = new LlmLedger(s, projectId, bankId, 'reflect');
+  const llm = meteredModel(
+    ledger.services(s, validate ? 'structured_answer' : 'answer'),
+    projectId,
+    'request',
+  )!;
   let text: string;
   let usage: { inputTokens: number; outputTokens: number };
   let structured: unknown;
@@ -157,9 +164,10 @@ export async function reflect(
     }
   } catch (err) {
     llmFailure(err);
+  } finally {
+    // The calls made, answered or failed, with the tokens they spent: one write.
+    await ledger.settle();
   }
-  // Metered per bank only once the answer stands: a failed Reflect leaves nothing behind.
-  await s.store.addLlmUsage(projectId, bankId, usage.inputTokens, usage.outputTokens);
   return {
     response: text,
     text,

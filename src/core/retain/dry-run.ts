@@ -1,6 +1,7 @@
 import { effectiveConfig } from '../bank-config.js';
 import { requireBank } from '../banks.js';
 import { withMeteredModel } from '../budgets.js';
+import { LlmLedger } from '../llm-ledger.js';
 import type { Services } from '../services.js';
 import type { EntityInput, FactType } from '../types.js';
 import { extractItem } from './extract.js';
@@ -38,8 +39,9 @@ export async function dryRunExtract(s: Services, projectId: string, bankId: stri
   const overrides: Record<string, unknown> = {};
   for (const key of OVERRIDABLE) if (req[key] !== undefined && req[key] !== null) overrides[key] = req[key];
   const cfg = effectiveConfig({ ...bank.config, ...overrides });
+  const ledger = new LlmLedger(s, projectId, bankId, 'retain');
   const out = await extractItem(
-    withMeteredModel(s, projectId, 'request'),
+    withMeteredModel(ledger.services(s, 'dry_run_extraction'), projectId, 'request'),
     {
       content: req.content,
       context: req.context,
@@ -48,9 +50,7 @@ export async function dryRunExtract(s: Services, projectId: string, bankId: stri
       mentioned: req.timestamp ?? s.now(),
     },
     cfg,
-  );
-  if (out.usage.input || out.usage.output)
-    await s.store.addLlmUsage(projectId, bankId, out.usage.input, out.usage.output);
+  ).finally(() => ledger.settle());
   return {
     facts: out.facts.map((f) => ({
       text: f.text,

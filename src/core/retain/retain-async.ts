@@ -99,7 +99,11 @@ export const runRetainOperation: OperationRunner = async (s, op) => {
     document_id: p.document_id,
     items: p.items.map((it) => ({ ...it, timestamp: it.timestamp ? new Date(it.timestamp) : undefined })),
   };
-  const at = (op.progress as RetainProgress | null) ?? {
+  const started = op.progress as RetainProgress | null;
+  // Checked when queued; once more on the first slice (an operation queued by an older version,
+  // or imported), not on every slice: the whole request is walked each time.
+  if (!started) checkRetainRequest(req);
+  const at = started ?? {
     next: 0,
     memories: 0,
     unchanged: await unchangedDocuments(s, op.projectId, op.bankId, req),

@@ -4,6 +4,7 @@ import { termFrequencies } from '../../text/terms.js';
 import { effectiveConfig } from '../bank-config.js';
 import { bankForWrite, staleVectors } from '../banks.js';
 import { chargeCost, withMeteredModel } from '../budgets.js';
+import { LlmLedger } from '../llm-ledger.js';
 import { scheduleConsolidation } from '../consolidate/schedule.js';
 import { EXACT_SEARCH_LIMIT, scheduleBankIndex } from '../recall/bank-index.js';
 import { scheduleReembed } from '../reembed.js';
@@ -133,9 +134,10 @@ export async function retain(
   req: RetainRequest,
   opts: RetainOptions = {},
 ): Promise<RetainResult> {
-  checkRetainRequest(req);
-  // An operation's run (idSeed) was charged when it was queued.
+  // An operation's run (idSeed) was charged when it was queued, and its request checked then and
+  // on its first slice (runRetainOperation): not again for each of its slices.
   if (opts.slice || opts.idSeed) return (await retainSliceOf(s, projectId, bankId, req, opts)).result;
+  checkRetainRequest(req);
   // Quotas (items per day, stored memories) are charged before anything is written.
   const refund = await chargeRetain(s, projectId, req.items);
   const seed = opts.seed ?? randomUUID();
@@ -228,11 +230,12 @@ async function retainSliceOf(
 
   // A queued Retain (idSeed) was admitted by awaitBudget: what it incurs is counted regardless.
   const mode = opts.idSeed ? 'job' : 'request';
-  const metered = withMeteredModel(s, projectId, mode);
+  // Every model call is recorded for the bank (llm-requests), settled once extraction is over.
+  const ledger = new LlmLedger(s, projectId, bankId, 'retain');
+  const metered = withMeteredModel(ledger.services(s, 'extraction'), projectId, mode);
   const memories: NewMemory[] = [];
   /** Memories whose item asked for entity resolution (the default). */
   const resolvable: NewMemory[] = [];
-  const usage = { input: 0, output: 0 };
   let extraction: RetainResult['extraction'] = 'chunks';
   // An operation numbers its memories in order; a request names them by item and fact, so a
   // retry whose earlier attempt finished some documents (unchanged now) names the rest the same.
@@ -247,39 +250,42 @@ async function retainSliceOf(
         : randomUUID();
   let extracted = false;
   const pace = pacer();
-  for (const [i, item] of req.items.entries()) {
-    if (!inSlice(i)) continue;
-    await pace();
-    const doc = docOf(item);
-    if (doc !== null && unchanged.has(doc)) continue;
-    const mentioned = item.timestamp ?? now;
-    const out = await extractItem(metered, { ...item, mentioned }, cfg, opts.signal);
-    extraction = out.extraction;
-    extracted = true;
-    usage.input += out.usage.input;
-    usage.output += out.usage.output;
-    for (const [k, fact] of out.facts.entries()) {
-      const indexed = item.context ? `${fact.text}\n${item.context}` : fact.text;
-      const memory: NewMemory = {
-        id: memoryId(i, k),
-        type: fact.type,
-        text: fact.text,
-        context: item.context ?? null,
-        occurred_start: fact.occurred_start,
-        occurred_end: fact.occurred_end,
-        mentioned_at: mentioned,
-        tags: [...new Set(item.tags ?? [])],
-        metadata: item.metadata ?? {},
-        document_id: doc,
-        chunk_id: fact.chunk === null && out.facts.length === 1 ? null : `${i}.${k}`,
-        content_hash: hash(fact.text),
-        embedding: new Float32Array(0),
-        terms: termFrequencies(indexed),
-        entities: fact.entities,
-      };
-      memories.push(memory);
-      if (item.resolve_entities !== false) resolvable.push(memory);
+  try {
+    for (const [i, item] of req.items.entries()) {
+      if (!inSlice(i)) continue;
+      await pace();
+      const doc = docOf(item);
+      if (doc !== null && unchanged.has(doc)) continue;
+      const mentioned = item.timestamp ?? now;
+      const out = await extractItem(metered, { ...item, mentioned }, cfg, opts.signal);
+      extraction = out.extraction;
+      extracted = true;
+      for (const [k, fact] of out.facts.entries()) {
+        const indexed = item.context ? `${fact.text}\n${item.context}` : fact.text;
+        const memory: NewMemory = {
+          id: memoryId(i, k),
+          type: fact.type,
+          text: fact.text,
+          context: item.context ?? null,
+          occurred_start: fact.occurred_start,
+          occurred_end: fact.occurred_end,
+          mentioned_at: mentioned,
+          tags: [...new Set(item.tags ?? [])],
+          metadata: item.metadata ?? {},
+          document_id: doc,
+          chunk_id: fact.chunk === null && out.facts.length === 1 ? null : `${i}.${k}`,
+          content_hash: hash(fact.text),
+          embedding: new Float32Array(0),
+          terms: termFrequencies(indexed),
+          entities: fact.entities,
+        };
+        memories.push(memory);
+        if (item.resolve_entities !== false) resolvable.push(memory);
+      }
     }
+  } finally {
+    // Spent tokens count whatever happens next (a refused quota, a failed write).
+    await ledger.settle();
   }
   // Extracted entities are known now: charged before they are resolved and stored, beyond those
   // the items gave (charged with the request, see chargeRetain).
@@ -324,7 +330,6 @@ async function retainSliceOf(
       ...appended.map((id) => ({ id, contentHash: '' })),
     ],
   });
-  if (usage.input || usage.output) await s.store.addLlmUsage(projectId, bankId, usage.input, usage.output);
   // A request's slices schedule the follow-up work once, after the last (what they all made).
   const made = opts.last === undefined ? created : opts.last ? created + (opts.createdBefore ?? 0) : 0;
   // Stored already: a failed enqueue only delays consolidation to the next Retain or explicit run.

@@ -26,6 +26,8 @@ import m0025 from './0025-key-banks.js';
 import m0026 from './0026-webhooks.js';
 import m0027 from './0027-mental-models.js';
 import m0028 from './0028-forget-receipts.js';
+import m0029 from './0029-llm-requests.js';
+import m0030 from './0030-audit-per-bank.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -55,6 +57,8 @@ export const MIGRATIONS: readonly Migration[] = [
   m0026,
   m0027,
   m0028,
+  m0029,
+  m0030,
 ];
 
 /** The newest schema version this code knows. */

@@ -11,6 +11,8 @@ export interface AuditInput {
   spaceId: string | null;
   status: number;
   requestId: string;
+  /** Absent for HTTP; 'mcp' for an MCP tool call. */
+  transport?: 'mcp';
 }
 
 /** The append-only audit trail. */
@@ -38,9 +40,19 @@ export function auditQueries(db: Db): AuditStore {
   return {
     async appendAudit(e) {
       await db.query(
-        `INSERT INTO audit (project_id, actor_type, key_id, action, bank_id, space_id, status, request_id)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-        [e.projectId, e.actorType, e.keyId, e.action, e.bankId, e.spaceId, e.status, e.requestId],
+        `INSERT INTO audit (project_id, actor_type, key_id, action, bank_id, space_id, status, request_id, transport)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+        [
+          e.projectId,
+          e.actorType,
+          e.keyId,
+          e.action,
+          e.bankId,
+          e.spaceId,
+          e.status,
+          e.requestId,
+          e.transport ?? null,
+        ],
       );
     },
     async appendRefusal(e, inFull) {

@@ -334,14 +334,17 @@ export function memoryQueries(db: Db): MemoryStore {
 
     async getCandidates(projectId, bankId, ids, vector) {
       const literal = vectorLiteral(vector);
-      const rows = await readByIds(ids, (part) =>
+      // PostgreSQL reads a Recall's candidates in one statement (a round trip costs more than
+      // reading them): one statement blocks nobody there, unlike on the embedded engine.
+      const read = (part: string[]) =>
         db.query<MemoryRow & { similarity: number | null }>(
           `SELECT ${MEMORY_COLUMNS},
              CASE WHEN vector_dims(m.embedding) = $5 THEN 1 - (m.embedding <=> $4::vector) END AS similarity
            FROM memories m WHERE m.project_id = $1 AND m.bank_id = $2 AND m.id = ANY($3::uuid[])`,
           [projectId, bankId, part, literal, vector.length],
-        ),
-      );
+        );
+      const rows =
+        db.engine === 'postgres' ? (ids.length ? await read(ids) : []) : await readByIds(ids, read);
       return rows.map(toMemory);
     },
 

@@ -48,12 +48,24 @@ export interface OperationStore {
   /**
    * Claims the next runnable operation (pending, or processing with an expired lease), fairly:
    * the project, then the bank, whose last claim is oldest goes first. `progress` is where a
-   * sliced operation got to (null on its first run).
+   * sliced operation got to (null on its first run). With `payload: false` the payload is not
+   * read (it is `undefined`): a worker that keeps it from the operation's first slice asks
+   * `operationPayload` only when it has not.
    */
   claimOperation(
     workerId: string,
     leaseMs: number,
+    opts?: { payload?: boolean },
   ): Promise<{ operation: Operation; projectId: string; payload: unknown; progress: unknown } | null>;
+  /**
+   * The payload an operation was queued with (it never changes), and the length of its JSON text
+   * (what keeping it costs); null when the operation is gone.
+   */
+  operationPayload(
+    projectId: string,
+    bankId: string,
+    id: string,
+  ): Promise<{ payload: unknown; bytes: number } | null>;
   /**
    * Ends one slice of a claimed operation: records its progress and the memories it created and
    * gives the operation back, still processing, to be claimed again in its bank's next turn.
@@ -186,6 +198,7 @@ async function claimIn(
   workerId: string,
   leaseMs: number,
   bank: { project_id: string; bank_id: string } | null,
+  withPayload: boolean,
 ): Promise<{ operation: Operation; projectId: string; payload: unknown; progress: unknown } | null> {
   const rows = await db.query<OpRow & { payload: unknown; progress: unknown }>(
     `WITH c AS MATERIALIZED (
@@ -199,7 +212,8 @@ async function claimIn(
        FROM c
        WHERE o.project_id = c.project_id AND o.bank_id = c.bank_id AND o.id = c.id
        RETURNING o.id::text AS id, o.project_id, o.bank_id, o.kind, o.status, o.items_count, o.memories_created,
-         o.error, o.attempts, o.created_at, o.updated_at, o.payload, o.progress, 0 AS seq),
+         o.error, o.attempts, o.created_at, o.updated_at, ${withPayload ? 'o.payload' : 'NULL::jsonb AS payload'},
+         o.progress, 0 AS seq),
      t AS (
        INSERT INTO operation_turns (project_id, bank_id, claimed_at)
        SELECT u.project_id, x.bank_id, clock_timestamp() FROM u CROSS JOIN LATERAL (VALUES (''), (u.bank_id)) x(bank_id)
@@ -210,7 +224,12 @@ async function claimIn(
   const r = rows[0];
   if (!r) return null;
   const { payload, progress, ...op } = r;
-  return { operation: view(op), projectId: r.project_id, payload, progress };
+  return {
+    operation: view(op),
+    projectId: r.project_id,
+    payload: withPayload ? payload : undefined,
+    progress,
+  };
 }
 
 /** How often a process sweeps idempotency keys older than a day. */
@@ -324,7 +343,8 @@ export function operationQueries(db: Db): OperationStore & IdempotencyStore {
       );
       return rows[0] ? view(rows[0]) : null;
     },
-    async claimOperation(workerId, leaseMs) {
+    async claimOperation(workerId, leaseMs, opts = {}) {
+      const withPayload = opts.payload !== false;
       // Fair across tenants: the banks that have work, ordered by when their project and then
       // the bank itself last had an operation claimed (never first), are tried in turn; within a
       // bank operations run in order. A bank whose next operation another process just took
@@ -332,10 +352,20 @@ export function operationQueries(db: Db): OperationStore & IdempotencyStore {
       // runnable operation is claimed, as before.
       const banks = await db.query<{ project_id: string; bank_id: string }>(CANDIDATE_BANKS, [CANDIDATES]);
       for (const b of banks) {
-        const claimed = await claimIn(db, workerId, leaseMs, b);
+        const claimed = await claimIn(db, workerId, leaseMs, b, withPayload);
         if (claimed) return claimed;
       }
-      return banks.length === CANDIDATES ? claimIn(db, workerId, leaseMs, null) : null;
+      return banks.length === CANDIDATES ? claimIn(db, workerId, leaseMs, null, withPayload) : null;
+    },
+    async operationPayload(projectId, bankId, id) {
+      // As text, parsed here: its length is what the caller's cache counts.
+      const rows = await db.query<{ payload: string | null }>(
+        'SELECT payload::text AS payload FROM operations WHERE project_id = $1 AND bank_id = $2 AND id = $3',
+        [projectId, bankId, id],
+      );
+      const text = rows[0]?.payload;
+      if (rows.length === 0 || text === undefined) return null;
+      return text === null ? { payload: null, bytes: 0 } : { payload: JSON.parse(text), bytes: text.length };
     },
     async yieldOperation(projectId, bankId, id, workerId, progress, memoriesCreated) {
       // Still 'processing' (it is under way) but with its lease run out, so that the next claim,

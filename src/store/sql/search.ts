@@ -1,16 +1,41 @@
 import { EXACT_SEARCH_LIMIT } from '../exact-search.js';
-import type { MemoryFilter } from '../records.js';
+import type { Hit, MemoryFilter } from '../records.js';
 import type { Db, Queryable } from '../db.js';
+import { graphChannelSql } from './entities.js';
 import { filterClauses, vectorLiteral } from './filters.js';
 
-/** A scored hit of one retrieval channel. */
-export interface Hit {
-  id: string;
-  score: number;
+export type { Hit } from '../records.js';
+
+/** What one Recall asks of one bank's retrieval channels; a channel given null is off. */
+export interface ChannelQuery {
+  vector: Float32Array | null;
+  terms: string[];
+  window: { start: Date; end: Date } | null;
+  /** Entity probes of the graph channel (see `graphSearch`), and its depth. */
+  graph: { probes: string[]; depth: number } | null;
 }
 
-/** Recall's retrieval channels in SQL: semantic, keyword and temporal (the graph channel is in entities.ts). */
+/** Each channel's hits, best first (empty when it was off). */
+export interface ChannelHits {
+  semantic: Hit[];
+  keyword: Hit[];
+  temporal: Hit[];
+  graph: Hit[];
+}
+
+/** Recall's retrieval channels in SQL: semantic, keyword, temporal, and all of them at once with the graph. */
 export interface SearchStore {
+  /**
+   * Every channel of `q` in one statement (after one that sets the vector index walk up, when
+   * the bank is past the exact-search size): the same hits as the four channel methods.
+   */
+  searchChannels(
+    projectId: string,
+    bankId: string,
+    q: ChannelQuery,
+    filter: MemoryFilter,
+    limit: number,
+  ): Promise<ChannelHits>;
   semanticSearch(
     projectId: string,
     bankId: string,
@@ -69,11 +94,106 @@ const ANALYZE_BY_COLUMN_PAGES = 64;
 /** How often, at most, a process checks whether the planner statistics are stale. */
 const STATISTICS_CHECK_MS = 1000;
 
+/**
+ * The channels' queries, each over `$1` (project), `$2` (bank) and `$3` (limit), pushing its own
+ * parameters into `params`: (id, score, k1, k2) rows, best first by k1 and then by k2 descending,
+ * so that one statement can run several and keep each one's order. `where`: filter clauses over
+ * alias `m` whose parameters are in `params` already.
+ */
+const param = (params: unknown[], value: unknown) => {
+  params.push(value);
+  return `$${params.length}`;
+};
+
+/** Orders by the plain column, which no HNSW index covers: an exact scan of the bank's rows. */
+function exactVectorSql(params: unknown[], vector: Float32Array, where: string): string {
+  const v = param(params, vectorLiteral(vector));
+  const dims = param(params, vector.length);
+  return `SELECT m.id::text AS id, 1 - (m.embedding <=> ${v}::vector) AS score,
+       (m.embedding <=> ${v}::vector)::float8 AS k1, m.seq AS k2 FROM memories m
+     WHERE m.project_id = $1 AND m.bank_id = $2 AND vector_dims(m.embedding) = ${dims}${where}
+     ORDER BY m.embedding <=> ${v}::vector, m.seq DESC LIMIT $3`;
+}
+
+/**
+ * The HNSW walk over the index of the vector's size (or the bank's own, which a custom plan
+ * chooses); the LIMIT keeps the walk in its own subquery, re-sorted outside (relaxed order).
+ */
+function indexedVectorSql(params: unknown[], vector: Float32Array, where: string): string {
+  const dims = vector.length;
+  const v = param(params, vectorLiteral(vector));
+  return `SELECT id::text AS id, 1 - d AS score, d::float8 AS k1, seq AS k2 FROM (
+       SELECT m.id, m.seq, (m.embedding::vector(${dims})) <=> ${v}::vector(${dims}) AS d FROM memories m
+       WHERE m.project_id = $1 AND m.bank_id = $2 AND vector_dims(m.embedding) = ${dims}${where}
+       ORDER BY (m.embedding::vector(${dims})) <=> ${v}::vector(${dims}) LIMIT $3) c`;
+}
+
+/**
+ * BM25 in two phases, as the function `mnemo_keyword_search` (migration 6) documents: exact when
+ * the query's postings fit in DRIVER_POSTINGS (any bank of a few thousand memories); otherwise the
+ * common terms only rescore the candidates of the rare ones. Score: BM25 over the IDF mass of the
+ * query terms the bank knows, at most 1. The function returns its hits best first.
+ */
+function keywordSql(params: unknown[], terms: string[], filter: MemoryFilter, limit: number): string {
+  const p = (v: unknown) => param(params, v);
+  return `SELECT k.memory_id::text AS id, k.score, k.ord::float8 AS k1, 0::bigint AS k2
+     FROM mnemo_keyword_search($1::text, $2::text, ${p(terms)}::text[], $3::int,
+       ${p(Math.max(limit, KEYWORD_CANDIDATES))}::int, ${p(DRIVER_POSTINGS)}::int, ${p(K1)}::float8, ${p(B)}::float8,
+       ${p(filter.types?.length ? filter.types : null)}::text[], ${p(filter.tags?.length ? filter.tags : null)}::text[],
+       ${p(filter.tagsMatch ?? 'any')}::text, ${p(filter.documentId ?? null)}::text, ${p(filter.mentionedBefore ?? null)}::timestamptz)
+       WITH ORDINALITY AS k(memory_id, score, ord)`;
+}
+
+/**
+ * A memory is in the window when what it tells of (occurred) or when it was said (mentioned)
+ * falls inside. Score 1 at the middle of the window falling to 0.5 at its edges, from the nearer
+ * of the two times (LEAST skips the NULL of a time outside). The rows are found through indexes,
+ * in three exact parts: said inside the window; occurred over at most LONG_SPAN and starting at
+ * most that long before it; occurred over a longer span (few rows, their own partial index,
+ * migration 9).
+ */
+function temporalSql(params: unknown[], window: { start: Date; end: Date }, where: string): string {
+  const ws = `${param(params, window.start)}::timestamptz`;
+  const we = `${param(params, window.end)}::timestamptz`;
+  return `WITH w AS (SELECT ${ws} AS ws, ${we} AS we, ${ws} + (${we} - ${ws}) / 2 AS mid,
+                greatest(extract(epoch FROM ${we} - ${ws}) / 2, 1) AS half),
+     inside AS (
+       SELECT id FROM memories WHERE project_id = $1 AND bank_id = $2
+         AND mentioned_at >= ${ws} AND mentioned_at < ${we}
+       UNION
+       SELECT id FROM memories WHERE project_id = $1 AND bank_id = $2
+         AND occurred_start >= ${ws} - interval '${LONG_SPAN}' AND occurred_start < ${we}
+         AND coalesce(occurred_end, occurred_start) >= ${ws}
+       UNION
+       SELECT id FROM memories WHERE project_id = $1 AND bank_id = $2
+         AND occurred_end - occurred_start > interval '${LONG_SPAN}'
+         AND occurred_start < ${we} AND occurred_end >= ${ws}),
+     c AS (
+       SELECT m.id, m.seq, least(
+         CASE WHEN m.occurred_start < w.we AND coalesce(m.occurred_end, m.occurred_start) >= w.ws THEN
+           CASE WHEN m.occurred_start <= w.mid AND coalesce(m.occurred_end, m.occurred_start) >= w.mid THEN 0
+             ELSE least(abs(extract(epoch FROM m.occurred_start - w.mid)),
+                        abs(extract(epoch FROM coalesce(m.occurred_end, m.occurred_start) - w.mid))) END
+         END,
+         CASE WHEN m.mentioned_at >= w.ws AND m.mentioned_at < w.we
+           THEN abs(extract(epoch FROM m.mentioned_at - w.mid)) END) / w.half AS d
+       FROM inside i JOIN memories m ON m.project_id = $1 AND m.bank_id = $2 AND m.id = i.id
+       CROSS JOIN w
+       WHERE true${where})
+     SELECT id::text AS id, (1 - 0.5 * least(d, 1))::float8 AS score, d::float8 AS k1, seq AS k2 FROM c
+     ORDER BY d, seq DESC LIMIT $3`;
+}
+
+/** One channel's query alone, best first. */
+const hitsOf = (db: Queryable, sql: string, params: unknown[]) =>
+  db.query<Hit>(`SELECT id, score FROM (${sql}) c ORDER BY k1, k2 DESC`, params);
+
+const CHANNELS = ['semantic', 'keyword', 'temporal', 'graph'] as const;
+
 /** Retrieval channels as SQL. Scores: cosine similarity, normalised BM25, window closeness. */
 export function searchQueries(db: Db): SearchStore {
   let checkedAt = 0;
   let visibilityChecked = false;
-  // Orders by the plain column, which no HNSW index covers: an exact scan of the bank's rows.
   const exactSearch = (
     q: Queryable,
     projectId: string,
@@ -82,15 +202,37 @@ export function searchQueries(db: Db): SearchStore {
     filter: MemoryFilter,
     limit: number,
   ) => {
-    const params: unknown[] = [projectId, bankId, vectorLiteral(vector), limit, vector.length];
+    const params: unknown[] = [projectId, bankId, limit];
     const where = filterClauses(filter, params);
-    return q.query<{ id: string; score: number }>(
-      `SELECT m.id::text AS id, 1 - (m.embedding <=> $3::vector) AS score FROM memories m
-       WHERE m.project_id = $1 AND m.bank_id = $2 AND vector_dims(m.embedding) = $5${where}
-       ORDER BY m.embedding <=> $3::vector, m.seq DESC LIMIT $4`,
-      params,
-    );
+    return hitsOf(q, exactVectorSql(params, vector, where), params);
   };
+
+  /**
+   * Runs `search` with the vector index walk set up when the bank is past the exact-search size
+   * (given the bank's `size`): one statement reads the bank's size and sets the walk up (each statement costs
+   * ~0.4 ms on the embedded engine). Iterative scan: the walk goes on until enough rows pass the
+   * bank filter, instead of stopping after ef_search candidates of which few are this bank's.
+   * A custom plan, always: a generic plan of the prepared statement cannot use a bank's own
+   * partial index. The walk gives up after hnsw.max_scan_tuples; a bank that is a sliver of a
+   * huge table can then come back short, and is searched exactly instead.
+   */
+  const withVectorWalk = <T>(
+    projectId: string,
+    bankId: string,
+    limit: number,
+    search: (tx: Queryable, size: number) => Promise<T>,
+  ): Promise<T> =>
+    db.transaction(async (tx) => {
+      const size = await tx.query<{ n: number }>(
+        `SELECT memory_count AS n, set_config('hnsw.iterative_scan', 'relaxed_order', true),
+           set_config('hnsw.ef_search', $3, true), set_config('plan_cache_mode', 'force_custom_plan', true)
+         FROM banks WHERE project_id = $1 AND id = $2`,
+        [projectId, bankId, String(efSearch(limit))],
+      );
+      return search(tx, size[0]?.n ?? 0);
+    });
+  const indexable = (vector: Float32Array) => (HNSW_DIMENSIONS as readonly number[]).includes(vector.length);
+  const short = (hits: Hit[], limit: number, size: number) => hits.length < Math.min(limit, size);
 
   return {
     async maintainStatistics() {
@@ -151,109 +293,58 @@ export function searchQueries(db: Db): SearchStore {
     },
 
     async semanticSearch(projectId, bankId, vector, filter, limit) {
-      const dims = vector.length;
-      if (!(HNSW_DIMENSIONS as readonly number[]).includes(dims))
-        return exactSearch(db, projectId, bankId, vector, filter, limit);
-      return db.transaction(async (tx) => {
-        // One statement reads the bank's size and sets the index walk up (each statement costs
-        // ~0.4 ms on the embedded engine). Iterative scan: the walk goes on until enough rows
-        // pass the bank filter, instead of stopping after ef_search candidates of which few are
-        // this bank's. Relaxed order is re-sorted by the outer query. A custom plan, always: a
-        // generic plan of the prepared statement cannot use a bank's own partial index.
-        const size = await tx.query<{ n: number }>(
-          `SELECT memory_count AS n, set_config('hnsw.iterative_scan', 'relaxed_order', true),
-             set_config('hnsw.ef_search', $3, true), set_config('plan_cache_mode', 'force_custom_plan', true)
-           FROM banks WHERE project_id = $1 AND id = $2`,
-          [projectId, bankId, String(efSearch(limit))],
-        );
-        const n = size[0]?.n ?? 0;
-        if (n <= EXACT_SEARCH_LIMIT) return exactSearch(tx, projectId, bankId, vector, filter, limit);
-        const params: unknown[] = [projectId, bankId, vectorLiteral(vector), limit];
-        const where = filterClauses(filter, params);
-        const hits = await tx.query<{ id: string; score: number }>(
-          `WITH c AS MATERIALIZED (
-             SELECT m.id, m.seq, (m.embedding::vector(${dims})) <=> $3::vector(${dims}) AS d FROM memories m
-             WHERE m.project_id = $1 AND m.bank_id = $2 AND vector_dims(m.embedding) = ${dims}${where}
-             ORDER BY (m.embedding::vector(${dims})) <=> $3::vector(${dims}) LIMIT $4)
-           SELECT id::text AS id, 1 - d AS score FROM c ORDER BY d, seq DESC`,
+      if (!indexable(vector)) return exactSearch(db, projectId, bankId, vector, filter, limit);
+      return withVectorWalk(projectId, bankId, limit, async (tx, size) => {
+        if (size <= EXACT_SEARCH_LIMIT) return exactSearch(tx, projectId, bankId, vector, filter, limit);
+        const params: unknown[] = [projectId, bankId, limit];
+        const hits = await hitsOf(
+          tx,
+          indexedVectorSql(params, vector, filterClauses(filter, params)),
           params,
         );
-        // The walk gives up after hnsw.max_scan_tuples; a bank that is a sliver of a huge table
-        // can then come back short, and is searched exactly instead.
-        if (hits.length < Math.min(limit, n))
-          return exactSearch(tx, projectId, bankId, vector, filter, limit);
-        return hits;
+        return short(hits, limit, size) ? exactSearch(tx, projectId, bankId, vector, filter, limit) : hits;
       });
     },
 
     async keywordSearch(projectId, bankId, terms, filter, limit) {
       const unique = [...new Set(terms)];
       if (unique.length === 0) return [];
-      // BM25 in two phases, as the function `mnemo_keyword_search` (migration 6) documents:
-      // exact when the query's postings fit in DRIVER_POSTINGS (any bank of a few thousand
-      // memories); otherwise the common terms only rescore the candidates of the rare ones.
-      // Score: BM25 over the IDF mass of the query terms the bank knows, at most 1.
-      return db.query<{ id: string; score: number }>(
-        `SELECT memory_id::text AS id, score FROM mnemo_keyword_search($1, $2, $3::text[], $4, $5, $6, $7, $8,
-           $9::text[], $10::text[], $11, $12, $13::timestamptz)`,
-        [
-          projectId,
-          bankId,
-          unique,
-          limit,
-          Math.max(limit, KEYWORD_CANDIDATES),
-          DRIVER_POSTINGS,
-          K1,
-          B,
-          filter.types?.length ? filter.types : null,
-          filter.tags?.length ? filter.tags : null,
-          filter.tagsMatch ?? 'any',
-          filter.documentId ?? null,
-          filter.mentionedBefore ?? null,
-        ],
-      );
+      const params: unknown[] = [projectId, bankId, limit];
+      return hitsOf(db, keywordSql(params, unique, filter, limit), params);
     },
 
     async temporalSearch(projectId, bankId, window, filter, limit) {
-      const params: unknown[] = [projectId, bankId, window.start, window.end, limit];
-      const where = filterClauses(filter, params);
-      // A memory is in the window when what it tells of (occurred) or when it was said
-      // (mentioned) falls inside. Score 1 at the middle of the window falling to 0.5 at its
-      // edges, from the nearer of the two times (LEAST skips the NULL of a time outside).
-      // The rows are found through indexes, in three exact parts: said inside the window;
-      // occurred over at most LONG_SPAN and starting at most that long before it; occurred over
-      // a longer span (few rows, their own partial index, migration 9).
-      return db.query<{ id: string; score: number }>(
-        `WITH w AS (SELECT $3::timestamptz AS ws, $4::timestamptz AS we,
-                    $3::timestamptz + ($4::timestamptz - $3::timestamptz) / 2 AS mid,
-                    greatest(extract(epoch FROM $4::timestamptz - $3::timestamptz) / 2, 1) AS half),
-         inside AS (
-           SELECT id FROM memories WHERE project_id = $1 AND bank_id = $2
-             AND mentioned_at >= $3::timestamptz AND mentioned_at < $4::timestamptz
-           UNION
-           SELECT id FROM memories WHERE project_id = $1 AND bank_id = $2
-             AND occurred_start >= $3::timestamptz - interval '${LONG_SPAN}' AND occurred_start < $4::timestamptz
-             AND coalesce(occurred_end, occurred_start) >= $3::timestamptz
-           UNION
-           SELECT id FROM memories WHERE project_id = $1 AND bank_id = $2
-             AND occurred_end - occurred_start > interval '${LONG_SPAN}'
-             AND occurred_start < $4::timestamptz AND occurred_end >= $3::timestamptz),
-         c AS (
-           SELECT m.id, m.seq, least(
-             CASE WHEN m.occurred_start < w.we AND coalesce(m.occurred_end, m.occurred_start) >= w.ws THEN
-               CASE WHEN m.occurred_start <= w.mid AND coalesce(m.occurred_end, m.occurred_start) >= w.mid THEN 0
-                 ELSE least(abs(extract(epoch FROM m.occurred_start - w.mid)),
-                            abs(extract(epoch FROM coalesce(m.occurred_end, m.occurred_start) - w.mid))) END
-             END,
-             CASE WHEN m.mentioned_at >= w.ws AND m.mentioned_at < w.we
-               THEN abs(extract(epoch FROM m.mentioned_at - w.mid)) END) / w.half AS d
-           FROM inside i JOIN memories m ON m.project_id = $1 AND m.bank_id = $2 AND m.id = i.id
-           CROSS JOIN w
-           WHERE true${where})
-         SELECT id::text AS id, (1 - 0.5 * least(d, 1))::float8 AS score FROM c
-         ORDER BY d, seq DESC LIMIT $5`,
-        params,
-      );
+      const params: unknown[] = [projectId, bankId, limit];
+      return hitsOf(db, temporalSql(params, window, filterClauses(filter, params)), params);
+    },
+
+    async searchChannels(projectId, bankId, q, filter, limit) {
+      // One statement for every channel: a round trip costs more than most of these queries.
+      const run = async (tx: Queryable, size: number): Promise<ChannelHits> => {
+        const indexed = size > EXACT_SEARCH_LIMIT;
+        const params: unknown[] = [projectId, bankId, limit];
+        const where = filterClauses(filter, params);
+        const terms = [...new Set(q.terms)];
+        const vector = q.vector;
+        const parts = [
+          vector ? (indexed ? indexedVectorSql : exactVectorSql)(params, vector, where) : null,
+          terms.length ? keywordSql(params, terms, filter, limit) : null,
+          q.window ? temporalSql(params, q.window, where) : null,
+          q.graph ? graphChannelSql(params, q.graph.probes, q.graph.depth, where) : null,
+        ].flatMap((sql, ch) => (sql ? [`SELECT ${ch} AS ch, id, score, k1, k2 FROM (${sql}) c${ch}`] : []));
+        const hits: ChannelHits = { semantic: [], keyword: [], temporal: [], graph: [] };
+        if (parts.length === 0) return hits;
+        const rows = await tx.query<{ ch: number; id: string; score: number }>(
+          `SELECT ch, id, score FROM (${parts.join(' UNION ALL ')}) hits ORDER BY ch, k1, k2 DESC`,
+          params,
+        );
+        for (const r of rows) hits[CHANNELS[r.ch]!].push({ id: r.id, score: r.score });
+        if (vector && indexed && short(hits.semantic, limit, size))
+          hits.semantic = await exactSearch(tx, projectId, bankId, vector, filter, limit);
+        return hits;
+      };
+      if (!q.vector || !indexable(q.vector)) return run(db, 0);
+      return withVectorWalk(projectId, bankId, limit, run);
     },
   };
 }

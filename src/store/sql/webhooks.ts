@@ -130,7 +130,8 @@ export interface WebhookStore {
   claimWebhookDelivery(workerId: string, leaseMs: number): Promise<ClaimedDelivery | null>;
   /**
    * Records an attempt's outcome and releases the lease; nothing happens when the lease was
-   * lost (another worker took the delivery over). A finished delivery beyond the newest `keep`
+   * lost (another worker took the delivery over). A finished delivery's body is dropped (only
+   * the log of its attempts stays). A finished delivery beyond the newest `keep`
    * of its webhook is dropped.
    */
   finishWebhookAttempt(
@@ -298,7 +299,8 @@ export function webhookQueries(db: Db): WebhookStore {
            locked_by = NULL, locked_until = NULL, url = $7, last_error = $8, last_response_status = $9,
            last_response_body = $10, last_attempt_at = now(),
            delivered_at = CASE WHEN $5 = 'delivered' THEN now() END,
-           attempt_log = attempt_log || $11::jsonb, updated_at = now()
+           attempt_log = attempt_log || $11::jsonb, updated_at = now(),
+           body = CASE WHEN $5 = 'pending' THEN body ELSE '' END
          WHERE project_id = $1 AND bank_id = $2 AND id = $3 AND locked_by = $4
          RETURNING webhook_id::text AS webhook_id`,
         [
@@ -322,7 +324,7 @@ export function webhookQueries(db: Db): WebhookStore {
         // bounded by `keep` rows of the listing index.
         await db.query(
           `DELETE FROM webhook_deliveries WHERE project_id = $1 AND bank_id = $2 AND webhook_id = $3
-             AND status <> 'pending' AND seq < (
+             AND status <> 'pending' AND seq <= (
                SELECT seq FROM webhook_deliveries WHERE project_id = $1 AND bank_id = $2 AND webhook_id = $3
                ORDER BY seq DESC OFFSET $4 LIMIT 1)`,
           [projectId, bankId, webhookId, keep],

@@ -2,6 +2,7 @@
 import { get, onSurface } from '../api.js';
 import { h, localToIso, time } from '../dom.js';
 import { badge, empty, field, pageHeader, pager, section, table } from '../ui.js';
+import { AUDITED_ACTIONS } from '../vocabulary.js';
 import { bankHref } from './spaces.js';
 
 const statusKind = (s) => (s >= 500 ? 'error' : s >= 400 ? 'warn' : 'ok');
@@ -25,18 +26,7 @@ export async function auditPage(view, _params, query) {
   const actions = h(
     'datalist',
     { id: 'audit-actions' },
-    [
-      'memories.retain',
-      'memories.delete',
-      'banks.config.update',
-      'banks.delete',
-      'spaces.create',
-      'spaces.banks.attach',
-      'spaces.banks.remove',
-      'keys.create',
-      'keys.revoke',
-      'projects.create',
-    ].map((a) => h('option', { value: a })),
+    AUDITED_ACTIONS.map((a) => h('option', { value: a })),
   );
 
   const list = pager('Audit entries', {

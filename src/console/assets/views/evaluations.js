@@ -6,10 +6,11 @@
 import { bankUrl, del, get, isMissingRoute, post } from '../api.js';
 import { fill, fmtDate, fmtNumber, fmtScore, h, s, time } from '../dom.js';
 import { announce, badge, empty, errorBox, loading, section, table } from '../ui.js';
+import { EVALUATION_CHANNELS } from '../vocabulary.js';
 
 /** The most recent runs charted and listed (one page of the API). */
 const RUNS_SHOWN = 100;
-const CHANNELS = ['semantic', 'keyword', 'graph', 'temporal'];
+const CHANNELS = EVALUATION_CHANNELS;
 const SERIES = [
   ['recall_at_k', 'recall@k', 'series-recall'],
   ['mrr', 'MRR', 'series-mrr'],

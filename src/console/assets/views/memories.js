@@ -1,25 +1,12 @@
 /** Memories of a bank: a server-paged, filterable table with delete. */
 import { bankUrl, del, get } from '../api.js';
 import { h, time } from '../dom.js';
+import { TAGS_MATCH_LABELS } from '../labels.js';
 import { announce, badge, empty, field, pager, section, select, table } from '../ui.js';
+import { FACT_TYPES, TAGS_MATCH } from '../vocabulary.js';
 
-export const FACT_TYPES = [
-  'world',
-  'experience',
-  'observation',
-  'procedure',
-  'reasoning',
-  'preference',
-  'correction',
-  'profile',
-];
-export const TAGS_MATCH = [
-  ['any', 'any (or untagged)'],
-  ['all', 'all (or untagged)'],
-  ['any_strict', 'any, tagged only'],
-  ['all_strict', 'all, tagged only'],
-  ['exact', 'exactly these'],
-];
+/** Options of a tags_match select: the contract's values with the console's labels. */
+export const tagsMatchOptions = () => TAGS_MATCH.map((m) => [m, TAGS_MATCH_LABELS[m] ?? m]);
 
 /** Long text folds into a disclosure so a page of 50 stays readable. */
 function memoryText(m) {
@@ -35,7 +22,7 @@ export async function memoriesTab(body, profile) {
   const q = h('input', { type: 'search', name: 'q', autocomplete: 'off', maxlength: '500' });
   const type = select([['', 'Any type'], ...FACT_TYPES.map((t) => [t])], { name: 'type' });
   const tags = h('input', { name: 'tags', autocomplete: 'off' });
-  const tagsMatch = select(TAGS_MATCH, { name: 'tags_match' });
+  const tagsMatch = select(tagsMatchOptions(), { name: 'tags_match' });
   const documentId = h('input', { name: 'document_id', autocomplete: 'off', maxlength: '256' });
   const size = select([['25'], ['50'], ['100'], ['200']], { name: 'limit', value: '50' });
 

@@ -1,21 +1,12 @@
 /** Background operations of a bank (async Retain and other durable work), with status. */
 import { bankUrl, del, get, isMissingRoute } from '../api.js';
 import { fmtNumber, h, time } from '../dom.js';
+import { OPERATION_STATUS_KINDS } from '../labels.js';
 import { announce, badge, empty, errorBox, field, pager, section, select, table } from '../ui.js';
-
-const STATUS_KIND = {
-  pending: 'info',
-  processing: 'info',
-  completed: 'ok',
-  failed: 'error',
-  cancelled: 'muted',
-};
+import { OPERATION_STATUSES } from '../vocabulary.js';
 
 export async function operationsTab(body, profile) {
-  const status = select(
-    [['', 'Any status'], ['pending'], ['processing'], ['completed'], ['failed'], ['cancelled']],
-    { name: 'status' },
-  );
+  const status = select([['', 'Any status'], ...OPERATION_STATUSES.map((s) => [s])], { name: 'status' });
   let missing = false;
   const list = pager('Operations', {
     load: async (cursor) => {
@@ -37,7 +28,7 @@ export async function operationsTab(body, profile) {
             [
               { label: 'Id', cell: (o) => h('code', { title: o.id }, o.id.slice(0, 8)) },
               { label: 'Kind', cell: (o) => o.kind },
-              { label: 'Status', cell: (o) => badge(o.status, STATUS_KIND[o.status] ?? '') },
+              { label: 'Status', cell: (o) => badge(o.status, OPERATION_STATUS_KINDS[o.status] ?? '') },
               { label: 'Items', cell: (o) => fmtNumber(o.items_count), class: 'num' },
               { label: 'Memories created', cell: (o) => fmtNumber(o.memories_created), class: 'num' },
               { label: 'Attempts', cell: (o) => fmtNumber(o.attempts), class: 'num' },

@@ -1,6 +1,7 @@
 /** Bank overview: profile and counts, disposition, config editor, directives, deletion. */
 import { bankUrl, del, get, isMissingRoute, openApi, patch, post } from '../api.js';
 import { fill, fmtNumber, h, splitList, time, uid } from '../dom.js';
+import { CONFIG_HINTS, DISPOSITION_LABELS } from '../labels.js';
 import {
   announce,
   badge,
@@ -14,31 +15,10 @@ import {
   showFormError,
   table,
 } from '../ui.js';
+import { DISPOSITION_TRAITS } from '../vocabulary.js';
 
-const HINTS = {
-  retain_extraction_mode: 'How Retain turns content into memories.',
-  retain_auto_entities: 'Detect entities in retained text automatically.',
-  retain_custom_instructions: 'Extraction instructions for the custom mode. Empty: none.',
-  retain_mission: 'What Retain should focus on when it extracts memories.',
-  retain_chunk_size: 'Characters per chunk in chunks mode. Empty: the server default.',
-  reflect_mission: 'What Reflect answers should serve.',
-  enable_observations: 'Consolidate memories into observations in the background.',
-  observations_mission: 'What consolidated observations should capture.',
-  encryption: 'managed encrypts memory text at rest (needs MNEMO_MASTER_KEY on the server).',
-  enable_temporal_retrieval: 'Recall stage: memories near the time the query mentions.',
-  enable_graph_retrieval: 'Recall stage: memories linked through shared entities.',
-  enable_reranking: 'Recall stage: rerank the fused candidates.',
-  disposition_skepticism: '1–5 (default 3).',
-  disposition_literalism: '1–5 (default 3).',
-  disposition_empathy: '1–5 (default 3).',
-  recall_default_budget: 'Budget of a Recall that names none.',
-};
-
-const DISPOSITION = [
-  ['skepticism', 'Skepticism', 'trusting', 'skeptical'],
-  ['literalism', 'Literalism', 'reads between the lines', 'literal'],
-  ['empathy', 'Empathy', 'matter-of-fact', 'warm'],
-];
+/** `[trait, name, low end, high end]` for each of the contract's disposition traits. */
+const DISPOSITION = DISPOSITION_TRAITS.map((t) => [t, ...(DISPOSITION_LABELS[t] ?? [t, '', ''])]);
 
 function profileSection(profile) {
   const stat = (label, value) =>
@@ -231,10 +211,10 @@ async function configSection(profile, reload) {
             'div',
             { class: 'field' },
             check(label, el),
-            h('p', { class: 'hint', id: `${el.id}-hint` }, HINTS[key] ?? ''),
+            h('p', { class: 'hint', id: `${el.id}-hint` }, CONFIG_HINTS[key] ?? ''),
             h('p', { class: 'field-error', id: `${el.id}-err`, hidden: true }),
           )
-        : field(label, el, { hint: HINTS[key] });
+        : field(label, el, { hint: CONFIG_HINTS[key] });
     if (kind.kind === 'boolean') el.setAttribute('aria-describedby', `${el.id}-hint ${el.id}-err`);
     if (reset) wrap.append(reset);
     return { key, kind, el, value, wrap };

@@ -1,6 +1,7 @@
 /** Projects and their API keys (operator token only). */
 import { del, get, post } from '../api.js';
 import { fill, fmtNumber, h, localToIso, time } from '../dom.js';
+import { SCOPE_LABELS } from '../labels.js';
 import {
   announce,
   badge,
@@ -16,14 +17,10 @@ import {
   showFormError,
   table,
 } from '../ui.js';
+import { SCOPES } from '../vocabulary.js';
 
-const SCOPES = [
-  ['retain', 'Retain and delete memories'],
-  ['recall', 'Recall, Reflect, list memories, bank profile'],
-  ['graph:read', 'Entities and graph'],
-  ['mcp', 'The /mcp endpoint'],
-  ['admin', 'Spaces, config, directives, delete bank, audit'],
-];
+/** The contract's scopes, each with what it lets a key do. */
+const SCOPE_CHOICES = SCOPES.map((s) => [s, SCOPE_LABELS[s] ?? '']);
 
 const projectUrl = (id, rest = '') => `/v1/default/projects/${encodeURIComponent(id)}${rest}`;
 
@@ -207,7 +204,7 @@ export async function projectPage(view, { project }) {
 
   function mintForm() {
     const name = h('input', { name: 'name', required: true, maxlength: '256' });
-    const boxes = SCOPES.map(([scope]) =>
+    const boxes = SCOPE_CHOICES.map(([scope]) =>
       h('input', {
         type: 'checkbox',
         name: 'scopes',
@@ -224,7 +221,12 @@ export async function projectPage(view, { project }) {
       h('legend', null, 'Scopes'),
       boxes.map((box, i) =>
         check(
-          h('span', null, h('code', null, SCOPES[i][0]), h('span', { class: 'muted' }, ` — ${SCOPES[i][1]}`)),
+          h(
+            'span',
+            null,
+            h('code', null, SCOPE_CHOICES[i][0]),
+            h('span', { class: 'muted' }, ` — ${SCOPE_CHOICES[i][1]}`),
+          ),
           box,
         ),
       ),

@@ -2,9 +2,11 @@
 import { bankUrl, post } from '../api.js';
 import { fill, fmtScore, h, localToIso, splitList, time, uid } from '../dom.js';
 import { badge, check, clearFormError, empty, field, section, select, showFormError } from '../ui.js';
-import { FACT_TYPES, TAGS_MATCH } from './memories.js';
+import { BUDGETS, FACT_TYPES, SCORE_STAGES } from '../vocabulary.js';
+import { tagsMatchOptions } from './memories.js';
 
-export const STAGES = ['final', 'semantic', 'keyword', 'graph', 'temporal', 'reranker'];
+/** Recall's per-stage scores, in the contract's order (final first). */
+export const STAGES = SCORE_STAGES;
 
 const yesNo = (v) => (v ? 'yes' : 'no');
 
@@ -75,7 +77,7 @@ function resultCard(r, rank, bankId) {
 
 export async function recallTab(body, profile) {
   const query = h('textarea', { name: 'query', rows: '2', required: true, maxlength: '20000' });
-  const budget = select([['', 'bank default'], ['low'], ['mid'], ['high']], { name: 'budget' });
+  const budget = select([['', 'bank default'], ...BUDGETS.map((b) => [b])], { name: 'budget' });
   const maxTokens = h('input', {
     name: 'max_tokens',
     inputmode: 'numeric',
@@ -83,7 +85,7 @@ export async function recallTab(body, profile) {
   });
   const typeBoxes = FACT_TYPES.map((t) => h('input', { type: 'checkbox', name: 'types', value: t }));
   const tags = h('input', { name: 'tags', autocomplete: 'off' });
-  const tagsMatch = select(TAGS_MATCH, { name: 'tags_match' });
+  const tagsMatch = select(tagsMatchOptions(), { name: 'tags_match' });
   const queryTs = h('input', { type: 'datetime-local', name: 'query_timestamp' });
   const winStart = h('input', { type: 'datetime-local', name: 'temporal_window.start' });
   const winEnd = h('input', { type: 'datetime-local', name: 'temporal_window.end' });

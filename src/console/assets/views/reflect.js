@@ -2,7 +2,8 @@
 import { bankUrl, post } from '../api.js';
 import { fill, h, splitList, time } from '../dom.js';
 import { badge, check, clearFormError, empty, field, section, select, showFormError } from '../ui.js';
-import { FACT_TYPES, TAGS_MATCH } from './memories.js';
+import { BUDGETS, FACT_TYPES } from '../vocabulary.js';
+import { tagsMatchOptions } from './memories.js';
 
 function basedOn(b) {
   const list = (title, items, render) =>
@@ -34,9 +35,9 @@ function basedOn(b) {
 export async function reflectTab(body, profile) {
   const query = h('textarea', { name: 'query', rows: '2', required: true, maxlength: '20000' });
   const context = h('textarea', { name: 'context', rows: '2', maxlength: '20000' });
-  const budget = select([['', 'bank default'], ['low'], ['mid'], ['high']], { name: 'budget' });
+  const budget = select([['', 'bank default'], ...BUDGETS.map((b) => [b])], { name: 'budget' });
   const tags = h('input', { name: 'tags', autocomplete: 'off' });
-  const tagsMatch = select(TAGS_MATCH, { name: 'tags_match' });
+  const tagsMatch = select(tagsMatchOptions(), { name: 'tags_match' });
   const typeBoxes = FACT_TYPES.map((t) => h('input', { type: 'checkbox', name: 'fact_types', value: t }));
   const slot = h('div');
   const out = h('div', { 'aria-live': 'polite' });

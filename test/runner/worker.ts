@@ -1,0 +1,58 @@
+/**
+ * One fast-tier worker process (see `queue.ts`): takes a test file from the queue, runs it as a
+ * suite named by its path, and when that suite has finished (its last `after` hook) takes the
+ * next, until the queue is empty. A file's tests are its suite's subtests, so its `before`,
+ * `after`, `beforeEach` and `afterEach` hooks, even top-level ones, apply to its own tests only,
+ * and reports name the file they come from. Files run one after another, never interleaved.
+ *
+ * For each file it appends `{kind: 'cpu-file', file, ms}` to MNEMO_TEST_CPU_LOG: the process's
+ * CPU time from importing the file to its suite's end, which `test/run.ts` reports and keeps
+ * to order the next run's queue.
+ */
+import { AsyncResource } from 'node:async_hooks';
+import { appendFileSync } from 'node:fs';
+import { relative } from 'node:path';
+import { after, describe } from 'node:test';
+import { pathToFileURL } from 'node:url';
+import { takeNext } from './queue.js';
+
+const queue = process.env.MNEMO_TEST_QUEUE;
+if (!queue)
+  throw new Error('MNEMO_TEST_QUEUE is not set: test/runner/worker.ts is started by test/run.ts --fast');
+const log = process.env.MNEMO_TEST_CPU_LOG;
+
+/**
+ * node:test nests a suite in the test whose async context registers it: the next file's suite
+ * is registered from the previous one's `after` hook, so it is registered at the root's.
+ */
+const atRoot = AsyncResource.bind((register: () => void) => register());
+
+function runNext(): void {
+  const file = takeNext(queue!);
+  if (file === undefined) return;
+  atRoot(() =>
+    describe(relative(process.cwd(), file), async () => {
+      process.env.MNEMO_TEST_FILE = file; // for the watchdog's message (timeouts.ts)
+      const start = process.cpuUsage();
+      let finished = false;
+      const finish = () => {
+        if (finished) return;
+        finished = true;
+        const { user, system } = process.cpuUsage(start);
+        if (log)
+          appendFileSync(log, `${JSON.stringify({ kind: 'cpu-file', file, ms: (user + system) / 1000 })}\n`);
+        runNext();
+      };
+      try {
+        await import(pathToFileURL(file).href);
+      } catch (err) {
+        finish(); // the file fails to load: its suite fails with the error, the next one runs
+        throw err;
+      }
+      // Registered after the file's own hooks, so it runs after them.
+      after(finish);
+    }),
+  );
+}
+
+runNext();
