@@ -8,12 +8,12 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { createLogger } from '../../src/api/logger.js';
 import { type RunningServer, startServer } from '../../src/runtime/server.js';
 import { loadConfig } from '../../src/config/load.js';
+import { CHROMIUM, launchChromium } from '../helpers/chromium.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const ADMIN = 'console-test-admin-token';
 const BANK = 'alice@example.com';
 const skip = existsSync(CHROMIUM)
@@ -80,19 +80,8 @@ describe('web console in headless Chromium', { skip }, () => {
       {},
     );
     server = await startServer(config, createLogger('silent'));
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
+    context = await launchChromium(profile, {
+      args: ['--disable-component-update', '--disable-sync'],
       viewport: { width: 1280, height: 900 },
       colorScheme: 'light',
     });

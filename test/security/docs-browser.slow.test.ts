@@ -9,12 +9,10 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { chromium } from 'playwright-core';
 import { createLogger } from '../../src/api/logger.js';
 import { loadConfig } from '../../src/config/load.js';
 import { type RunningServer, startServer } from '../../src/runtime/server.js';
-
-const CHROMIUM = '/usr/bin/chromium';
+import { CHROMIUM, launchChromium } from '../helpers/chromium.js';
 
 describe('/docs in headless Chromium', {
   skip: existsSync(CHROMIUM) ? false : `no browser at ${CHROMIUM}`,
@@ -38,17 +36,7 @@ describe('/docs in headless Chromium', {
   test('Swagger UI renders the reference with no CSP violation and no page error', async () => {
     const profile = mkdtempSync(join(tmpdir(), 'mnemo-docs-chromium-'));
     dirs.push(profile);
-    const context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--no-first-run',
-        '--disable-background-networking',
-      ],
-    });
+    const context = await launchChromium(profile);
     try {
       const page = context.pages()[0] ?? (await context.newPage());
       const problems: string[] = [];
