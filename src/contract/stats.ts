@@ -76,8 +76,8 @@ export const TagQuery = z.object({
     description:
       'a pattern, `*` standing for any text (`user:*`), matched in any case; without `*`, the whole tag',
   }),
-  source: z.enum(['memories']).optional().meta({
-    description: "Hindsight's `mental_models` is not accepted: mnemo has no mental models yet",
+  source: z.enum(['memories', 'mental_models']).optional().meta({
+    description: "Where tags are counted: `memories` (default) or the bank's `mental_models`",
   }),
   limit: z.coerce.number().int().min(1).max(1000).optional().meta({ description: 'default 100' }),
   offset: z.coerce.number().int().min(0).max(1_000_000).optional(),
@@ -86,7 +86,10 @@ export const TagQuery = z.object({
 export const TagPage = z
   .object({
     items: z.array(
-      z.object({ tag: z.string(), count: z.number().int().meta({ description: 'memories with the tag' }) }),
+      z.object({
+        tag: z.string(),
+        count: z.number().int().meta({ description: 'memories (or mental models) with the tag' }),
+      }),
     ),
     total: z.number().int().meta({ description: 'distinct matching tags' }),
     limit: z.number().int(),

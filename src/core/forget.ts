@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type { ForgetSubject } from '../store/store.js';
+import type { ForgetSubject, ReceiptRecord } from '../store/store.js';
 import { requireBank } from './banks.js';
 import { scheduleConsolidation } from './consolidate/schedule.js';
 import { notFound } from './errors.js';
 import { isUuid } from './ids.js';
+import { queueRefreshes } from './mental-model-schedule.js';
 import { keyId, type Receipt, receiptView, signingKey, signReceipt } from './receipts.js';
 import type { Services } from './services.js';
 
@@ -72,18 +73,20 @@ export const ownMemories = (r: Receipt) => (r.deleted.memories ?? 0) - (r.delete
  * What this process holds outside the database about a forgotten subject. Recall answers of
  * the bank are no longer served (its generation moved in the forget's transaction, in every
  * process); this process drops them now rather than when they age out. Decrypted vectors and
- * data keys are dropped by the encrypting store's `forget`.
- *
- * Lead: mental-model content citing `done.memoryIds` (issue 21) should be marked stale here, once
- * mental models exist on main; nothing else in core needs to know of a forget.
+ * data keys are dropped by the encrypting store's `forget`. Work the forget left to do is
+ * queued: consolidation of the memories behind a deleted observation, refreshes of the mental
+ * models whose content was erased.
  */
 async function afterForget(
   s: Services,
   projectId: string,
   bankId: string,
-  done: { memoryIds: string[]; reconsolidate: number },
+  done: { memoryIds: string[]; reconsolidate: number; receipt: ReceiptRecord },
 ): Promise<void> {
   s.recallCache?.forgetBank(projectId, bankId);
   // Memories behind a deleted observation wait for a consolidation run: queue one.
   if (done.reconsolidate > 0) await scheduleConsolidation(s, projectId, bankId);
+  // Mental models whose content was erased wait for their refresh (a bank's went with it).
+  if (done.receipt.subject_kind !== 'bank' && (done.receipt.deleted.mental_models ?? 0) > 0)
+    await queueRefreshes(s, projectId, bankId);
 }

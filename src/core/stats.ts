@@ -100,18 +100,19 @@ export function tagPattern(q: string): string {
   return q.replace(/[\\%_]/g, '\\$&').replaceAll('*', '%');
 }
 
-/** The bank's tags with how many memories carry each, most used first. */
+/** The bank's tags with how many memories (or mental models) carry each, most used first. */
 export async function listTags(
   s: Services,
   projectId: string,
   bankId: string,
-  q: { q?: string; limit?: number; offset?: number },
+  q: { q?: string; source?: 'memories' | 'mental_models'; limit?: number; offset?: number },
 ) {
   await requireBank(s, projectId, bankId);
   const limit = q.limit ?? 100;
   const offset = q.offset ?? 0;
   const page = await s.store.tagCounts(projectId, bankId, {
     like: q.q ? tagPattern(q.q) : undefined,
+    source: q.source,
     limit,
     offset,
   });

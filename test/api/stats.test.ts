@@ -187,8 +187,24 @@ for (const engine of ENGINES) {
       assert.deepEqual(await literal('100%'), ['100%']);
       assert.deepEqual(await literal('a_b'), ['a_b']);
       assert.deepEqual(await literal('a*b'), ['a_b', 'axb'].sort());
+      const made = await t.call('POST', bankPath('stats', '/mental-models'), {
+        body: { name: 'm', source_query: 'q?', tags: ['model-only', 'shared'] },
+      });
+      assert.equal(made.status, 200, JSON.stringify(made.body));
       const mm = await t.call('GET', bankPath('stats', '/tags?source=mental_models'));
-      assert.equal(mm.status, 400);
+      assert.equal(mm.status, 200, JSON.stringify(mm.body));
+      assert.deepEqual(
+        mm.body.items.map((x: any) => [x.tag, x.count]),
+        [
+          ['model-only', 1],
+          ['shared', 1],
+        ],
+      );
+      assert.ok(
+        !(await t.call('GET', bankPath('stats', '/tags'))).body.items.some(
+          (x: any) => x.tag === 'model-only',
+        ),
+      );
     });
 
     test('the project-key surface needs the recall scope', async () => {

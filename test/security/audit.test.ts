@@ -18,6 +18,7 @@ const READ_ONLY = [
   /\/regenerate$/,
   /\/health\/llm$/,
   /\/receipts\/verify$/,
+  /\/dry-run-refresh$/,
 ];
 
 const PARAMS: Record<string, string> = {

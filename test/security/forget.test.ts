@@ -17,6 +17,7 @@ import { storeOver } from '../../src/store/open.js';
 import type { Db } from '../../src/store/db.js';
 import { bankPath, type TestApp, testApp } from '../helpers/app.js';
 import { ENGINES, openTestDb } from '../helpers/engines.js';
+import { until } from '../helpers/until.js';
 
 const BANK = 'forget-me';
 
@@ -86,7 +87,7 @@ function removed(before: Map<string, number>, after: Map<string, number>): Recor
 
 /** The receipt's counts of rows removed (not erasures in place, nor the derived `embeddings`). */
 function rowDeletions(deleted: Record<string, number>): Record<string, number> {
-  const { embeddings: _e, idempotency: _i, operation_payloads: _o, ...rest } = deleted;
+  const { embeddings: _e, idempotency: _i, operation_payloads: _o, mental_models: _m, ...rest } = deleted;
   return rest;
 }
 
@@ -156,6 +157,30 @@ for (const engine of ENGINES) {
       await ok('POST', bankPath(BANK, '/evaluations'), {
         cases: [{ query: 'Where does Alice drink tea?', expected_memory_ids: [zanzibar] }],
       });
+      // A mental model refreshed (extractive Reflect) from the bank: its content draws on the memory.
+      const made = await ok('POST', bankPath(BANK, '/mental-models'), {
+        id: 'tea',
+        name: 'Tea',
+        source_query: 'Where does Alice drink green tea?',
+      });
+      const worker = await t.reconfigured({ runWorker: true });
+      const op = await until(
+        async () => (await worker.call('GET', bankPath(BANK, `/operations/${made.operation_id}`))).body,
+        (o) => o.status === 'completed' || o.status === 'failed',
+      );
+      assert.equal(op.status, 'completed', JSON.stringify(op));
+      // The bank's other queued work (the Retain's consolidation) done, the worker stops: what
+      // the forget leaves queued is checked below before anything runs it.
+      await until(
+        async () =>
+          (await worker.call('GET', bankPath(BANK, '/operations?status=pending'))).body.items.length,
+        (n) => n === 0,
+      );
+      await worker.close();
+      assert.ok(
+        (await rowsContaining(db, SECRET_MEMORY)).mental_models,
+        'the model content holds the memory',
+      );
       assert.ok(
         Object.keys(await rowsContaining(db, SECRET_MEMORY)).length >= 3,
         'the attack has rows to find',
@@ -181,6 +206,10 @@ for (const engine of ENGINES) {
       assert.equal(r.deleted.entities, 1, 'Zanzibar, mentioned by it alone');
       assert.equal(r.deleted.embeddings, 2);
       assert.equal(r.deleted.evaluations, 1);
+      assert.equal(r.deleted.mental_models, 1, 'its content and answer erased');
+      const model = await ok('GET', bankPath(BANK, '/mental-models/tea'));
+      assert.equal(model.is_stale, true);
+      assert.equal(model.refresh_pending, true, 'a refresh is asked for');
       // The kept answer of the Retain named the memory: a replay is refused, not run again.
       assert.equal(r.deleted.idempotency, 1);
       const replay = await t.call('POST', bankPath(BANK, '/memories'), {

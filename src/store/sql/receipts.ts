@@ -39,8 +39,9 @@ export interface ReceiptStore {
    * vectors, keyword terms and entity links, entities left without a mention, vocabulary left
    * unused, documents left empty, the (plaintext) evaluation runs whose cases name one of those
    * memories; it erases the kept Idempotency-Key answers that may contain them and the payloads
-   * of finished Retain operations, and queues the other memories behind a deleted observation
-   * for consolidation again. A bank: every row of every table keyed by it but the audit log and
+   * of finished Retain operations and the content (and its history) of mental models whose
+   * Reflect drew on them (asking for their refresh), and queues the other memories behind a
+   * deleted observation for consolidation again. A bank: every row of every table keyed by it but the audit log and
    * receipts, its data key included. The receipt `draft.seal` makes of the counts is stored in
    * the same transaction. Null, with nothing changed, when the subject does not exist.
    * `memoryIds`: every memory that went (for in-process caches); `reconsolidate`: how many
@@ -242,6 +243,30 @@ async function forgetCopies(
        WHERE project_id = $1 AND bank_id = $2 AND kind = 'retain' AND status IN ('completed', 'cancelled')
          AND payload <> '{}'::jsonb`,
       p,
+    ),
+  );
+  // Mental models whose last Reflect drew on a memory that went (its answer names it; a sealed
+  // one cannot be read here, so every sealed one of the bank): content and answer are erased with
+  // the history of what they were, and a refresh is asked for (re-derived from what is left).
+  const models = await ids(
+    tx,
+    `UPDATE mental_models SET content = NULL, reflect_response = NULL, updated_at = now(),
+       refresh_requested_at = coalesce(refresh_requested_at, date_trunc('milliseconds', now()))
+     WHERE project_id = $1 AND bank_id = $2 AND (content IS NOT NULL OR reflect_response IS NOT NULL)
+       AND (left(coalesce(reflect_response, ''), length($4)) = $4 OR left(coalesce(content, ''), length($4)) = $4
+         OR EXISTS (SELECT 1 FROM regexp_matches(coalesce(reflect_response, ''), '${UUID_PATTERN}', 'g') AS x(m)
+                    WHERE x.m[1]::uuid = ANY($3::uuid[])))
+     RETURNING id`,
+    [...p, memoryIds, SEALED],
+  );
+  add(deleted, 'mental_models', models.length);
+  add(
+    deleted,
+    'mental_model_history',
+    await changed(
+      tx,
+      'DELETE FROM mental_model_history WHERE project_id = $1 AND bank_id = $2 AND model_id = ANY($3::text[])',
+      [...p, models],
     ),
   );
   // Evaluation runs whose cases name a memory that went (expected or found). A sealed run (an

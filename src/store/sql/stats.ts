@@ -47,7 +47,7 @@ export interface StatsStore {
   tagCounts(
     projectId: string,
     bankId: string,
-    q: { like?: string; limit: number; offset: number },
+    q: { like?: string; source?: 'memories' | 'mental_models'; limit: number; offset: number },
   ): Promise<{ items: { tag: string; count: number }[]; total: number }>;
 }
 
@@ -120,7 +120,8 @@ export function statsQueries(db: Db): StatsStore {
         params.push(q.like);
         match = ` AND t.tag ILIKE $${params.length}`;
       }
-      const from = `FROM memories m CROSS JOIN LATERAL unnest(m.tags) AS t(tag)
+      const table = q.source === 'mental_models' ? 'mental_models' : 'memories';
+      const from = `FROM ${table} m CROSS JOIN LATERAL unnest(m.tags) AS t(tag)
         WHERE m.project_id = $1 AND m.bank_id = $2${match}`;
       const items = await db.query<{ tag: string; count: number }>(
         `SELECT t.tag, count(*)::int AS count ${from}
