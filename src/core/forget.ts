@@ -1,3 +1,4 @@
+import { forgetInMentalModels } from './mental-model-schedule.js';
 import { randomUUID } from 'node:crypto';
 import type { ForgetSubject } from '../store/store.js';
 import { requireBank } from './banks.js';
@@ -73,9 +74,8 @@ export const ownMemories = (r: Receipt) => (r.deleted.memories ?? 0) - (r.delete
  * the bank are no longer served (its generation moved in the forget's transaction, in every
  * process); this process drops them now rather than when they age out. Decrypted vectors and
  * data keys are dropped by the encrypting store's `forget`.
- *
- * Lead: mental-model content citing `done.memoryIds` (issue 21) should be marked stale here, once
- * mental models exist on main; nothing else in core needs to know of a forget.
+ * Mental models whose content rests on a forgotten memory lose it (and their history) and are
+ * refreshed.
  */
 async function afterForget(
   s: Services,
@@ -84,6 +84,7 @@ async function afterForget(
   done: { memoryIds: string[]; reconsolidate: number },
 ): Promise<void> {
   s.recallCache?.forgetBank(projectId, bankId);
+  await forgetInMentalModels(s, projectId, bankId, done.memoryIds);
   // Memories behind a deleted observation wait for a consolidation run: queue one.
   if (done.reconsolidate > 0) await scheduleConsolidation(s, projectId, bankId);
 }

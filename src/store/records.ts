@@ -265,3 +265,9 @@ export interface DocumentRecord {
   created_at: Date;
   updated_at: Date;
 }
+
+/** A scored hit of one retrieval channel. */
+export interface Hit {
+  id: string;
+  score: number;
+}

@@ -168,6 +168,42 @@ for (const engine of ENGINES) {
       assert.equal(history[0].previous_content, second.content);
     });
 
+    test('forgetting a memory the content rests on drops the content and history, then refreshes', async () => {
+      const bank = 'forgetful';
+      const r = await t.call('POST', bankPath(bank, '/memories'), {
+        body: {
+          items: [
+            { content: 'Erin hides the spare key under the blue flowerpot.' },
+            { content: 'Erin likes jazz.' },
+          ],
+        },
+      });
+      const [secret] = r.body.memory_ids as string[];
+      const made = await t.call('POST', mm('', bank), {
+        body: { id: 'erin', name: 'Erin', source_query: 'Where does Erin hide the spare key?' },
+      });
+      await done(bank, made.body.operation_id);
+      const again = await t.call('POST', mm('/erin/refresh', bank));
+      await done(bank, again.body.operation_id);
+      const before = await get('erin', bank);
+      assert.match(before.content, /flowerpot/);
+      assert.ok(before.reflect_response.based_on.memories.some((m: any) => m.id === secret));
+      assert.equal((await t.call('GET', mm('/erin/history', bank))).body.length, 2);
+
+      assert.equal((await t.call('DELETE', bankPath(bank, `/memories/${secret}`))).status, 200);
+      const history = (await t.call('GET', mm('/erin/history', bank))).body as any[];
+      assert.ok(
+        history.every((h) => !/flowerpot/.test(`${h.previous_content} ${h.content}`)),
+        'no past content quotes the forgotten memory',
+      );
+      const after = await until(
+        () => get('erin', bank),
+        (m) => !m.refresh_pending && m.content !== null,
+      );
+      assert.doesNotMatch(after.content, /flowerpot/);
+      assert.ok(!after.reflect_response.based_on.memories.some((m: any) => m.id === secret));
+    });
+
     test('a dry run shows the refresh and stores nothing', async () => {
       const made = await t.call('POST', mm(), {
         body: { id: 'club', name: 'Club', source_query: 'How far does Alice run each week?' },

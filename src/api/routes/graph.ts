@@ -20,7 +20,7 @@ import { ok } from './openapi.js';
 import { router, send, servicesOf } from './router.js';
 
 /** Tags of a query string: repeated (`tags=a&tags=b`) or comma-separated. */
-const tagList = (v: string | string[] | undefined) =>
+export const tagList = (v: string | string[] | undefined) =>
   v === undefined ? undefined : (Array.isArray(v) ? v : v.split(',')).map((t) => t.trim()).filter(Boolean);
 
 /** Browsing a bank: its memory and entity graphs, one entity, one memory and its history, a document's pieces. */

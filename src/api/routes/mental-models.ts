@@ -27,14 +27,12 @@ import {
   MentalModelRefreshQueued,
   UpdateMentalModelBody,
 } from '../../contract/mental-models.js';
+import { tagList } from './graph.js';
 import { errorResponse, jsonBody, ok } from './openapi.js';
 import { router, send, servicesOf } from './router.js';
 
 const TAG = ['Mental models'];
 const orUndefined = <T>(v: T | null | undefined) => v ?? undefined;
-/** Tags of a query string: repeated (`tags=a&tags=b`) or comma-separated. */
-const tagList = (v: string | string[] | undefined) =>
-  v === undefined ? undefined : (Array.isArray(v) ? v : v.split(',')).map((t) => t.trim()).filter(Boolean);
 
 /** A bank's mental models: named source queries whose Reflect answers are kept and refreshed. */
 export const mentalModelRoutes = router()

@@ -1,4 +1,4 @@
-import type { Hit } from './search.js';
+import type { Hit } from '../records.js';
 import type { Db } from '../db.js';
 import type { Entity, MemoryFilter, Page } from '../records.js';
 import { decodeCursor, encodeCursor, filterClauses } from './filters.js';

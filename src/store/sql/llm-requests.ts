@@ -69,18 +69,22 @@ export interface LlmBucketRow {
   duration_ms: number;
 }
 
+/**
+ * The filter's conditions after `project_id = $1 AND bank_id = $2` (which every statement
+ * writes out, one bank), each with its parameter pushed onto `params`.
+ */
 function where(projectId: string, bankId: string, f: LlmRequestFilter, params: unknown[]): string {
   params.push(projectId, bankId);
-  const conds = ['project_id = $1', 'bank_id = $2'];
+  let conds = '';
   const add = (sql: string, v: unknown) => {
     params.push(v);
-    conds.push(sql.replace('?', `$${params.length}`));
+    conds += ` AND ${sql.replace('?', `$${params.length}`)}`;
   };
   for (const col of ['status', 'operation', 'scope', 'provider', 'trace_id'] as const)
     if (f[col] !== undefined) add(`${col} = ?`, f[col]);
   if (f.since) add('started_at >= ?', f.since);
   if (f.until) add('started_at < ?', f.until);
-  return conds.join(' AND ');
+  return conds;
 }
 
 const COLUMNS =
@@ -121,7 +125,10 @@ export function llmRequestQueries(db: Db): LlmRequestStore {
       const params: unknown[] = [];
       let cond = where(projectId, bankId, filter, params);
       const total = (
-        await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM llm_requests WHERE ${cond}`, params)
+        await db.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM llm_requests WHERE project_id = $1 AND bank_id = $2${cond}`,
+          params,
+        )
       )[0]!.n;
       const after = decodeCursor(page.cursor);
       if (after !== null) {
@@ -130,7 +137,7 @@ export function llmRequestQueries(db: Db): LlmRequestStore {
       }
       params.push(page.limit + 1, after !== null ? 0 : page.offset);
       const rows = await db.query<LlmCallRecord & { seq: number }>(
-        `SELECT ${COLUMNS} FROM llm_requests WHERE ${cond}
+        `SELECT ${COLUMNS} FROM llm_requests WHERE project_id = $1 AND bank_id = $2${cond}
           ORDER BY seq DESC LIMIT $${params.length - 1} OFFSET $${params.length}`,
         params,
       );
@@ -152,7 +159,7 @@ export function llmRequestQueries(db: Db): LlmRequestStore {
                 operation, scope, status, count(*)::int AS calls,
                 sum(input_tokens)::float8 AS input_tokens, sum(output_tokens)::float8 AS output_tokens,
                 sum(duration_ms)::float8 AS duration_ms
-           FROM llm_requests WHERE ${cond} GROUP BY 1, 2, 3, 4`,
+           FROM llm_requests WHERE project_id = $1 AND bank_id = $2${cond} GROUP BY 1, 2, 3, 4`,
         params,
       );
       return rows.map((r) => ({

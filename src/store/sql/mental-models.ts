@@ -136,6 +136,12 @@ export interface MentalModelStore {
     error: string,
   ): Promise<void>;
   /**
+   * Forgets what the named models hold: their content and Reflect answer, and every history
+   * entry (past contents may quote what was forgotten), in one transaction; marks them for a
+   * refresh. Returns how many models.
+   */
+  forgetMentalModelContent(projectId: string, bankId: string, ids: string[]): Promise<number>;
+  /**
    * One batch of the bank's models and history entries with a text value not in the form
    * `toEncrypted` asks for, rewritten by `convert` (which gets each value as stored) under the
    * bank lock while the bank's config still wants that form; returns how many rows (0: none left).
@@ -351,6 +357,24 @@ export function mentalModelQueries(db: Db): MentalModelStore {
          WHERE project_id = $1 AND bank_id = $2 AND id = $3`,
         [projectId, bankId, id, error, requestedAt],
       );
+    },
+
+    async forgetMentalModelContent(projectId, bankId, ids) {
+      if (ids.length === 0) return 0;
+      return db.transaction(async (tx) => {
+        const rows = await tx.query(
+          `UPDATE mental_models SET content = NULL, reflect_response = NULL, refreshed_generation = NULL,
+             refresh_requested_at = coalesce(refresh_requested_at, date_trunc('milliseconds', now())),
+             updated_at = now()
+           WHERE project_id = $1 AND bank_id = $2 AND id = ANY($3::text[]) RETURNING 1`,
+          [projectId, bankId, ids],
+        );
+        await tx.query(
+          'DELETE FROM mental_model_history WHERE project_id = $1 AND bank_id = $2 AND model_id = ANY($3::text[])',
+          [projectId, bankId, ids],
+        );
+        return rows.length;
+      });
     },
 
     async convertMentalModels(projectId, bankId, toEncrypted, limit, convert) {

@@ -1,5 +1,5 @@
 import type { ConsolidationSource, Memory, ObservationChange, ObservationDetail } from '../records.js';
-import type { Hit } from './search.js';
+import type { Hit } from '../records.js';
 import type { Db, Queryable } from '../db.js';
 import { EXACT_SEARCH_LIMIT } from '../exact-search.js';
 import { vectorLiteral } from './filters.js';

@@ -1,14 +1,10 @@
 import { EXACT_SEARCH_LIMIT } from '../exact-search.js';
-import type { MemoryFilter } from '../records.js';
+import type { Hit, MemoryFilter } from '../records.js';
 import type { Db, Queryable } from '../db.js';
 import { graphChannelSql } from './entities.js';
 import { filterClauses, vectorLiteral } from './filters.js';
 
-/** A scored hit of one retrieval channel. */
-export interface Hit {
-  id: string;
-  score: number;
-}
+export type { Hit } from '../records.js';
 
 /** What one Recall asks of one bank's retrieval channels; a channel given null is off. */
 export interface ChannelQuery {
