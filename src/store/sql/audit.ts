@@ -35,6 +35,37 @@ export interface AuditStore {
 /** The action of the aggregate entry of a minute's refusals beyond those kept in full. */
 export const REFUSALS_ACTION = 'auth.refusals';
 
+/** The columns of an audit row as `AuditRow` reads them. */
+export const AUDIT_COLUMNS =
+  'id::int8 AS id, at, actor_type, key_id, action, bank_id, space_id, status, request_id, count, transport';
+
+export interface AuditRow {
+  id: number;
+  at: Date;
+  actor_type: string;
+  key_id: string | null;
+  action: string;
+  bank_id: string | null;
+  space_id: string | null;
+  status: number;
+  request_id: string;
+  count: number | null;
+  transport: string | null;
+}
+
+/** An audit row as the API shows it. */
+export const auditEntry = (r: AuditRow): AuditEntry => ({
+  id: String(r.id),
+  at: r.at,
+  actor: { type: r.actor_type, key_id: r.key_id },
+  action: r.action,
+  bank_id: r.bank_id,
+  space_id: r.space_id,
+  status: r.status,
+  request_id: r.request_id,
+  count: r.count ?? 1,
+});
+
 /** Append-only audit trail, paged by an opaque cursor. */
 export function auditQueries(db: Db): AuditStore {
   return {
@@ -100,34 +131,13 @@ export function auditQueries(db: Db): AuditStore {
       const after = decodeCursor(page.cursor);
       if (after !== null) add('id < ?', after);
       params.push(page.limit + 1);
-      const rows = await db.query<{
-        id: number;
-        at: Date;
-        actor_type: string;
-        key_id: string | null;
-        action: string;
-        bank_id: string | null;
-        space_id: string | null;
-        status: number;
-        request_id: string;
-        count: number | null;
-      }>(
-        `SELECT id::int8 AS id, at, actor_type, key_id, action, bank_id, space_id, status, request_id, count FROM audit
+      const rows = await db.query<AuditRow>(
+        `SELECT ${AUDIT_COLUMNS} FROM audit
          WHERE ${conds.join(' AND ')} ORDER BY id DESC LIMIT $${params.length}`,
         params,
       );
       const more = rows.length > page.limit;
-      const items: AuditEntry[] = rows.slice(0, page.limit).map((r) => ({
-        id: String(r.id),
-        at: r.at,
-        actor: { type: r.actor_type, key_id: r.key_id },
-        action: r.action,
-        bank_id: r.bank_id,
-        space_id: r.space_id,
-        status: r.status,
-        request_id: r.request_id,
-        count: r.count ?? 1,
-      }));
+      const items: AuditEntry[] = rows.slice(0, page.limit).map(auditEntry);
       return { items, next_cursor: more ? encodeCursor(Number(rows[page.limit - 1]!.id)) : null };
     },
   };

@@ -1,5 +1,6 @@
 import type { AuditEntry } from '../records.js';
 import type { Db } from '../db.js';
+import { AUDIT_COLUMNS, type AuditRow, auditEntry } from './audit.js';
 import { decodeCursor, encodeCursor } from './filters.js';
 
 /** How a request came: over HTTP, as an MCP tool call, or from the server itself (none in mnemo). */
@@ -65,20 +66,6 @@ function where(projectId: string, bankId: string, f: BankAuditFilter, params: un
   return conds.join(' AND ');
 }
 
-interface Row {
-  id: number;
-  at: Date;
-  actor_type: string;
-  key_id: string | null;
-  action: string;
-  bank_id: string | null;
-  space_id: string | null;
-  status: number;
-  request_id: string;
-  count: number | null;
-  transport: string | null;
-}
-
 export function bankAuditQueries(db: Db): BankAuditStore {
   return {
     async listBankAudit(projectId, bankId, filter, page) {
@@ -95,24 +82,15 @@ export function bankAuditQueries(db: Db): BankAuditStore {
         cond += ` AND id < $${params.length}`;
       }
       params.push(page.limit + 1, after !== null ? 0 : page.offset);
-      const rows = await db.query<Row>(
-        `SELECT id::int8 AS id, at, actor_type, key_id, action, bank_id, space_id, status, request_id, count, transport
-           FROM audit WHERE ${cond} ORDER BY id DESC LIMIT $${params.length - 1} OFFSET $${params.length}`,
+      const rows = await db.query<AuditRow>(
+        `SELECT ${AUDIT_COLUMNS} FROM audit WHERE ${cond} ORDER BY id DESC LIMIT $${params.length - 1} OFFSET $${params.length}`,
         params,
       );
       const more = rows.length > page.limit;
       return {
         items: rows.slice(0, page.limit).map((r) => ({
-          id: String(r.id),
-          at: r.at,
-          actor: { type: r.actor_type, key_id: r.key_id },
-          action: r.action,
-          bank_id: r.bank_id,
-          space_id: r.space_id,
-          status: r.status,
-          request_id: r.request_id,
-          count: r.count ?? 1,
-          transport: r.transport === 'mcp' ? 'mcp' : 'http',
+          ...auditEntry(r),
+          transport: r.transport === 'mcp' ? ('mcp' as const) : ('http' as const),
         })),
         total: Math.min(n, page.countCap),
         capped: n > page.countCap,

@@ -17,8 +17,6 @@ export interface IntakeStore {
     session: string,
     limit: number,
   ): Promise<{ text: string; context: string | null }[]>;
-  /** Adds language model token usage to the bank's counters. */
-  addLlmUsage(projectId: string, bankId: string, inputTokens: number, outputTokens: number): Promise<void>;
 }
 
 /**
@@ -85,13 +83,6 @@ export function intakeQueries(db: Db): IntakeStore {
          WHERE m.project_id = $1 AND m.bank_id = $2 AND m.document_id IS NULL AND ${SESSION_EXPR} = $3
          ORDER BY m.seq DESC LIMIT $4`,
         [projectId, bankId, session, limit],
-      );
-    },
-    async addLlmUsage(projectId, bankId, input, output) {
-      await db.query(
-        `UPDATE banks SET llm_input_tokens = llm_input_tokens + $3, llm_output_tokens = llm_output_tokens + $4
-         WHERE project_id = $1 AND id = $2`,
-        [projectId, bankId, input, output],
       );
     },
   };
