@@ -69,8 +69,9 @@ describe('/docs in headless Chromium', {
         await new Promise((r) => setTimeout(r, 250));
       }
       assert.equal(await last.count(), 1, 'the operations are listed down to the last one');
-      // expand one operation: its React-rendered body uses inline styles and data: icons
-      await page.locator('.opblock-summary').first().click();
+      // expand one operation (the last, on screen now): its React-rendered body uses inline
+      // styles and data: icons
+      await last.click();
       await page.locator('.opblock-body').first().waitFor();
       await page.waitForTimeout(300);
       assert.deepEqual(problems, []);
