@@ -10,6 +10,7 @@ import {
   updateIdentity,
 } from '../../core/banks.js';
 import { settingsUpdates } from '../../core/bank-upkeep.js';
+import { HindsightBankSettings } from '../../contract/bank-upkeep.js';
 import { listMemories } from '../../core/memories.js';
 import type { Services } from '../../core/services.js';
 import type { Bank } from '../../core/types.js';
@@ -27,26 +28,12 @@ import { router, send, servicesOf } from './router.js';
  * the wire shapes differ.
  */
 
-const level = z.number().int().min(1).max(5);
 const UpsertBankBody = z
   .object({
     name: z.string().max(256).nullable().optional(),
     mission: z.string().max(4000).nullable().optional(),
-    reflect_mission: z.string().max(4000).nullable().optional(),
     background: z.string().max(4000).nullable().optional(),
-    disposition: z.object({ skepticism: level, literalism: level, empathy: level }).nullable().optional(),
-    disposition_skepticism: level.nullable().optional(),
-    disposition_literalism: level.nullable().optional(),
-    disposition_empathy: level.nullable().optional(),
-    retain_mission: z.string().max(4000).nullable().optional(),
-    retain_extraction_mode: z.string().max(32).nullable().optional(),
-    retain_custom_instructions: z.string().max(4000).nullable().optional(),
-    retain_chunk_size: z.number().int().nullable().optional(),
-    enable_observations: z.boolean().nullable().optional(),
-    observations_mission: z.string().max(4000).nullable().optional(),
-    enable_temporal_retrieval: z.boolean().nullable().optional(),
-    enable_graph_retrieval: z.boolean().nullable().optional(),
-    enable_reranking: z.boolean().nullable().optional(),
+    ...HindsightBankSettings,
   })
   .openapi('UpsertBank');
 
