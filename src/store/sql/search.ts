@@ -88,6 +88,13 @@ const efSearch = (limit: number) => Math.min(1000, Math.max(64, limit * 2));
 /** Occurred spans up to this long are found by their start; longer ones by their own index. */
 export const LONG_SPAN = '31 days';
 
+/**
+ * Rows the temporal channel reads, at most, among the spans over the window's middle, before
+ * its filter: they all score the same, so any of them will do, but a filter passing few of
+ * them must not make it read on through the bank.
+ */
+const TEMPORAL_SCAN = 1000;
+
 /** Tables past this many pages are analyzed a column per statement on the embedded engine. */
 const ANALYZE_BY_COLUMN_PAGES = 64;
 
@@ -147,27 +154,44 @@ function keywordSql(params: unknown[], terms: string[], filter: MemoryFilter, li
 /**
  * A memory is in the window when what it tells of (occurred) or when it was said (mentioned)
  * falls inside. Score 1 at the middle of the window falling to 0.5 at its edges, from the nearer
- * of the two times (LEAST skips the NULL of a time outside). The rows are found through indexes,
- * in three exact parts: said inside the window; occurred over at most LONG_SPAN and starting at
- * most that long before it; occurred over a longer span (few rows, their own partial index,
- * migration 9).
+ * of the two times (LEAST skips the NULL of a time outside). The best `$3` by that distance are
+ * among the best `$3` by each time alone, and those are read in index order outward from the
+ * middle, each part stopping at its LIMIT: a wide window over a big bank reads a few hundred
+ * rows, not every row inside it. The parts: said after the middle, said before it; occurred
+ * starting after it, occurred ending before it (nearest first); occurred over the middle (at
+ * distance 0, any of them; among the spans of at most LONG_SPAN, the first TEMPORAL_SCAN
+ * rows by end from the middle, so that a filter passing few cannot make it read on) and the
+ * longer spans (few rows, their own partial index, migration 9).
  */
 function temporalSql(params: unknown[], window: { start: Date; end: Date }, where: string): string {
   const ws = `${param(params, window.start)}::timestamptz`;
   const we = `${param(params, window.end)}::timestamptz`;
-  return `WITH w AS (SELECT ${ws} AS ws, ${we} AS we, ${ws} + (${we} - ${ws}) / 2 AS mid,
+  const mid = `(${ws} + (${we} - ${ws}) / 2)`;
+  const end = 'coalesce(m.occurred_end, m.occurred_start)';
+  const scan = param(params, TEMPORAL_SCAN);
+  const part = (cond: string, order: string) =>
+    `(SELECT m.id FROM memories m WHERE m.project_id = $1 AND m.bank_id = $2 AND ${cond}${where}
+         ORDER BY ${order}, m.seq DESC LIMIT $3)`;
+  return `WITH w AS (SELECT ${ws} AS ws, ${we} AS we, ${mid} AS mid,
                 greatest(extract(epoch FROM ${we} - ${ws}) / 2, 1) AS half),
      inside AS (
-       SELECT id FROM memories WHERE project_id = $1 AND bank_id = $2
-         AND mentioned_at >= ${ws} AND mentioned_at < ${we}
+       ${part(`m.mentioned_at >= ${mid} AND m.mentioned_at < ${we}`, 'm.mentioned_at')}
        UNION
-       SELECT id FROM memories WHERE project_id = $1 AND bank_id = $2
-         AND occurred_start >= ${ws} - interval '${LONG_SPAN}' AND occurred_start < ${we}
-         AND coalesce(occurred_end, occurred_start) >= ${ws}
+       ${part(`m.mentioned_at >= ${ws} AND m.mentioned_at < ${mid}`, 'm.mentioned_at DESC')}
        UNION
-       SELECT id FROM memories WHERE project_id = $1 AND bank_id = $2
-         AND occurred_end - occurred_start > interval '${LONG_SPAN}'
-         AND occurred_start < ${we} AND occurred_end >= ${ws}),
+       ${part(`m.occurred_start >= ${mid} AND m.occurred_start < ${we}`, 'm.occurred_start')}
+       UNION
+       ${part(`${end} >= ${ws} AND ${end} < ${mid}`, `${end} DESC`)}
+       UNION
+       (SELECT m.id FROM (
+          SELECT * FROM memories m WHERE m.project_id = $1 AND m.bank_id = $2
+            AND ${end} >= ${mid} AND ${end} < ${mid} + interval '${LONG_SPAN}'
+          ORDER BY ${end} LIMIT ${scan}::int) m
+        WHERE m.occurred_start < ${mid}${where} LIMIT $3)
+       UNION
+       (SELECT m.id FROM memories m WHERE m.project_id = $1 AND m.bank_id = $2
+         AND m.occurred_end - m.occurred_start > interval '${LONG_SPAN}'
+         AND m.occurred_start < ${mid} AND m.occurred_end >= ${mid}${where} LIMIT $3)),
      c AS (
        SELECT m.id, m.seq, least(
          CASE WHEN m.occurred_start < w.we AND coalesce(m.occurred_end, m.occurred_start) >= w.ws THEN
@@ -178,8 +202,7 @@ function temporalSql(params: unknown[], window: { start: Date; end: Date }, wher
          CASE WHEN m.mentioned_at >= w.ws AND m.mentioned_at < w.we
            THEN abs(extract(epoch FROM m.mentioned_at - w.mid)) END) / w.half AS d
        FROM inside i JOIN memories m ON m.project_id = $1 AND m.bank_id = $2 AND m.id = i.id
-       CROSS JOIN w
-       WHERE true${where})
+       CROSS JOIN w)
      SELECT id::text AS id, (1 - 0.5 * least(d, 1))::float8 AS score, d::float8 AS k1, seq AS k2 FROM c
      ORDER BY d, seq DESC LIMIT $3`;
 }
