@@ -90,10 +90,10 @@ export const LONG_SPAN = '31 days';
 
 /**
  * Rows the temporal channel reads, at most, among the spans over the window's middle, before
- * its filter: they all score the same, so any of them will do, but a filter passing few of
- * them must not make it read on through the bank.
+ * its filter, per hit asked for: they all score the same, so any of them will do, but a filter
+ * passing few of them must not make it read on through the bank.
  */
-const TEMPORAL_SCAN = 1000;
+const TEMPORAL_SCAN = 10;
 
 /** Tables past this many pages are analyzed a column per statement on the embedded engine. */
 const ANALYZE_BY_COLUMN_PAGES = 64;
@@ -160,7 +160,7 @@ function keywordSql(params: unknown[], terms: string[], filter: MemoryFilter, li
  * rows, not every row inside it. The parts: said after the middle, said before it; occurred
  * starting after it, occurred ending before it (nearest first); occurred over the middle (at
  * distance 0, any of them; among the spans of at most LONG_SPAN, the first TEMPORAL_SCAN
- * rows by end from the middle, so that a filter passing few cannot make it read on) and the
+ * rows per hit by end from the middle, so that a filter passing few cannot make it read on) and the
  * longer spans (few rows, their own partial index, migration 9).
  */
 function temporalSql(params: unknown[], window: { start: Date; end: Date }, where: string): string {
@@ -168,9 +168,9 @@ function temporalSql(params: unknown[], window: { start: Date; end: Date }, wher
   const we = `${param(params, window.end)}::timestamptz`;
   const mid = `(${ws} + (${we} - ${ws}) / 2)`;
   const end = 'coalesce(m.occurred_end, m.occurred_start)';
-  const scan = param(params, TEMPORAL_SCAN);
+  const cols = 'm.id, m.seq, m.occurred_start, m.occurred_end, m.mentioned_at';
   const part = (cond: string, order: string) =>
-    `(SELECT m.id FROM memories m WHERE m.project_id = $1 AND m.bank_id = $2 AND ${cond}${where}
+    `(SELECT ${cols} FROM memories m WHERE m.project_id = $1 AND m.bank_id = $2 AND ${cond}${where}
          ORDER BY ${order}, m.seq DESC LIMIT $3)`;
   return `WITH w AS (SELECT ${ws} AS ws, ${we} AS we, ${mid} AS mid,
                 greatest(extract(epoch FROM ${we} - ${ws}) / 2, 1) AS half),
@@ -183,13 +183,13 @@ function temporalSql(params: unknown[], window: { start: Date; end: Date }, wher
        UNION
        ${part(`${end} >= ${ws} AND ${end} < ${mid}`, `${end} DESC`)}
        UNION
-       (SELECT m.id FROM (
+       (SELECT ${cols} FROM (
           SELECT * FROM memories m WHERE m.project_id = $1 AND m.bank_id = $2
             AND ${end} >= ${mid} AND ${end} < ${mid} + interval '${LONG_SPAN}'
-          ORDER BY ${end} LIMIT ${scan}::int) m
+          ORDER BY ${end} LIMIT $3 * ${TEMPORAL_SCAN}) m
         WHERE m.occurred_start < ${mid}${where} LIMIT $3)
        UNION
-       (SELECT m.id FROM memories m WHERE m.project_id = $1 AND m.bank_id = $2
+       (SELECT ${cols} FROM memories m WHERE m.project_id = $1 AND m.bank_id = $2
          AND m.occurred_end - m.occurred_start > interval '${LONG_SPAN}'
          AND m.occurred_start < ${mid} AND m.occurred_end >= ${mid}${where} LIMIT $3)),
      c AS (
@@ -201,8 +201,7 @@ function temporalSql(params: unknown[], window: { start: Date; end: Date }, wher
          END,
          CASE WHEN m.mentioned_at >= w.ws AND m.mentioned_at < w.we
            THEN abs(extract(epoch FROM m.mentioned_at - w.mid)) END) / w.half AS d
-       FROM inside i JOIN memories m ON m.project_id = $1 AND m.bank_id = $2 AND m.id = i.id
-       CROSS JOIN w)
+       FROM inside m CROSS JOIN w)
      SELECT id::text AS id, (1 - 0.5 * least(d, 1))::float8 AS score, d::float8 AS k1, seq AS k2 FROM c
      ORDER BY d, seq DESC LIMIT $3`;
 }
