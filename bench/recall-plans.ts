@@ -5,8 +5,9 @@
  * proof that a channel is bounded by its limit rather than by the bank. Also the vector channel's
  * recall@k against an exact scan, on a sample of queries.
  *
- * Run: `npx tsx bench/recall-plans.ts --database-url URL | --data-dir DIR [--bank ID] [--plans]`
- * (the banks `bench/recall-latency.ts` loads and caches; `--plans` prints each plan in full).
+ * Run: `npx tsx bench/recall-plans.ts --database-url URL | --data-dir DIR [--bank ID] [--plans]
+ * [--only temporal,keyword,semantic,'all channels']` (the banks `bench/recall-latency.ts` loads
+ * and caches; `--plans` prints each plan in full).
  */
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -26,6 +27,9 @@ const flag = (name: string) => {
 };
 const bank = flag('--bank') ?? 'bench-1000000';
 const full = args.includes('--plans');
+/** Which statements to explain (all channels, semantic, keyword, temporal); all when not given. */
+const only = flag('--only')?.split(',');
+const wanted = (label: string) => !only || only.includes(label);
 const url = flag('--database-url');
 const dir = flag('--data-dir');
 if (!url && !dir) throw new Error('give --database-url or --data-dir');
@@ -93,6 +97,7 @@ for (const query of QUERIES) {
     graph: { probes: q.entityProbes, depth: 1 },
   };
   const run = async (label: string, match: RegExp, f: () => Promise<unknown>) => {
+    if (!wanted(label)) return;
     explaining = { label: `${query} | ${label}`, match };
     await f();
     explaining = null;
@@ -115,7 +120,7 @@ for (const x of summaries) {
 // Recall@k of the vector channel (HNSW, bank filter, iterative scan) against an exact scan.
 const K = 10;
 let found = 0;
-const SAMPLE = 20;
+const SAMPLE = wanted('semantic') ? 20 : 0;
 for (let i = 0; i < SAMPLE; i++) {
   const q = await analyzeQuery(s, `${QUERIES[i % QUERIES.length]} ${i}`, reference, undefined);
   const got = await store.semanticSearch('default', bank, q.vector, {}, K);
@@ -130,5 +135,6 @@ for (let i = 0; i < SAMPLE; i++) {
   const want = new Set(exact.map((r) => r.id));
   found += got.filter((h) => want.has(h.id)).length;
 }
-console.log(`vector recall@${K} against exact, ${SAMPLE} queries: ${(found / (SAMPLE * K)).toFixed(3)}`);
+if (SAMPLE)
+  console.log(`vector recall@${K} against exact, ${SAMPLE} queries: ${(found / (SAMPLE * K)).toFixed(3)}`);
 await raw.close();

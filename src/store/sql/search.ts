@@ -157,7 +157,9 @@ function keywordSql(params: unknown[], terms: string[], filter: MemoryFilter, li
  * of the two times (LEAST skips the NULL of a time outside). The best `$3` by that distance are
  * among the best `$3` by each time alone, and those are read in index order outward from the
  * middle, each part stopping at its LIMIT: a wide window over a big bank reads a few hundred
- * rows, not every row inside it. The parts: said after the middle, said before it; occurred
+ * rows, not every row inside it. Each part is ordered by its index's column alone, so that no
+ * plan sorts the rows of its range (with a tie-break the planner may sort them all when it
+ * misjudges their number); which of several rows at the same time a part keeps is arbitrary. The parts: said after the middle, said before it; occurred
  * starting after it, occurred ending before it (nearest first); occurred over the middle (at
  * distance 0, any of them; among the spans of at most LONG_SPAN, the first TEMPORAL_SCAN
  * rows per hit by end from the middle, so that a filter passing few cannot make it read on) and the
@@ -171,7 +173,7 @@ function temporalSql(params: unknown[], window: { start: Date; end: Date }, wher
   const cols = 'm.id, m.seq, m.occurred_start, m.occurred_end, m.mentioned_at';
   const part = (cond: string, order: string) =>
     `(SELECT ${cols} FROM memories m WHERE m.project_id = $1 AND m.bank_id = $2 AND ${cond}${where}
-         ORDER BY ${order}, m.seq DESC LIMIT $3)`;
+         ORDER BY ${order} LIMIT $3)`;
   return `WITH w AS (SELECT ${ws} AS ws, ${we} AS we, ${mid} AS mid,
                 greatest(extract(epoch FROM ${we} - ${ws}) / 2, 1) AS half),
      inside AS (
