@@ -15,6 +15,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { testApp } from '../test/helpers/app.js';
 import { ENGINES, type EngineName } from '../test/helpers/engines.js';
+import { statementCpu } from './statement-cpu.js';
 
 export interface IsolationOptions {
   engines?: EngineName[];
@@ -44,6 +45,13 @@ export interface IsolationRow {
   stepCpuP99Ms: number;
   /** Runs between ticks that took over 50 ms of CPU. */
   stepsOver50Ms: number;
+  /** Embedded engine: exchanges timed, and those over 30 and 50 ms of CPU (`statementCpu`). */
+  statements?: number;
+  statementsOver30Ms?: number;
+  statementsOver50Ms?: number;
+  /** Garbage collection pauses over 50 ms, and the longest (wall). */
+  gcOver50Ms?: number;
+  gcMaxMs?: number;
 }
 
 /**
@@ -95,6 +103,7 @@ function pct(xs: number[], p: number): number {
 }
 
 async function runEngine(engine: EngineName, o: Required<IsolationOptions>): Promise<IsolationRow> {
+  const statements = engine === 'pglite' ? statementCpu() : null;
   const t = await testApp(engine, { runWorker: true });
   const server = serve({ fetch: t.app.fetch, port: 0, hostname: '127.0.0.1' });
   await new Promise<void>((r) => server.once('listening', () => r()));
@@ -163,6 +172,7 @@ async function runEngine(engine: EngineName, o: Required<IsolationOptions>): Pro
   })();
   loop.enable();
   const steps = stepCpu();
+  statements?.begin();
   let aDone: number | string = 'timeout';
   let bAsync: number | string = 'timeout';
   let backlogThen = '?';
@@ -206,6 +216,8 @@ async function runEngine(engine: EngineName, o: Required<IsolationOptions>): Pro
   await probe;
   loop.disable();
   const cpu = steps.stop();
+  const st = statements?.stop();
+  for (const w of st?.worst ?? []) o.log(`${w.cpuMs} ms CPU: ${w.sql}`);
   server.close();
   await t.close();
   const all = [...health, ...recall];
@@ -224,6 +236,13 @@ async function runEngine(engine: EngineName, o: Required<IsolationOptions>): Pro
     loopMaxMs: ms(loop.max / 1e6),
     loopP99Ms: ms(loop.percentile(99) / 1e6),
     ...cpu,
+    ...(st && {
+      statements: st.statements,
+      statementsOver30Ms: st.over30Ms,
+      statementsOver50Ms: st.over50Ms,
+      gcOver50Ms: st.gcOver50Ms,
+      gcMaxMs: st.gcMaxMs,
+    }),
   };
 }
 
@@ -248,7 +267,13 @@ export function isolationArgs(argv: string[]): IsolationOptions {
     const i = argv.indexOf(flag);
     return i >= 0 ? Number(argv[i + 1]) : undefined;
   };
-  return { items: num('--items'), entities: num('--entities'), seconds: num('--seconds') };
+  const engine = argv.find((a) => a.startsWith('--engine='))?.slice('--engine='.length);
+  return {
+    items: num('--items'),
+    entities: num('--entities'),
+    seconds: num('--seconds'),
+    ...(engine && { engines: [engine as EngineName] }),
+  };
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

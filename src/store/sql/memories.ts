@@ -189,8 +189,9 @@ export async function insertMemoriesIn(
     embedding_sealed: m.embedding_sealed ?? null,
     encrypted: m.encrypted ?? false,
   }));
-  await tx.query(
-    `INSERT INTO memories (project_id, bank_id, id, type, text, context, occurred_start, occurred_end,
+  for (const part of chunks(rows, MEMORIES_PER_STATEMENT)) {
+    await tx.query(
+      `INSERT INTO memories (project_id, bank_id, id, type, text, context, occurred_start, occurred_end,
        mentioned_at, tags, metadata, document_id, chunk_id, content_hash, term_count, embedding,
        embedding_sealed, encrypted)
      SELECT $1, $2, r.id, r.type, r.text, r.context, r.occurred_start, r.occurred_end, r.mentioned_at,
@@ -200,25 +201,29 @@ export async function insertMemoriesIn(
        occurred_start timestamptz, occurred_end timestamptz, mentioned_at timestamptz, tags text[],
        metadata jsonb, document_id text, chunk_id text, content_hash text, term_count int, embedding text,
        embedding_sealed text, encrypted boolean)`,
-    [projectId, bankId, JSON.stringify(rows)],
-  );
+      [projectId, bankId, JSON.stringify(part)],
+    );
+    await breathe();
+  }
   const length = new Map(rows.map((r) => [r.id, r.term_count]));
   const terms = memories.flatMap((m) =>
     [...m.terms].map(([t, f]) => ({ m: m.id, t, f, d: length.get(m.id) })),
   );
-  if (terms.length) {
+  for (const part of chunks(terms, TERMS_PER_STATEMENT)) {
+    const json = JSON.stringify(part);
     await tx.query(
       `INSERT INTO memory_terms (project_id, bank_id, memory_id, term, tf, dl)
        SELECT $1, $2, r.m, r.t, r.f, r.d FROM jsonb_to_recordset($3::jsonb) AS r(m uuid, t text, f real, d real)`,
-      [projectId, bankId, JSON.stringify(terms)],
+      [projectId, bankId, json],
     );
     await tx.query(
       `INSERT INTO bank_terms (project_id, bank_id, term, df)
        SELECT $1, $2, r.t, count(*) FROM jsonb_to_recordset($3::jsonb) AS r(m uuid, t text, f real)
        GROUP BY r.t ORDER BY r.t
        ON CONFLICT (project_id, bank_id, term) DO UPDATE SET df = bank_terms.df + excluded.df`,
-      [projectId, bankId, JSON.stringify(terms)],
+      [projectId, bankId, json],
     );
+    await breathe();
   }
   await linkEntities(tx, projectId, bankId, memories);
   const termTotal = rows.reduce((n, r) => n + r.term_count, 0);
@@ -437,8 +442,8 @@ async function linkEntities(
       [projectId, bankId, part.map((r) => r.id), part.map((r) => r.alias)],
     );
   }
-  for (let i = 0; i < links.length; i += ROWS_PER_STATEMENT) {
-    const part = links.slice(i, i + ROWS_PER_STATEMENT);
+  for (let i = 0; i < links.length; i += LINKS_PER_STATEMENT) {
+    const part = links.slice(i, i + LINKS_PER_STATEMENT);
     await tx.query(
       `INSERT INTO memory_entities (project_id, bank_id, memory_id, entity_id)
        SELECT $1, $2, x.m, x.e FROM unnest($3::uuid[], $4::uuid[]) AS x(m, e)
@@ -451,12 +456,36 @@ async function linkEntities(
 
 /**
  * Rows one write statement of a Retain takes: on the embedded engine a statement holds the
- * only thread, and a few hundred index insertions take a few tens of milliseconds.
+ * only thread, and a few hundred index insertions take a few tens of milliseconds. Each bound
+ * holds whatever the input's size, so a statement's time is bounded (issue 18: ~50 ms at most
+ * on a loaded machine; measured by `npm run bench -- isolation`).
  */
 const ROWS_PER_STATEMENT = 100;
 
-/** New entities one upsert takes: each also writes its resolution keys, with their checks. */
-const ENTITIES_PER_STATEMENT = 50;
+/** Memories one insert takes (each with its text, metadata and vector, and their indexes). */
+export const MEMORIES_PER_STATEMENT = 50;
+
+/** Term rows one insert takes (`memory_terms`, and the `bank_terms` counts they add to). */
+export const TERMS_PER_STATEMENT = 500;
+
+/**
+ * Memory-entity links one insert takes: each checks both foreign keys. 100 a statement took up
+ * to 50 ms of CPU on the loaded machine.
+ */
+export const LINKS_PER_STATEMENT = 50;
+
+/**
+ * New entities one upsert takes: each also writes its resolution keys, with their checks.
+ * 50 a statement took 10 ms on average and up to 133 ms of CPU on the loaded machine.
+ */
+export const ENTITIES_PER_STATEMENT = 25;
+
+/** `xs` in consecutive parts of at most `n`. */
+function chunks<T>(xs: readonly T[], n: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < xs.length; i += n) out.push(xs.slice(i, i + n));
+  return out;
+}
 
 /** New entities in one Retain past which their table's statistics are refreshed before linking. */
 const ANALYZE_AFTER = 1000;

@@ -98,6 +98,9 @@ const TEMPORAL_SCAN = 10;
 /** Tables past this many pages are analyzed a column per statement on the embedded engine. */
 const ANALYZE_BY_COLUMN_PAGES = 64;
 
+/** Statistics target of those columns (their sample: 300 rows per unit); PostgreSQL's default is 100. */
+const BIG_TABLE_STATISTICS_TARGET = 40;
+
 /** How often, at most, a process checks whether the planner statistics are stale. */
 const STATISTICS_CHECK_MS = 1000;
 
@@ -310,7 +313,13 @@ export function searchQueries(db: Db): SearchStore {
           if (!t.columns) await db.exec(`VACUUM (ANALYZE) ${t.name}`);
           else {
             await db.exec(`VACUUM ${t.name}`);
-            for (const c of t.columns) await db.exec(`ANALYZE ${t.name} (${c})`);
+            // With a smaller sample than PostgreSQL's default (300 rows × the target): one
+            // column of a 60,000-row table took up to 71 ms of CPU at 30,000 rows.
+            for (const c of t.columns)
+              await db.transaction(async (tx) => {
+                await tx.exec(`SET LOCAL default_statistics_target = ${BIG_TABLE_STATISTICS_TARGET}`);
+                await tx.exec(`ANALYZE ${t.name} (${c})`);
+              });
           }
         }
       } else if (grown) await db.exec('ANALYZE');

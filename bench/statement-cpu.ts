@@ -1,0 +1,102 @@
+/**
+ * Times every exchange with the embedded engine in this process: PGlite runs each one
+ * synchronously on the event loop (`execProtocolRawSync`), so the process CPU it takes is how
+ * long it held the loop. Each exchange is named by the SQL it runs (the text of its Parse or
+ * Query message, or of the prepared statement its Bind names). Also records garbage collection
+ * pauses, the other thing that holds the loop without being a statement. For benches only.
+ */
+import { PerformanceObserver } from 'node:perf_hooks';
+import { PGlite } from '@electric-sql/pglite';
+
+export interface StatementCpu {
+  /** Exchanges timed. */
+  statements: number;
+  over30Ms: number;
+  over50Ms: number;
+  /** The slowest exchanges, slowest first: CPU ms and the first characters of their SQL. */
+  worst: { cpuMs: number; sql: string }[];
+  /** Garbage collection pauses over 50 ms (wall), and the longest. */
+  gcOver50Ms: number;
+  gcMaxMs: number;
+}
+
+const decoder = new TextDecoder();
+
+/** The NUL-terminated string at `at`, and where the next field starts. */
+function cstring(b: Uint8Array, at: number): [string, number] {
+  const end = b.indexOf(0, at);
+  return [decoder.decode(b.subarray(at, end)), end + 1];
+}
+
+/** Names an exchange by its SQL, remembering the text of each statement it parses. */
+function namer() {
+  const byName = new Map<string, string>();
+  return (msg: Uint8Array): string => {
+    const type = String.fromCharCode(msg[0] ?? 0);
+    if (type === 'Q') return cstring(msg, 5)[0];
+    if (type === 'P') {
+      const [name, at] = cstring(msg, 5);
+      const [text] = cstring(msg, at);
+      byName.set(name, text);
+      return text;
+    }
+    if (type === 'B') {
+      const [, at] = cstring(msg, 5);
+      return byName.get(cstring(msg, at)[0]) ?? '(bind)';
+    }
+    if (type === 'D' && msg[5] === 'S'.charCodeAt(0)) return byName.get(cstring(msg, 6)[0]) ?? '(describe)';
+    return byName.get('') ?? `(${type})`;
+  };
+}
+
+/**
+ * Installs the timer (before the engine opens, so that it sees every statement prepared);
+ * `begin` starts counting, `stop` restores PGlite and returns the figures.
+ */
+export function statementCpu(keep = 8) {
+  const proto = PGlite.prototype as unknown as { execProtocolRawSync(m: Uint8Array): Uint8Array };
+  const original = proto.execProtocolRawSync;
+  const name = namer();
+  const times: number[] = [];
+  const worst: { cpuMs: number; sql: string }[] = [];
+  let counting = false;
+  proto.execProtocolRawSync = function (this: unknown, msg: Uint8Array) {
+    const sql = name(msg);
+    if (!counting) return original.call(this, msg);
+    const t0 = process.cpuUsage();
+    try {
+      return original.call(this, msg);
+    } finally {
+      const d = process.cpuUsage(t0);
+      const ms = (d.user + d.system) / 1000;
+      times.push(ms);
+      if (worst.length < keep || ms > worst[worst.length - 1]!.cpuMs) {
+        worst.push({ cpuMs: Math.round(ms), sql: sql.replace(/\s+/g, ' ').slice(0, 90) });
+        worst.sort((a, b) => b.cpuMs - a.cpuMs);
+        worst.length = Math.min(worst.length, keep);
+      }
+    }
+  };
+  const gc: number[] = [];
+  const obs = new PerformanceObserver((list) => {
+    if (counting) for (const e of list.getEntries()) gc.push(e.duration);
+  });
+  obs.observe({ entryTypes: ['gc'] });
+  return {
+    begin() {
+      counting = true;
+    },
+    stop(): StatementCpu {
+      proto.execProtocolRawSync = original;
+      obs.disconnect();
+      return {
+        statements: times.length,
+        over30Ms: times.filter((t) => t > 30).length,
+        over50Ms: times.filter((t) => t > 50).length,
+        worst,
+        gcOver50Ms: gc.filter((t) => t > 50).length,
+        gcMaxMs: Math.round(Math.max(0, ...gc)),
+      };
+    },
+  };
+}
