@@ -46,6 +46,7 @@ const RELEASED: Record<number, string> = {
   28: '7a2a5c796008fa1855700c99a115ff733a9860833e54475a9ea7e5060ae3fa9f',
   29: '1b6c51d6f32e4fca183fef2a291958c7285f18173e4031ae5757f5538d636c49',
   30: '8c88be65adfd7b06f3ed58729864de550a33927656d1e31f2db4c665915a2163',
+  33: 'df1c18a59c51c30ca16cc283cfde8c9286bfec30c36c7c2365fb65db9020832c',
 };
 
 describe('the migration list', () => {
