@@ -83,15 +83,7 @@ export class BankCodec {
   /** Opens a stored value: sealed ones are decrypted (a wrong key or tampering throws), plain ones unescaped. */
   open(stored: string, field: Field): string {
     if (!isSealed(stored)) return plainText(stored);
-    const raw = Buffer.from(stored.slice(SEALED.length), 'base64url');
-    if (raw.length < NONCE_BYTES + TAG_BYTES) throw new Error('truncated ciphertext');
-    const decipher = createDecipheriv('aes-256-gcm', this.#enc, raw.subarray(0, NONCE_BYTES));
-    decipher.setAAD(Buffer.from(field));
-    decipher.setAuthTag(raw.subarray(raw.length - TAG_BYTES));
-    return Buffer.concat([
-      decipher.update(raw.subarray(NONCE_BYTES, raw.length - TAG_BYTES)),
-      decipher.final(),
-    ]).toString('utf8');
+    return this.openBytes(Buffer.from(stored.slice(SEALED.length), 'base64url'), field).toString('utf8');
   }
 
   /**
@@ -135,7 +127,7 @@ export class BankCodec {
   }
 
   /** Opens sealed bytes (a wrong key, another field or tampering throws). */
-  openBytes(sealed: Uint8Array, field: Field): Uint8Array {
+  openBytes(sealed: Uint8Array, field: Field): Buffer {
     if (sealed.length < NONCE_BYTES + TAG_BYTES) throw new Error('truncated ciphertext');
     const raw = Buffer.from(sealed.buffer, sealed.byteOffset, sealed.byteLength);
     const decipher = createDecipheriv('aes-256-gcm', this.#enc, raw.subarray(0, NONCE_BYTES));
