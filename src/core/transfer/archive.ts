@@ -5,9 +5,12 @@
  * retained without a document (Hindsight's reader ignores the entry), and `entity_types` on a
  * fact (ignored too). Reading is bounded before any work: entries, declared and actual sizes.
  */
-import { strFromU8, strToU8, unzipSync, zipSync } from 'fflate';
 import { z } from 'zod';
+import { unzipFiles, zipFiles } from '../../text/zip.js';
 import { AppError } from '../errors.js';
+
+const strToU8 = (s: string) => new TextEncoder().encode(s);
+const strFromU8 = (b: Uint8Array) => new TextDecoder().decode(b);
 
 export const SCHEMA_VERSION = 1;
 
@@ -84,7 +87,7 @@ export function buildArchive(a: Omit<ParsedArchive, 'observations'>): Uint8Array
     files[`documents/${String(i).padStart(6, '0')}.json`] = strToU8(JSON.stringify(d));
   });
   if (a.loose.length) files['loose_facts.json'] = strToU8(JSON.stringify(a.loose));
-  return zipSync(files, { level: 6 });
+  return zipFiles(files);
 }
 
 function parseJson<T>(bytes: Uint8Array, name: string, schema: z.ZodType<T>): T {
@@ -115,25 +118,20 @@ export function readArchive(zip: Uint8Array): ParsedArchive {
   let inflated = 0;
   let files: Record<string, Uint8Array>;
   try {
-    files = unzipSync(zip, {
-      filter: (f) => {
-        const wanted =
-          f.name === 'manifest.json' ||
-          f.name === 'observations.json' ||
-          f.name === 'loose_facts.json' ||
-          (f.name.startsWith('documents/') && f.name.endsWith('.json'));
-        if (!wanted) return false;
-        entries++;
-        inflated += f.originalSize;
-        if (entries > MAX_ENTRIES)
-          throw new AppError('payload_too_large', `an archive holds at most ${MAX_ENTRIES} documents`);
-        if (inflated > MAX_INFLATED_BYTES)
-          throw new AppError(
-            'payload_too_large',
-            `an archive inflates to at most ${MAX_INFLATED_BYTES} bytes`,
-          );
-        return true;
-      },
+    files = unzipFiles(zip, (f) => {
+      const wanted =
+        f.name === 'manifest.json' ||
+        f.name === 'observations.json' ||
+        f.name === 'loose_facts.json' ||
+        (f.name.startsWith('documents/') && f.name.endsWith('.json'));
+      if (!wanted) return false;
+      entries++;
+      inflated += f.originalSize;
+      if (entries > MAX_ENTRIES)
+        throw new AppError('payload_too_large', `an archive holds at most ${MAX_ENTRIES} documents`);
+      if (inflated > MAX_INFLATED_BYTES)
+        throw new AppError('payload_too_large', `an archive inflates to at most ${MAX_INFLATED_BYTES} bytes`);
+      return true;
     });
   } catch (err) {
     if (err instanceof AppError) throw err;
