@@ -26,6 +26,8 @@ import { unstorableText } from './body-text.js';
 
 /** Largest accepted request body (a Retain of 1,000 items fits). */
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
+/** The one path whose body is a form upload (an archive), not JSON. */
+const ARCHIVE_UPLOAD = /^\/v1\/(me|default)\/banks\/[^/]+\/document-transfer$/;
 
 export const API_VERSION = '1';
 
@@ -136,9 +138,12 @@ export function createApp(runtime: AppRuntime, log: Logger): OpenAPIHono<AppEnv>
     const hasBody =
       c.req.header('content-length') !== undefined || c.req.header('transfer-encoding') !== undefined;
     const type = c.req.header('content-type') ?? '';
+    // One upload is not JSON: a document-transfer archive, sent as Hindsight's form field `file`.
+    const upload = /^multipart\/form-data\b/i.test(type) && ARCHIVE_UPLOAD.test(c.req.path);
     if (
       hasBody &&
       c.req.header('content-length') !== '0' &&
+      !upload &&
       !/^application\/([\w.+-]*\+)?json\b/i.test(type)
     ) {
       throw new AppError(

@@ -114,6 +114,12 @@ export const ACTIONS = {
   /** A bank's settings, mission and directives as a template manifest, and applying one. */
   'banks.template.export': { scope: 'admin', read: true },
   'banks.template.import': { scope: 'admin', read: false },
+  /** Queues an export of the bank's documents as an archive (what `mnemo export` needs: recall). */
+  'banks.transfer.export': { scope: 'recall', read: false },
+  /** Queues the import of an uploaded archive: a Retain of its facts. */
+  'banks.transfer.import': { scope: 'retain', read: false },
+  /** An export's archive by its key; the key names its bank, checked against a bank-scoped key. */
+  'files.download': { scope: 'recall', read: true, bankFiltered: true },
   'projects.list': { scope: 'operator', read: true },
   'projects.get': { scope: 'operator', read: true },
   'projects.create': { scope: 'operator', read: false },

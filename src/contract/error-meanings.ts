@@ -18,14 +18,17 @@ export const ERROR_MEANINGS: { readonly [C in ErrorCode]: string } = {
   origin_not_allowed: 'a cross-site `Origin` not in `MNEMO_CORS_ORIGINS`; the body carries `origin`',
   not_found:
     'unknown route, bank, space, memory, document, directive, mental model or operation — and anything of another project',
+  gone: 'a path Hindsight retired: the synchronous `GET .../document-transfer`; the message names the asynchronous export to use',
   conflict:
     'the id exists; a bank already in another space; the directive or mental-model limit; an operation that can no longer be cancelled; a row deleted or a bank re-encrypted meanwhile by another request (retry); a request with the same `Idempotency-Key` still in progress (`Retry-After: 1`)',
   idempotency_mismatch:
     'an `Idempotency-Key` reused with a different request (method, path with query string, body)',
   already_done:
     'a retried request whose answer held a secret (a key mint): `id` names what was made; the secret is never shown again. Or one whose answer named what was deleted since: `receipt_id` names the deletion’s receipt',
-  payload_too_large: 'a request body over 10 MB',
-  unsupported_media_type: 'a request body that is not `application/json`',
+  payload_too_large:
+    'a request body over 10 MB; a document-transfer archive past its caps (ZIP size, inflated size, documents, facts)',
+  unsupported_media_type:
+    'a request body that is not `application/json` (`multipart/form-data` for a document-transfer import)',
   llm_required: 'Reflect with `response_schema` on a server without a language model',
   rate_limited:
     "a project or key limit or a project's cost budget; `limit` names it (`Retry-After`, `RateLimit-*` headers)",

@@ -29,3 +29,4 @@ export * from './templates.js';
 export * from './vocabulary.js';
 export * from './webhooks.js';
 export * from './names.js';
+export * from './transfer.js';

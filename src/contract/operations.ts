@@ -14,6 +14,10 @@ export const OperationRecord = z
     memories_created: z.number().int(),
     error: z.string().nullable(),
     attempts: z.number().int(),
+    result_metadata: z.record(z.string(), z.unknown()).nullable().meta({
+      description:
+        'What a finished operation hands back beside its counts: a document-transfer export its `download_url`, `storage_key`, `byte_size` and `filename`; an import its counts. Null for the other kinds.',
+    }),
     // Hindsight's names for the same values.
     operation_id: z.string().meta({ description: 'Same as id' }),
     task_type: z.string().meta({ description: 'Same as kind' }),

@@ -30,6 +30,7 @@ export const ERROR_STATUS = {
   host_not_allowed: 403,
   origin_not_allowed: 403,
   not_found: 404,
+  gone: 410,
   conflict: 409,
   idempotency_mismatch: 409,
   already_done: 409,

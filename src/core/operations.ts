@@ -32,6 +32,8 @@ export interface SliceResult {
    * slices did stays done and counted. Never with `more`.
    */
   stopped?: string;
+  /** What the finished operation hands back beside its counts (`result_metadata`). Never with `more`. */
+  result_metadata?: Record<string, unknown>;
 }
 
 /**

@@ -6,6 +6,8 @@ import { BANK_INDEX, runBankIndexOperation } from '../core/recall/bank-index.js'
 import { REEMBED, runReembedOperation } from '../core/reembed.js';
 import type { OperationRunner } from '../core/operations.js';
 import { runRetainOperation } from '../core/retain/retain-async.js';
+import { EXPORT_DOCUMENTS, runExportOperation } from '../core/transfer/export.js';
+import { IMPORT_DOCUMENTS, runImportOperation } from '../core/transfer/import.js';
 
 /** Every operation kind a worker can run. Add a line per kind. */
 export const OPERATION_RUNNERS: Record<string, OperationRunner> = {
@@ -15,4 +17,6 @@ export const OPERATION_RUNNERS: Record<string, OperationRunner> = {
   [REEMBED]: runReembedOperation,
   [BANK_INDEX]: runBankIndexOperation,
   [REFRESH_MENTAL_MODEL]: runRefreshOperation,
+  [EXPORT_DOCUMENTS]: runExportOperation,
+  [IMPORT_DOCUMENTS]: runImportOperation,
 };

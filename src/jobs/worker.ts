@@ -28,6 +28,9 @@ export interface Worker {
   stop(): Promise<void>;
 }
 
+/** How often a worker deletes the export archives that expired (every bank's, one statement). */
+const SWEEP_MS = 5 * 60 * 1000;
+
 /** A 4xx AppError is the operation's own fault: retrying cannot help. */
 const permanent = (err: unknown) => err instanceof AppError && err.status < 500;
 
@@ -100,6 +103,7 @@ export function startWorker(s: Services, log: Logger, opts: WorkerOptions): Work
       await s.store.finishOperation(projectId, op.bank_id, op.id, id, {
         status: 'completed',
         memoriesCreated: result.memories_created,
+        ...(result.result_metadata ? { result: result.result_metadata } : {}),
       });
       log.info({ operation: op.id, kind: op.kind, bank: op.bank_id }, 'operation completed');
     } catch (err) {
@@ -127,9 +131,20 @@ export function startWorker(s: Services, log: Logger, opts: WorkerOptions): Work
     return true;
   }
 
+  let lastSweep = 0;
+  async function sweep(): Promise<void> {
+    if (performance.now() - lastSweep < SWEEP_MS && lastSweep > 0) return;
+    lastSweep = performance.now();
+    const n = await s.store.deleteExpiredArchives(s.now());
+    if (n > 0) log.info({ archives: n }, 'expired export archives deleted');
+  }
+
   async function loop(): Promise<void> {
     while (!stopping.signal.aborted) {
       let worked = false;
+      await inBackground(sweep).catch((err: unknown) =>
+        log.warn({ err }, 'deleting expired archives failed'),
+      );
       try {
         // All of it background work, the claim and the bookkeeping too: on the embedded engine
         // their statements give way to requests' (store/priority.ts), as the run's own do.

@@ -24,6 +24,7 @@ import { receiptQueries } from './sql/receipts.js';
 import { searchQueries } from './sql/search.js';
 import { statsQueries } from './sql/stats.js';
 import { tenancyQueries } from './sql/tenancy.js';
+import { transferArchiveQueries } from './sql/transfer-archives.js';
 import { mentalModelQueries } from './sql/mental-models.js';
 import { upkeepQueries } from './sql/upkeep.js';
 import { vectorQueries } from './sql/vectors.js';
@@ -72,6 +73,7 @@ export function storeOver(db: Db): Store {
     ...graphQueries(db),
     ...upkeepQueries(db),
     ...webhookQueries(db),
+    ...transferArchiveQueries(db),
     ...receiptQueries(db),
     ...mentalModelQueries(db),
     ...bankAuditQueries(db),

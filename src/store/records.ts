@@ -185,6 +185,8 @@ export interface Operation {
   memories_created: number;
   error: string | null;
   attempts: number;
+  /** What a finished operation hands back beside its counts (an export's download), or null. */
+  result_metadata: Record<string, unknown> | null;
   created_at: Date;
   updated_at: Date;
 }

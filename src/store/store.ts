@@ -55,6 +55,11 @@ import type { IdempotencyStore, OperationStore } from './sql/operations.js';
 import type { Hit, SearchStore } from './sql/search.js';
 import type { BankStatsRecord, StatsStore, TimeField } from './sql/stats.js';
 import type { TenancyStore } from './sql/tenancy.js';
+import type {
+  NewTransferArchive,
+  TransferArchiveRecord,
+  TransferArchiveStore,
+} from './sql/transfer-archives.js';
 import type { UpkeepStore } from './sql/upkeep.js';
 import type {
   AttemptOutcome,
@@ -124,6 +129,9 @@ export type {
   StoredMemoryFields,
   StoredVector,
   TenancyStore,
+  NewTransferArchive,
+  TransferArchiveRecord,
+  TransferArchiveStore,
   UpkeepStore,
   VectorStore,
   AttemptOutcome,
@@ -168,6 +176,7 @@ export interface Store
     UpkeepStore,
     WebhookStore,
     ReceiptStore,
+    TransferArchiveStore,
     MentalModelStore {
   readonly engine: 'pglite' | 'postgres';
   ping(): Promise<void>;

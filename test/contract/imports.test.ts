@@ -70,7 +70,7 @@ const RESERVED: { files: RegExp; what: string; from: readonly string[] }[] = [
 const PACKAGES: Record<string, RegExp> = {
   contract: /^zod$/,
   client: /^zod$/,
-  text: /^(chrono-node|compromise|diff|gpt-tokenizer)(\/|$)/,
+  text: /^(chrono-node|compromise|diff|fflate|gpt-tokenizer)(\/|$)/,
   store: /^(@electric-sql\/|pg$)/,
   // Core knows nothing of HTTP, SQL drivers, MCP, logging or the command line.
   core: /^(zod|ajv)(\/|$)/,

@@ -108,6 +108,10 @@ const STATEMENT_EXCEPTIONS: Record<string, { statements: number; reason: string 
       'finds the next due webhook delivery of any bank (a worker poll, not a request); what follows ' +
       '(recording the attempt) names the bank',
   },
+  'transfer-archives.ts:deleteExpiredArchives': {
+    statements: 1,
+    reason: "the worker's sweep of expired export archives, every bank's at once; never on a request's path",
+  },
   'search.ts:maintainStatistics': {
     statements: 1,
     reason: 'planner statistics: rows analysed against memories stored',

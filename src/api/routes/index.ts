@@ -23,6 +23,7 @@ import { spaceRoutes } from './spaces.js';
 import { statsRoutes } from './stats.js';
 import { webhookRoutes } from './webhooks.js';
 import { templateRoutes } from './templates.js';
+import { transferRoutes } from './transfer.js';
 
 /** The routers of a project's banks, served under `/v1/me` (a project key) and `/v1/default`. */
 const BANK_ROUTERS = [
@@ -48,6 +49,7 @@ const BANK_ROUTERS = [
   mentalModelRoutes,
   ledgerRoutes,
   templateRoutes,
+  transferRoutes,
 ];
 
 /**

@@ -28,7 +28,8 @@ export type Field =
   | 'reply'
   | 'evaluation'
   | 'webhook'
-  | 'mental_model';
+  | 'mental_model'
+  | 'archive';
 
 export const isSealed = (v: string) => v.startsWith(SEALED);
 
@@ -82,15 +83,7 @@ export class BankCodec {
   /** Opens a stored value: sealed ones are decrypted (a wrong key or tampering throws), plain ones unescaped. */
   open(stored: string, field: Field): string {
     if (!isSealed(stored)) return plainText(stored);
-    const raw = Buffer.from(stored.slice(SEALED.length), 'base64url');
-    if (raw.length < NONCE_BYTES + TAG_BYTES) throw new Error('truncated ciphertext');
-    const decipher = createDecipheriv('aes-256-gcm', this.#enc, raw.subarray(0, NONCE_BYTES));
-    decipher.setAAD(Buffer.from(field));
-    decipher.setAuthTag(raw.subarray(raw.length - TAG_BYTES));
-    return Buffer.concat([
-      decipher.update(raw.subarray(NONCE_BYTES, raw.length - TAG_BYTES)),
-      decipher.final(),
-    ]).toString('utf8');
+    return this.openBytes(Buffer.from(stored.slice(SEALED.length), 'base64url'), field).toString('utf8');
   }
 
   /**
@@ -123,6 +116,27 @@ export class BankCodec {
     const out = new Float32Array(plain.length / 4);
     new Uint8Array(out.buffer).set(plain);
     return out;
+  }
+
+  /** Bytes sealed (a stored archive): nonce, ciphertext and tag, bound to what they are. */
+  sealBytes(plain: Uint8Array, field: Field): Uint8Array {
+    const nonce = randomBytes(NONCE_BYTES);
+    const cipher = createCipheriv('aes-256-gcm', this.#enc, nonce);
+    cipher.setAAD(Buffer.from(field));
+    return Buffer.concat([nonce, cipher.update(plain), cipher.final(), cipher.getAuthTag()]);
+  }
+
+  /** Opens sealed bytes (a wrong key, another field or tampering throws). */
+  openBytes(sealed: Uint8Array, field: Field): Buffer {
+    if (sealed.length < NONCE_BYTES + TAG_BYTES) throw new Error('truncated ciphertext');
+    const raw = Buffer.from(sealed.buffer, sealed.byteOffset, sealed.byteLength);
+    const decipher = createDecipheriv('aes-256-gcm', this.#enc, raw.subarray(0, NONCE_BYTES));
+    decipher.setAAD(Buffer.from(field));
+    decipher.setAuthTag(raw.subarray(raw.length - TAG_BYTES));
+    return Buffer.concat([
+      decipher.update(raw.subarray(NONCE_BYTES, raw.length - TAG_BYTES)),
+      decipher.final(),
+    ]);
   }
 
   #hash(domain: string, value: string): string {

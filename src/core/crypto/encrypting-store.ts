@@ -755,6 +755,20 @@ export function encryptingStore(
       return { ...written, cases: e.cases };
     },
 
+    async saveArchive(projectId, bankId, a) {
+      const codec = await writeCodec(projectId, bankId);
+      const data = codec ? codec.sealBytes(a.data, 'archive') : a.data;
+      return inner.saveArchive(projectId, bankId, { ...a, data, sealed: codec !== null });
+    },
+
+    async getArchive(projectId, bankId, key, now) {
+      const a = await inner.getArchive(projectId, bankId, key, now);
+      if (!a?.sealed) return a;
+      const codec = await opener(projectId, bankId).codec();
+      if (!codec) throw missingKey(bankId);
+      return { ...a, data: codec.openBytes(a.data, 'archive'), sealed: false };
+    },
+
     async getEvaluation(projectId, bankId, id) {
       const e = await inner.getEvaluation(projectId, bankId, id);
       return e && { ...e, cases: await opener(projectId, bankId).value(e.cases, 'evaluation') };

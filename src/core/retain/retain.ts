@@ -32,6 +32,29 @@ export interface RetainItem {
   metadata?: Record<string, unknown>;
   document_id?: string;
   update_mode?: 'replace' | 'append';
+  /**
+   * Stored as given: one memory of exactly this text, type, entities and these dates (null
+   * included), with no extraction (an imported fact). Not part of the HTTP Retain body.
+   */
+  verbatim?: { occurred_start: string | null; occurred_end: string | null };
+}
+
+/** The one fact of a `verbatim` item. */
+function verbatimFact(item: RetainItem & { verbatim: NonNullable<RetainItem['verbatim']> }) {
+  const at = (v: string | null) => (v === null ? null : new Date(v));
+  return {
+    extraction: 'chunks' as const,
+    facts: [
+      {
+        text: item.content,
+        type: item.fact_type ?? ('world' as const),
+        entities: [...(item.entities ?? [])],
+        occurred_start: at(item.verbatim.occurred_start),
+        occurred_end: at(item.verbatim.occurred_end),
+        chunk: null,
+      },
+    ],
+  };
 }
 
 /**
@@ -257,7 +280,9 @@ async function retainSliceOf(
       const doc = docOf(item);
       if (doc !== null && unchanged.has(doc)) continue;
       const mentioned = item.timestamp ?? now;
-      const out = await extractItem(metered, { ...item, mentioned }, cfg, opts.signal);
+      const out = item.verbatim
+        ? verbatimFact({ ...item, verbatim: item.verbatim })
+        : await extractItem(metered, { ...item, mentioned }, cfg, opts.signal);
       extraction = out.extraction;
       extracted = true;
       for (const [k, fact] of out.facts.entries()) {

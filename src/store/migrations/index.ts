@@ -29,6 +29,7 @@ import m0028 from './0028-forget-receipts.js';
 import m0029 from './0029-llm-requests.js';
 import m0030 from './0030-audit-per-bank.js';
 import m0032 from './0032-temporal-ends.js';
+import m0033 from './0033-transfer-archives.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -61,6 +62,7 @@ export const MIGRATIONS: readonly Migration[] = [
   m0029,
   m0030,
   m0032,
+  m0033,
 ];
 
 /** The newest schema version this code knows. */

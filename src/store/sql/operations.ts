@@ -90,7 +90,13 @@ export interface OperationStore {
     bankId: string,
     id: string,
     workerId: string,
-    outcome: { status: 'completed' | 'failed'; memoriesCreated?: number; error?: string },
+    outcome: {
+      status: 'completed' | 'failed';
+      memoriesCreated?: number;
+      error?: string;
+      /** What the operation hands back beside its counts (`result_metadata`). */
+      result?: Record<string, unknown>;
+    },
   ): Promise<void>;
   retryOperation(
     projectId: string,
@@ -119,6 +125,7 @@ export interface IdempotencyStore {
 }
 
 const OP_COLUMNS = `id::text AS id, project_id, bank_id, kind, status, items_count, memories_created, error, attempts,
+  result_metadata,
   created_at, updated_at, extract(epoch FROM created_at) * 1000000 AS seq`;
 
 type OpRow = Operation & { project_id: string; seq: number };
@@ -388,7 +395,7 @@ export function operationQueries(db: Db): OperationStore & IdempotencyStore {
     async finishOperation(projectId, bankId, id, workerId, outcome) {
       await db.query(
         `UPDATE operations SET status = $5, memories_created = memories_created + $6, error = $7, locked_by = NULL,
-           locked_until = NULL,
+           locked_until = NULL, result_metadata = $8::jsonb,
            updated_at = now()
          WHERE project_id = $1 AND bank_id = $2 AND id = $3 AND locked_by = $4`,
         [
@@ -399,6 +406,7 @@ export function operationQueries(db: Db): OperationStore & IdempotencyStore {
           outcome.status,
           outcome.memoriesCreated ?? 0,
           outcome.error ?? null,
+          outcome.result === undefined ? null : JSON.stringify(outcome.result),
         ],
       );
     },

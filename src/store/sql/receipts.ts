@@ -240,10 +240,18 @@ async function forgetCopies(
     await changed(
       tx,
       `UPDATE operations SET payload = '{}'::jsonb
-       WHERE project_id = $1 AND bank_id = $2 AND kind = 'retain' AND status IN ('completed', 'cancelled')
+       WHERE project_id = $1 AND bank_id = $2 AND kind IN ('retain', 'import_documents')
+         AND status IN ('completed', 'cancelled')
          AND payload <> '{}'::jsonb`,
       p,
     ),
+  );
+  // An export's archive may hold what went (a sealed one cannot be read here): every archive of
+  // the bank goes; a new export is one call away.
+  add(
+    deleted,
+    'transfer_archives',
+    await changed(tx, 'DELETE FROM transfer_archives WHERE project_id = $1 AND bank_id = $2', p),
   );
   // Mental models whose last Reflect drew on a memory that went (its answer names it; a sealed
   // one cannot be read here, so every sealed one of the bank): content and answer are erased with

@@ -1,0 +1,178 @@
+import { randomBytes } from 'node:crypto';
+import { requireBank } from '../banks.js';
+import { AppError } from '../errors.js';
+import { checkId } from '../ids.js';
+import { enqueueOperation, type OperationRunner } from '../operations.js';
+import { pacer } from '../pace.js';
+import type { Services } from '../services.js';
+import type { Memory } from '../types.js';
+import {
+  buildArchive,
+  MAX_ARCHIVE_BYTES,
+  SCHEMA_VERSION,
+  type TransferDocument,
+  type TransferFact,
+} from './archive.js';
+
+export const EXPORT_DOCUMENTS = 'export_documents';
+/** How long an export's archive stays downloadable. */
+export const ARCHIVE_TTL_MS = 24 * 60 * 60 * 1000;
+/** Most memories one export carries: a bigger bank is exported with `mnemo export` (JSONL, resumable). */
+export const MAX_EXPORT_MEMORIES = 100_000;
+/** Most document ids one export may name. */
+export const MAX_EXPORT_DOCUMENT_IDS = 1000;
+const PAGE = 500;
+
+interface ExportPayload {
+  document_ids: string[] | null;
+  /** Where the download is served for the caller that asked (`/v1/default` or `/v1/me`). */
+  base: string;
+}
+
+/** The download key of an archive: its bank (base64url), then 256 random bits. */
+export const archiveKey = (bankId: string) =>
+  `${Buffer.from(bankId).toString('base64url')}.${randomBytes(32).toString('hex')}.zip`;
+
+/** The bank a download key names, or null when the key is not one. */
+export function bankOfKey(key: string): string | null {
+  const m = /^([A-Za-z0-9_-]{1,400})\.[0-9a-f]{64}\.zip$/.exec(key);
+  return m ? Buffer.from(m[1]!, 'base64url').toString('utf8') : null;
+}
+
+/** Queues the export of the bank's documents (all, or those named) as an archive. */
+export async function queueExport(
+  s: Services,
+  projectId: string,
+  bankId: string,
+  opts: { documentIds?: string[]; base: string },
+) {
+  await requireBank(s, projectId, bankId);
+  const ids = opts.documentIds?.length
+    ? [...new Set(opts.documentIds.map((d) => checkId('document id', d, 'document_id').normalize('NFC')))]
+    : null;
+  if (ids && ids.length > MAX_EXPORT_DOCUMENT_IDS)
+    throw new AppError('validation_error', `an export names at most ${MAX_EXPORT_DOCUMENT_IDS} documents`);
+  const payload: ExportPayload = { document_ids: ids, base: opts.base };
+  const op = await enqueueOperation(s, projectId, bankId, EXPORT_DOCUMENTS, payload);
+  return { operation_id: op.id, status: op.status };
+}
+
+const iso = (d: Date | null) => (d === null ? null : d.toISOString());
+
+function factOf(m: Memory, types: Map<string, string>): TransferFact {
+  const entityTypes: Record<string, string> = {};
+  for (const e of m.entities) entityTypes[e] = types.get(e) ?? 'OTHER';
+  return {
+    text: m.text,
+    source_id: m.id,
+    fact_type: m.type,
+    context: m.context,
+    occurred_start: iso(m.occurred_start),
+    occurred_end: iso(m.occurred_end),
+    mentioned_at: iso(m.mentioned_at),
+    metadata: m.metadata,
+    tags: m.tags,
+    chunk_index: null,
+    entities: m.entities,
+    entity_types: entityTypes,
+    created_at: iso(m.created_at),
+  };
+}
+
+/** Consolidation's observations are derived: left out (the importing bank makes its own). */
+const consolidated = (m: Memory) => m.type === 'observation' && Array.isArray(m.metadata.source_memory_ids);
+
+/** Every memory of the bank (of one document), oldest first. */
+async function memoriesOf(s: Services, projectId: string, bankId: string, documentId?: string) {
+  const pace = pacer();
+  const out: Memory[] = [];
+  let cursor: string | undefined;
+  do {
+    await pace();
+    const page = await s.store.listMemories(
+      projectId,
+      bankId,
+      documentId === undefined ? {} : { documentId },
+      { limit: PAGE, cursor },
+    );
+    out.push(...page.items);
+    if (out.length > MAX_EXPORT_MEMORIES)
+      throw new AppError(
+        'validation_error',
+        `an export carries at most ${MAX_EXPORT_MEMORIES} memories; export a bigger bank with \`mnemo export\` or name its documents`,
+      );
+    cursor = page.next_cursor ?? undefined;
+  } while (cursor !== undefined);
+  return out.reverse();
+}
+
+/** Runs an export: reads the bank, writes the archive, stores it (sealed for an encrypted bank). */
+export const runExportOperation: OperationRunner = async (s, op) => {
+  const p = op.payload as ExportPayload;
+  const { projectId, bankId } = op;
+  const memories = p.document_ids
+    ? (await Promise.all(p.document_ids.map((d) => memoriesOf(s, projectId, bankId, d)))).flat()
+    : await memoriesOf(s, projectId, bankId);
+  const types = new Map<string, string>();
+  for (let offset = 0; ; offset += PAGE) {
+    const page = await s.store.listEntities(projectId, bankId, { limit: PAGE, offset });
+    for (const e of page.items) types.set(e.name, e.type);
+    if (page.items.length < PAGE) break;
+  }
+  const byDocument = new Map<string, TransferFact[]>();
+  const loose: TransferFact[] = [];
+  for (const m of memories) {
+    if (consolidated(m)) continue;
+    const fact = factOf(m, types);
+    if (m.document_id === null) loose.push(fact);
+    else byDocument.set(m.document_id, [...(byDocument.get(m.document_id) ?? []), fact]);
+  }
+  const documents: TransferDocument[] = [];
+  for (const [id, facts] of byDocument) {
+    const doc = await s.store.getDocument(projectId, bankId, id);
+    documents.push({ id, created_at: iso(doc?.created_at ?? null), tags: [], chunks: [], facts });
+  }
+  const factCount = documents.reduce((n, d) => n + d.facts.length, 0) + loose.length;
+  const now = s.now();
+  const zip = buildArchive({
+    manifest: {
+      schema_version: SCHEMA_VERSION,
+      source_bank_id: bankId,
+      exported_at: now.toISOString(),
+      document_count: documents.length,
+      fact_count: factCount,
+      observation_count: 0,
+      archive_type: 'documents',
+    },
+    documents,
+    loose,
+  });
+  if (zip.length > MAX_ARCHIVE_BYTES)
+    throw new AppError(
+      'payload_too_large',
+      `the archive would be ${zip.length} bytes, more than ${MAX_ARCHIVE_BYTES}; name fewer documents or use \`mnemo export\``,
+    );
+  const key = archiveKey(bankId);
+  const filename = `${bankId.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 100)}-documents.zip`;
+  const saved = await s.store.saveArchive(projectId, bankId, {
+    key,
+    operation_id: op.id,
+    filename,
+    byte_size: zip.length,
+    sealed: false,
+    data: zip,
+    expires_at: new Date(now.getTime() + ARCHIVE_TTL_MS),
+  });
+  if (!saved) throw new AppError('not_found', `bank '${bankId}' not found`);
+  return {
+    result_metadata: {
+      download_url: `${p.base}/files/download/${key}`,
+      storage_key: key,
+      byte_size: zip.length,
+      filename,
+      expires_at: new Date(now.getTime() + ARCHIVE_TTL_MS).toISOString(),
+      document_count: documents.length,
+      fact_count: factCount,
+    },
+  };
+};

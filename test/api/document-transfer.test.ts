@@ -1,0 +1,249 @@
+/**
+ * Hindsight's document transfer: `POST .../document-transfer/export` (an operation whose
+ * `result_metadata` names the download), `GET /files/download/{key}`, `POST .../document-transfer`
+ * (an archive imported by an operation), and the retired synchronous `GET` (410).
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { strToU8, zipSync } from 'fflate';
+import { newMasterKey } from '../security/encryption-helpers.js';
+import { ADMIN, bankPath, type TestApp, testApp } from '../helpers/app.js';
+import { ENGINES } from '../helpers/engines.js';
+import { until } from '../helpers/until.js';
+
+const CANARY = 'zebra-canary-7f3c';
+
+for (const engine of ENGINES) {
+  describe(`document transfer (${engine})`, () => {
+    let t: TestApp;
+    before(async () => {
+      t = await testApp(engine, { masterKey: newMasterKey(), runWorker: true });
+    });
+    after(() => t.close());
+
+    const finished = (bank: string, id: string, token?: string) =>
+      until(
+        () => t.call('GET', bankPath(bank, `/operations/${id}`), { token }),
+        (r) => ['completed', 'failed'].includes(r.body?.status),
+      );
+    const retain = async (bank: string, items: unknown[]) => {
+      const r = await t.call('POST', bankPath(bank, '/memories'), { body: { items } });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+    };
+    const exportOf = async (bank: string, token: string = ADMIN) => {
+      const r = await t.call('POST', bankPath(bank, '/document-transfer/export'), { token });
+      assert.equal(r.status, 202, JSON.stringify(r.body));
+      assert.equal(r.body.status, 'pending');
+      const op = await finished(bank, r.body.operation_id);
+      assert.equal(op.body.status, 'completed', JSON.stringify(op.body));
+      return op.body.result_metadata as Record<string, any>;
+    };
+    const download = (url: string, token: string = ADMIN) =>
+      t.app.request(url, { headers: { authorization: `Bearer ${token}` } });
+    const upload = (bank: string, zip: Uint8Array, query = '', token: string = ADMIN) => {
+      const form = new FormData();
+      form.append('file', new Blob([new Uint8Array(zip)], { type: 'application/zip' }), 'archive.zip');
+      return t.app.request(bankPath(bank, `/document-transfer${query}`), {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}` },
+        body: form,
+      });
+    };
+    const memories = async (bank: string) =>
+      (await t.call('GET', bankPath(bank, '/memories?limit=100'))).body.items
+        // Consolidation's observations are derived: each bank makes its own (never carried).
+        .filter((m: any) => !Array.isArray(m.metadata.source_memory_ids))
+        .map((m: any) => ({
+          text: m.text,
+          type: m.type,
+          context: m.context,
+          tags: m.tags,
+          metadata: m.metadata,
+          document_id: m.document_id,
+          mentioned_at: m.mentioned_at,
+          occurred_start: m.occurred_start,
+          occurred_end: m.occurred_end,
+          entities: [...m.entities].sort(),
+        }))
+        .sort((a: any, b: any) => a.text.localeCompare(b.text));
+
+    test('export, download and import into a new bank give the same documents and memories', async () => {
+      await retain('src', [
+        {
+          content: 'Dana moved to Berlin in March 2021.',
+          document_id: 'doc-1',
+          context: 'chat',
+          tags: ['travel'],
+          metadata: { source: 'slack', n: 3 },
+          timestamp: '2024-01-02T03:04:05.000Z',
+          entities: [{ text: 'Dana', type: 'PERSON' }],
+        },
+        { content: 'Dana prefers tea over coffee.', document_id: 'doc-1', fact_type: 'preference' },
+        { content: 'The office opens at nine.', document_id: 'doc-2' },
+        { content: 'A memory without a document.' },
+      ]);
+      const meta = await exportOf('src');
+      assert.match(meta.storage_key, /^[A-Za-z0-9_-]+\.[0-9a-f]{64}\.zip$/);
+      assert.equal(meta.download_url, `/v1/default/files/download/${meta.storage_key}`);
+      assert.equal(meta.document_count, 2);
+      assert.equal(meta.fact_count, 4);
+      const res = await download(meta.download_url);
+      assert.equal(res.status, 200);
+      assert.equal(res.headers.get('content-type'), 'application/zip');
+      const zip = new Uint8Array(await res.arrayBuffer());
+      assert.equal(zip.length, meta.byte_size);
+
+      const imported = await upload('dst', zip);
+      assert.equal(imported.status, 202, await imported.clone().text());
+      const sub = (await imported.json()) as { operation_id: string };
+      const op = await finished('dst', sub.operation_id);
+      assert.equal(op.body.status, 'completed', JSON.stringify(op.body));
+      assert.equal(op.body.result_metadata.documents_imported, 2);
+      assert.equal(op.body.result_metadata.facts_imported, 4);
+      assert.deepEqual(await memories('dst'), await memories('src'));
+      const docs = async (bank: string) =>
+        (await t.call('GET', bankPath(bank, '/documents'))).body.items.map((d: any) => d.id).sort();
+      assert.deepEqual(await docs('dst'), ['doc-1', 'doc-2']);
+      const entity = (await t.call('GET', bankPath('dst', '/entities'))).body.items.find(
+        (e: any) => e.name === 'Dana',
+      );
+      assert.equal(entity?.type, 'PERSON');
+
+      // Again: each document is there already. skip keeps the bank as it is, new-id adds copies.
+      const again = await upload('dst', zip);
+      const skipped = await finished('dst', ((await again.json()) as any).operation_id);
+      assert.equal(skipped.body.result_metadata.documents_skipped, 2);
+      assert.equal(skipped.body.result_metadata.documents_imported, 0);
+      // A memory of no document has no id to conflict on: it is stored again.
+      assert.equal((await memories('dst')).length, 5);
+      const copies = await upload('dst', zip, '?on_conflict=new-id');
+      const copied = await finished('dst', ((await copies.json()) as any).operation_id);
+      assert.equal(copied.body.result_metadata.documents_imported, 2);
+      assert.equal((await memories('dst')).length, 9, 'two documents again (3 facts) and the loose one');
+    });
+
+    test('the synchronous GET is retired: 410 naming the asynchronous export', async () => {
+      const r = await t.call('GET', bankPath('src', '/document-transfer'));
+      assert.equal(r.status, 410);
+      assert.equal(r.body.error.code, 'gone');
+      assert.match(r.body.error.message, /document-transfer\/export/);
+    });
+
+    test('a corrupt, malformed or oversized archive is a clear 4xx and stores nothing', async () => {
+      const before = await t.call('GET', bankPath('bad', '/operations'));
+      assert.equal(before.status, 404, 'no bank yet');
+      const cases: [Uint8Array, number, RegExp][] = [
+        [strToU8('this is not a zip'), 400, /ZIP cannot be read/],
+        [zipSync({ 'documents/000000.json': strToU8('{}') }), 400, /manifest\.json is missing/],
+        [
+          zipSync({
+            'manifest.json': strToU8(JSON.stringify({ schema_version: 9, source_bank_id: 'x' })),
+          }),
+          400,
+          /schema_version 9/,
+        ],
+        [
+          zipSync({
+            'manifest.json': strToU8(JSON.stringify({ schema_version: 1, source_bank_id: 'x' })),
+            'documents/000000.json': strToU8(
+              JSON.stringify({ id: 'd', facts: [{ text: '', fact_type: 'world' }] }),
+            ),
+          }),
+          400,
+          /documents\[0\]\.facts\[0\]/,
+        ],
+        // 40 MB of zeros compress to ~40 KB: refused on its declared size, before inflating.
+        [
+          zipSync({
+            'manifest.json': strToU8(JSON.stringify({ schema_version: 1, source_bank_id: 'x' })),
+            'documents/000000.json': new Uint8Array(40 * 2 ** 20),
+          }),
+          413,
+          /inflates to at most/,
+        ],
+      ];
+      for (const [zip, status, message] of cases) {
+        const r = await upload('bad', zip);
+        const body = (await r.json()) as any;
+        assert.equal(r.status, status, JSON.stringify(body));
+        assert.match(body.error.message, message);
+      }
+      assert.equal((await t.call('GET', bankPath('bad'))).status, 404, 'nothing was created');
+      const json = await t.app.request(bankPath('bad', '/document-transfer'), {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+        body: '{}',
+      });
+      assert.equal(json.status, 415, 'the archive must come as the form field file');
+    });
+
+    test('an encrypted bank’s archive is stored sealed, and opens for its download', async () => {
+      assert.equal((await t.call('PUT', bankPath('enc'), { body: {} })).status, 200);
+      const r = await t.call('PATCH', bankPath('enc', '/config'), {
+        body: { updates: { encryption: 'managed' } },
+      });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      await retain('enc', [{ content: `The vault code word is ${CANARY}.`, document_id: 'secret' }]);
+      const meta = await exportOf('enc');
+      const rows = await t.raw.getArchive('default', 'enc', meta.storage_key, new Date());
+      assert.ok(rows?.sealed, 'stored sealed');
+      assert.ok(!Buffer.from(rows!.data).includes(Buffer.from(CANARY)), 'no plaintext at rest');
+      const { unzipSync, strFromU8 } = await import('fflate');
+      // Neither the stored bytes nor anything inflated from them: they are not a ZIP.
+      assert.throws(() => unzipSync(rows!.data));
+      const res = await download(meta.download_url);
+      assert.equal(res.status, 200);
+      const files = unzipSync(new Uint8Array(await res.arrayBuffer()));
+      assert.match(strFromU8(files['documents/000000.json']!), new RegExp(CANARY));
+    });
+
+    test('only a key of the bank’s project and banks downloads its archive', async () => {
+      await retain('alice', [{ content: 'Alice likes jazz.', document_id: 'a' }]);
+      const meta = await exportOf('alice');
+      const mint = async (project: string, banks?: string[]) => {
+        const k = await t.call('POST', `/v1/default/projects/${project}/keys`, {
+          body: { name: 'k', scopes: ['recall'], ...(banks ? { banks } : {}) },
+        });
+        assert.equal(k.status, 201, JSON.stringify(k.body));
+        return k.body.key as string;
+      };
+      assert.equal(
+        (await t.call('POST', '/v1/default/projects', { body: { id: 'other', name: 'O' } })).status,
+        201,
+      );
+      const aliceKey = await mint('default', ['alice']);
+      const bobKey = await mint('default', ['bob']);
+      const otherKey = await mint('other');
+      assert.equal((await download(meta.download_url, aliceKey)).status, 200);
+      assert.equal((await download(meta.download_url, bobKey)).status, 404);
+      const meUrl = `/v1/me/files/download/${meta.storage_key}`;
+      assert.equal((await download(meUrl, otherKey)).status, 404);
+      // A guessed key: the bank's prefix with other random bits.
+      const guessed = meta.storage_key.replace(/\.[0-9a-f]{64}\./, `.${'0'.repeat(64)}.`);
+      assert.equal((await download(`/v1/default/files/download/${guessed}`)).status, 404);
+      // Exporting needs recall; importing needs retain.
+      const r = await t.call('POST', bankPath('alice', '/document-transfer/export'), { token: aliceKey });
+      assert.equal(r.status, 202);
+      assert.equal((await upload('alice', new Uint8Array(10), '', aliceKey)).status, 403);
+    });
+
+    test('deleting the bank deletes its archives, counted in the receipt', async () => {
+      await retain('gone', [{ content: 'Short-lived.', document_id: 'g' }]);
+      const meta = await exportOf('gone');
+      const del = await t.call('DELETE', bankPath('gone'));
+      assert.equal(del.status, 200);
+      assert.equal(del.body.receipt.deleted.transfer_archives, 1);
+      assert.equal((await download(meta.download_url)).status, 404);
+      assert.equal(await t.raw.getArchive('default', 'gone', meta.storage_key, new Date()), null);
+    });
+
+    test('an archive expires: no download after a day, and the sweep deletes it', async () => {
+      await retain('old', [{ content: 'Yesterday’s news.', document_id: 'o' }]);
+      const meta = await exportOf('old');
+      const later = new Date(Date.now() + 25 * 60 * 60 * 1000);
+      assert.equal(await t.raw.getArchive('default', 'old', meta.storage_key, later), null);
+      assert.ok((await t.raw.deleteExpiredArchives(later)) >= 1);
+      assert.equal((await download(meta.download_url)).status, 404);
+    });
+  });
+}
