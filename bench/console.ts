@@ -10,13 +10,13 @@
  * memory goes through the store (keep N small there).
  * Run: `npx tsx bench/console.ts [memories, default 100000] [requests per row, default 20]`.
  */
-import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { createLogger } from '../src/api/logger.js';
 import { startServer } from '../src/runtime/server.js';
 import { loadConfig } from '../src/config/load.js';
 import type { NewMemory } from '../src/core/types.js';
 import { openStore } from '../src/store/open.js';
+import { newMemory } from '../test/helpers/memory.js';
 
 const N = Number(process.argv[2] ?? 100_000);
 const REQUESTS = Number(process.argv[3] ?? 20);
@@ -35,18 +35,11 @@ function memory(i: number): NewMemory {
   const text = `Note ${i}: ${who} met a colleague in ${where} and talked about project ${i % 97}`;
   const embedding = new Float32Array(100);
   for (let d = 0; d < 100; d++) embedding[d] = Math.sin(i * 0.37 + d * 1.3);
-  return {
-    id: randomUUID(),
-    type: 'world',
+  return newMemory({
     text,
-    context: null,
-    occurred_start: null,
-    occurred_end: null,
     mentioned_at: new Date(Date.UTC(2024, 0, 1) + i * 60_000),
     tags: [i % 10 === 0 ? 'travel' : 'work'],
-    metadata: {},
     document_id: `doc-${Math.floor(i / 100)}`,
-    chunk_id: null,
     content_hash: `h${i}`,
     embedding,
     terms: new Map(
@@ -60,7 +53,7 @@ function memory(i: number): NewMemory {
       { text: who, type: 'PERSON' },
       { text: where, type: 'PLACE' },
     ],
-  };
+  });
 }
 
 const started = performance.now();

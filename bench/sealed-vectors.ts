@@ -18,6 +18,7 @@ import { migrate } from '../src/store/migrate.js';
 import { storeOver } from '../src/store/open.js';
 import { openPglite } from '../src/store/pglite.js';
 import { compose } from '../src/runtime/compose.js';
+import { newMemory } from '../test/helpers/memory.js';
 
 const DIMS = 100;
 const BATCH = 5000;
@@ -35,23 +36,12 @@ function unitVector(): Float32Array {
 }
 
 function memory(i: number): NewMemory {
-  return {
-    id: randomUUID(),
-    type: 'world',
+  return newMemory({
     text: `synthetic memory number ${i}`,
-    context: null,
-    occurred_start: null,
-    occurred_end: null,
-    mentioned_at: new Date(),
-    tags: [],
-    metadata: {},
-    document_id: null,
-    chunk_id: null,
     content_hash: randomBytes(16).toString('hex'),
     embedding: unitVector(),
     terms: new Map([[`w${i % 1000}`, 1]]),
-    entities: [],
-  };
+  });
 }
 
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) * p)]!;

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { openConfiguredStore } from '../../src/cli/store.js';
-import { createTestDatabase, ENGINES, type TestDatabase } from '../helpers/engines.js';
+import { createTestDatabase, ENGINES, seedDataDir, type TestDatabase } from '../helpers/engines.js';
 import { runCli } from './cli.js';
 
 for (const engine of ENGINES) {
@@ -24,6 +24,7 @@ for (const engine of ENGINES) {
         vars = { MNEMO_DATABASE_URL: url };
       } else {
         const dataDir = join(root, 'data');
+        await seedDataDir(dataDir, 'migrated'); // migrating is test/store/migrations.test.ts's
         input = { dataDir };
         vars = { MNEMO_DATA_DIR: dataDir };
       }

@@ -12,7 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import { formatStatus, migrateStatus } from '../../src/cli/migrate.js';
 import { LATEST_VERSION, MIGRATIONS } from '../../src/store/migrations/index.js';
 import { openDatabase, openStore } from '../../src/store/open.js';
-import { createTestDatabase, ENGINES, type TestDatabase } from '../helpers/engines.js';
+import { createTestDatabase, ENGINES, seedDataDir, type TestDatabase } from '../helpers/engines.js';
 import { runCli } from './cli.js';
 
 for (const engine of ENGINES) {
@@ -48,7 +48,9 @@ for (const engine of ENGINES) {
     });
 
     test('after migrating: applied versions with names and dates, nothing pending', async () => {
-      await (await openStore({ ...input, poolSize: 1 })).close();
+      // Migrating itself is test/store/migrations.test.ts's: the data directory starts migrated.
+      if (input.dataDir) await seedDataDir(input.dataDir, 'migrated');
+      else await (await openStore({ ...input, poolSize: 1 })).close();
       const r = await migrateStatus(input);
       assert.equal(r.current, LATEST_VERSION);
       assert.deepEqual(r.pending, []);

@@ -5,7 +5,8 @@
  *
  * Every PGlite store starts from one migrated template (see `migratedTemplate`) instead of an
  * empty database: creating a PGlite database (initdb) is most of the cost of opening one.
- * Migrating from nothing is proved by test/store/migrations.test.ts, which opens its own.
+ * Tests of migrating from nothing start from the empty template (`emptyTemplate`: initdb done,
+ * nothing migrated), and tests of a data directory on disk seed it from either (`seedDataDir`).
  * A closed PGlite test database is emptied back to the template's state and kept for the next
  * test of the process (test/helpers/pglite-pool.ts).
  */
@@ -19,7 +20,7 @@ import pg from 'pg';
 import type { Db } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
 import { MIGRATIONS } from '../../src/store/migrations/index.js';
-import { storeOver } from '../../src/store/open.js';
+import { openStore, storeOver } from '../../src/store/open.js';
 import { lease } from './pglite-pool.js';
 import { openPglite } from '../../src/store/pglite.js';
 import { openPostgres } from '../../src/store/postgres.js';
@@ -58,42 +59,78 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   };
 }
 
-let template: Promise<Blob> | undefined;
+const templates = new Map<string, Promise<Blob>>();
 
 /**
- * The embedded database as `openPglite` creates it, migrated: a data directory tarball that
- * each test's PGlite starts from (~0.7 s of CPU instead of ~2.5 s for initdb and migrations).
- * Made once per machine for each set of migrations and PGlite version, kept in the temporary
- * directory under a name hashing both, so a changed migration makes a new one; each process
+ * A data directory tarball made once per machine: kept in the temporary directory under a name
+ * hashing the PGlite version and `parts`, so a change to either makes a new one; each process
  * reads it once.
  */
-export function migratedTemplate(): Promise<Blob> {
-  template ??= (async () => {
+function cachedTemplate(name: string, parts: unknown, build: () => Promise<Blob>): Promise<Blob> {
+  let made = templates.get(name);
+  if (made) return made;
+  made = (async () => {
     const pgliteDir = dirname(dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite')));
     const key = createHash('sha256')
       .update(readFileSync(join(pgliteDir, 'package.json')))
-      .update(JSON.stringify(MIGRATIONS.map((m) => [m.version, m.name, m.sql])))
+      .update(JSON.stringify(parts))
       .digest('hex')
       .slice(0, 16);
-    const path = join(tmpdir(), `mnemo-test-pglite-${key}.tar`);
+    const path = join(tmpdir(), `mnemo-test-pglite-${name}-${key}.tar`);
     try {
       return new Blob([await readFile(path)]);
     } catch {}
-    const db = await openPglite(undefined);
-    let tarball: Blob;
-    try {
-      await migrate(db);
-      tarball = await db.dumpDataDir!();
-    } finally {
-      await db.close();
-    }
+    const tarball = await build();
     // Another test process may be writing the same template: each writes its own, then renames.
     const partial = `${path}.${process.pid}.partial`;
     await writeFile(partial, new Uint8Array(await tarball.arrayBuffer()));
     await rename(partial, path);
     return tarball;
   })();
-  return template;
+  templates.set(name, made);
+  return made;
+}
+
+/** `open()`'s database as a tarball, closed. */
+async function dump(open: Promise<Db>, change: (db: Db) => Promise<unknown>): Promise<Blob> {
+  const db = await open;
+  try {
+    await change(db);
+    return await db.dumpDataDir!();
+  } finally {
+    await db.close();
+  }
+}
+
+/**
+ * The embedded database as `openPglite` creates it, before any migration: what a new data
+ * directory holds once PGlite's initdb has run (~3 s of CPU, most of opening a new database),
+ * for tests of migrating from nothing.
+ */
+export function emptyTemplate(): Promise<Blob> {
+  return cachedTemplate('empty', [], () => dump(openPglite(undefined), async () => {}));
+}
+
+/**
+ * The empty database migrated: the tarball each test's PGlite starts from (~0.7 s of CPU
+ * instead of ~2.5 s for initdb and migrations).
+ */
+export function migratedTemplate(): Promise<Blob> {
+  return cachedTemplate(
+    'migrated',
+    MIGRATIONS.map((m) => [m.version, m.name, m.sql]),
+    async () => dump(openPglite(undefined, { template: await emptyTemplate() }), migrate),
+  );
+}
+
+/**
+ * Creates the embedded data directory `dir` (as `openPglite(dir)` lays it out) from a template
+ * instead of PGlite's initdb: `empty` before any migration, `migrated` up to date. For tests of
+ * the CLI, the server or the files on disk; closed, so the code under test opens it.
+ */
+export async function seedDataDir(dir: string, template: 'empty' | 'migrated'): Promise<void> {
+  const tarball = await (template === 'empty' ? emptyTemplate() : migratedTemplate());
+  await (await openPglite(dir, { template: tarball })).close();
 }
 
 /**
@@ -140,6 +177,31 @@ export async function openTestDb(engine: EngineName): Promise<{ db: Db; dispose(
     db,
     async dispose() {
       await db.close();
+      await testDb.drop();
+    },
+  };
+}
+
+/**
+ * A migrated PostgreSQL database of its own with a store on ONE connection (every statement
+ * runs on the same prepared statements) and a second, plain client beside it (to change a table
+ * or read statistics from another session). `close` drops the database.
+ */
+export async function oneConnectionPostgres(): Promise<{
+  store: Store;
+  admin: pg.Client;
+  close(): Promise<void>;
+}> {
+  const testDb = await createTestDatabase();
+  const store = await openStore({ databaseUrl: testDb.url, poolSize: 1 });
+  const admin = new pg.Client({ connectionString: testDb.url });
+  await admin.connect();
+  return {
+    store,
+    admin,
+    async close() {
+      await admin.end();
+      await store.close();
       await testDb.drop();
     },
   };

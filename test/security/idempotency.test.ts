@@ -18,7 +18,7 @@ import { storeOver } from '../../src/store/open.js';
 import { openPglite } from '../../src/store/pglite.js';
 import { openPostgres } from '../../src/store/postgres.js';
 import type { Store } from '../../src/store/store.js';
-import { createTestDatabase, ENGINES, type TestDatabase } from '../helpers/engines.js';
+import { createTestDatabase, ENGINES, migratedTemplate, type TestDatabase } from '../helpers/engines.js';
 import { secretOf } from '../helpers/keys.js';
 import {
   ADMIN,
@@ -79,7 +79,7 @@ for (const engine of ENGINES) {
     before(async () => {
       if (engine === 'pglite') {
         dataDir = mkdtempSync(join(tmpdir(), 'mnemo-idem-'));
-        db = await openPglite(dataDir);
+        db = await openPglite(dataDir, { template: await migratedTemplate() });
       } else {
         pg = await createTestDatabase();
         db = await openPostgres(pg.url!, { poolSize: 4 });

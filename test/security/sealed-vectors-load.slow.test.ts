@@ -6,12 +6,12 @@
  * longest stretch without a turn is a small part of the load.
  */
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { NewMemory } from '../../src/core/types.js';
 import { storeOver } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';
 import { ENGINES, openTestDb } from '../helpers/engines.js';
+import { newMemory } from '../helpers/memory.js';
 import { type EncryptedApp, encryptedApp, newMasterKey } from './encryption-helpers.js';
 
 const MEMORIES = 6000;
@@ -22,23 +22,12 @@ const MAX_PART = 0.4;
 function memory(i: number): NewMemory {
   const embedding = new Float32Array(DIMS);
   for (let k = 0; k < DIMS; k++) embedding[k] = Math.sin(i * 12.9898 + k * 78.233);
-  return {
-    id: randomUUID(),
-    type: 'world',
+  return newMemory({
     text: `synthetic memory number ${i}`,
-    context: null,
-    occurred_start: null,
-    occurred_end: null,
-    mentioned_at: new Date(),
-    tags: [],
-    metadata: {},
-    document_id: null,
-    chunk_id: null,
     content_hash: `h${i}`,
     embedding,
     terms: new Map([[`w${i % 100}`, 1]]),
-    entities: [],
-  };
+  });
 }
 
 /** Runs `fn` while a chain of setImmediate callbacks records the longest gap between two turns. */

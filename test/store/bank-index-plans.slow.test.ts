@@ -7,13 +7,13 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import pg from 'pg';
+import type pg from 'pg';
 import { EXACT_SEARCH_LIMIT } from '../../src/core/recall/bank-index.js';
 import type { Db } from '../../src/store/db.js';
-import { openStore, storeOver } from '../../src/store/open.js';
+import { storeOver } from '../../src/store/open.js';
 import { bankIndexName } from '../../src/store/sql/bank-index.js';
 import type { Store } from '../../src/store/store.js';
-import { createTestDatabase, openTestDb, type TestDatabase } from '../helpers/engines.js';
+import { oneConnectionPostgres, openTestDb } from '../helpers/engines.js';
 import { newMemory } from '../helpers/memory.js';
 import { until } from '../helpers/until.js';
 
@@ -40,21 +40,15 @@ async function fill(store: Store, bank: string, from: number, n: number) {
 describe('generic plans keep bank indexes (postgres)', {
   skip: process.env.MNEMO_TEST_DATABASE_URL ? false : 'needs MNEMO_TEST_DATABASE_URL',
 }, () => {
-  let db: TestDatabase;
+  // One connection: every statement below runs on the same prepared statements.
+  let pgdb: Awaited<ReturnType<typeof oneConnectionPostgres>> | undefined;
   let store: Store;
   let admin: pg.Client;
   before(async () => {
-    db = await createTestDatabase();
-    // One connection: every statement below runs on the same prepared statements.
-    store = await openStore({ databaseUrl: db.url, poolSize: 1 });
-    admin = new pg.Client({ connectionString: db.url });
-    await admin.connect();
+    pgdb = await oneConnectionPostgres();
+    ({ store, admin } = pgdb);
   });
-  after(async () => {
-    await admin?.end();
-    await store?.close();
-    await db?.drop();
-  });
+  after(() => pgdb?.close());
 
   test("a bank's own vector index serves it after the statement ran for other banks", async () => {
     await fill(store, 'minor', 0, EXACT_SEARCH_LIMIT + 100);

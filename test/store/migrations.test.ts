@@ -12,7 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import { migrate, migrationStatus, SchemaTooNewError } from '../../src/store/migrate.js';
 import { LATEST_VERSION, MIGRATIONS } from '../../src/store/migrations/index.js';
 import { openDatabase, openStore, type OpenOptions } from '../../src/store/open.js';
-import { createTestDatabase, ENGINES, type TestDatabase } from '../helpers/engines.js';
+import { createTestDatabase, ENGINES, seedDataDir, type TestDatabase } from '../helpers/engines.js';
 
 /**
  * SHA-256 of each migration's SQL as released. Databases that applied a migration keep its
@@ -91,6 +91,7 @@ for (const engine of ENGINES) {
         opts = { databaseUrl: pg.url, poolSize: 1 };
       } else {
         dir = mkdtempSync(join(tmpdir(), 'mnemo-migs-'));
+        await seedDataDir(dir, 'empty');
         opts = { dataDir: dir };
       }
     });

@@ -6,30 +6,23 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import pg from 'pg';
+import type pg from 'pg';
 import type { Db } from '../../src/store/db.js';
-import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';
-import { createTestDatabase, openTestDb, type TestDatabase } from '../helpers/engines.js';
+import { oneConnectionPostgres, openTestDb } from '../helpers/engines.js';
 
 describe('prepared statements (postgres)', {
   skip: process.env.MNEMO_TEST_DATABASE_URL ? false : 'needs MNEMO_TEST_DATABASE_URL',
 }, () => {
-  let db: TestDatabase;
+  // One connection: every statement below runs on the same prepared statements.
+  let pgdb: Awaited<ReturnType<typeof oneConnectionPostgres>> | undefined;
   let store: Store;
   let admin: pg.Client;
   before(async () => {
-    db = await createTestDatabase();
-    // One connection: every statement below runs on the same prepared statements.
-    store = await openStore({ databaseUrl: db.url, poolSize: 1 });
-    admin = new pg.Client({ connectionString: db.url });
-    await admin.connect();
+    pgdb = await oneConnectionPostgres();
+    ({ store, admin } = pgdb);
   });
-  after(async () => {
-    await admin?.end();
-    await store?.close();
-    await db?.drop();
-  });
+  after(() => pgdb?.close());
 
   test('a column type changed under a prepared statement: the next run still answers', async () => {
     await store.ensureBank('default', 'named', {});

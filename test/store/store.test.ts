@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { NewMemory } from '../../src/core/types.js';
 import { migrate } from '../../src/store/migrate.js';
@@ -8,7 +7,8 @@ import { openPostgres } from '../../src/store/postgres.js';
 import { MIGRATIONS } from '../../src/store/migrations/index.js';
 import { DRIVER_POSTINGS } from '../../src/store/sql/search.js';
 import type { Store } from '../../src/store/store.js';
-import { createTestDatabase, ENGINES, openTestStore } from '../helpers/engines.js';
+import { createTestDatabase, ENGINES, emptyTemplate, openTestStore } from '../helpers/engines.js';
+import { newMemory } from '../helpers/memory.js';
 
 const P = 'default';
 
@@ -24,24 +24,13 @@ function vec(...xs: number[]): Float32Array {
 function mem(text: string, over: Partial<NewMemory> = {}): NewMemory {
   const terms = new Map<string, number>();
   for (const t of text.toLowerCase().split(/\W+/).filter(Boolean)) terms.set(t, (terms.get(t) ?? 0) + 1);
-  return {
-    id: randomUUID(),
-    type: 'world',
+  return newMemory({
     text,
-    context: null,
-    occurred_start: null,
-    occurred_end: null,
-    mentioned_at: new Date('2024-01-01T00:00:00Z'),
-    tags: [],
-    metadata: {},
-    document_id: null,
-    chunk_id: null,
-    content_hash: text,
     embedding: vec(1),
     terms,
-    entities: [],
+    mentioned_at: new Date('2024-01-01T00:00:00Z'),
     ...over,
-  };
+  });
 }
 
 for (const engine of ENGINES) {
@@ -351,7 +340,7 @@ for (const engine of ENGINES) {
 
 describe('migrations', () => {
   test('from empty on PGlite, and re-running applies nothing', async () => {
-    const db = await openPglite();
+    const db = await openPglite(undefined, { template: await emptyTemplate() });
     assert.deepEqual(
       await migrate(db),
       MIGRATIONS.map((m) => m.version),
