@@ -136,9 +136,12 @@ export function createApp(runtime: AppRuntime, log: Logger): OpenAPIHono<AppEnv>
     const hasBody =
       c.req.header('content-length') !== undefined || c.req.header('transfer-encoding') !== undefined;
     const type = c.req.header('content-type') ?? '';
+    // File uploads (files/retain) are the one body that is not JSON.
+    const upload = /^multipart\/form-data\b/i.test(type) && c.req.path.endsWith('/files/retain');
     if (
       hasBody &&
       c.req.header('content-length') !== '0' &&
+      !upload &&
       !/^application\/([\w.+-]*\+)?json\b/i.test(type)
     ) {
       throw new AppError(

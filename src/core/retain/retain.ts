@@ -19,6 +19,7 @@ import type { Services } from '../services.js';
 import type { EntityInput, NewMemory } from '../types.js';
 import { applyResolution, resolveEntityNames } from './entities.js';
 import { extractItem } from './extract.js';
+import { documentSource } from './source.js';
 import { retainCompleted } from '../webhooks/events.js';
 
 export interface RetainItem {
@@ -50,6 +51,8 @@ export interface RetainRequest {
   items: RetainItem[];
   document_id?: string;
   space?: string;
+  /** Extract the documents again even where their content is unchanged (documents/{id}/reprocess). */
+  reprocess?: boolean;
 }
 
 export interface RetainResult {
@@ -215,7 +218,9 @@ async function retainSliceOf(
       replacing.set(doc, [...(replacing.get(doc) ?? []), item]);
   }
   const hashes = new Map([...replacing].map(([doc, items]) => [doc, documentHash(items)]));
-  const unchanged = new Set(slice ? slice.unchanged : await unchangedOf(s, projectId, bankId, hashes));
+  const unchanged = new Set(
+    slice ? slice.unchanged : req.reprocess ? [] : await unchangedOf(s, projectId, bankId, hashes),
+  );
   // A document whose items span slices is replaced by the slice with its first item; the
   // slices after it add to it, and the one with its last item records its hash.
   const first = new Map<string, number>();
@@ -323,11 +328,18 @@ async function retainSliceOf(
   const appended = [...new Set(memories.map((m) => m.document_id))].filter(
     (d): d is string => d !== null && !replacing.has(d),
   );
+  // A completed document keeps what it was retained from (for reprocessing); an appended one no
+  // longer has one source, and keeps none.
   const created = await insertWithinQuota(s, projectId, bankId, memories, {
     replaceDocuments: changed,
+    dropDerived: req.reprocess === true,
     documents: [
-      ...[...changed, ...touched].map((id) => ({ id, contentHash: complete(id) ? hashes.get(id)! : '' })),
-      ...appended.map((id) => ({ id, contentHash: '' })),
+      ...[...changed, ...touched].map((id) =>
+        complete(id)
+          ? { id, contentHash: hashes.get(id)!, source: documentSource(replacing.get(id)!) }
+          : { id, contentHash: '' },
+      ),
+      ...appended.map((id) => ({ id, contentHash: '', source: null })),
     ],
   });
   // A request's slices schedule the follow-up work once, after the last (what they all made).
@@ -368,6 +380,7 @@ export async function unchangedDocuments(
   bankId: string,
   req: RetainRequest,
 ): Promise<string[]> {
+  if (req.reprocess) return [];
   const replacing = new Map<string, RetainItem[]>();
   for (const item of req.items) {
     const doc = item.document_id ?? req.document_id ?? null;
