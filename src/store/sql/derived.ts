@@ -12,19 +12,20 @@ export async function derivedObservations(
   bankId: string,
   own: string[],
 ): Promise<{ observations: string[]; redo: string[] }> {
-  const p = [projectId, bankId];
-  const ids = async (sql: string, params: unknown[]) =>
-    (await tx.query<{ id: string }>(sql, params)).map((r) => r.id);
-  const observations = await ids(
-    `SELECT DISTINCT observation_id::text AS id FROM observation_sources
-     WHERE project_id = $1 AND bank_id = $2 AND memory_id = ANY($3::uuid[]) AND observation_id <> ALL($3::uuid[])`,
-    [...p, own],
-  );
-  const redo = await ids(
-    `SELECT DISTINCT memory_id::text AS id FROM observation_sources
-     WHERE project_id = $1 AND bank_id = $2 AND observation_id = ANY($3::uuid[]) AND memory_id <> ALL($4::uuid[])`,
-    [...p, observations, [...own, ...observations]],
-  );
+  const observations = (
+    await tx.query<{ id: string }>(
+      `SELECT DISTINCT observation_id::text AS id FROM observation_sources
+       WHERE project_id = $1 AND bank_id = $2 AND memory_id = ANY($3::uuid[]) AND observation_id <> ALL($3::uuid[])`,
+      [projectId, bankId, own],
+    )
+  ).map((r) => r.id);
+  const redo = (
+    await tx.query<{ id: string }>(
+      `SELECT DISTINCT memory_id::text AS id FROM observation_sources
+       WHERE project_id = $1 AND bank_id = $2 AND observation_id = ANY($3::uuid[]) AND memory_id <> ALL($4::uuid[])`,
+      [projectId, bankId, observations, [...own, ...observations]],
+    )
+  ).map((r) => r.id);
   return { observations, redo };
 }
 
