@@ -1,5 +1,4 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { FactType } from '../../text/fact-type.js';
 import { termFrequencies } from '../../text/terms.js';
 import { effectiveConfig } from '../bank-config.js';
 import { bankForWrite, staleVectors } from '../banks.js';
@@ -16,24 +15,14 @@ import { sliceEnd } from './slices.js';
 import { chargeRetain, insertWithinQuota } from '../quotas.js';
 import { addNeighbourContext } from '../recall/context-terms.js';
 import type { Services } from '../services.js';
-import type { EntityInput, NewMemory } from '../types.js';
+import type { NewMemory } from '../types.js';
+import type { RetainItem } from './item.js';
 import { applyResolution, resolveEntityNames } from './entities.js';
 import { extractItem } from './extract.js';
 import { documentSource } from './source.js';
 import { retainCompleted } from '../webhooks/events.js';
 
-export interface RetainItem {
-  content: string;
-  fact_type?: FactType;
-  context?: string;
-  timestamp?: Date;
-  entities?: EntityInput[];
-  resolve_entities?: boolean;
-  tags?: string[];
-  metadata?: Record<string, unknown>;
-  document_id?: string;
-  update_mode?: 'replace' | 'append';
-}
+export type { RetainItem } from './item.js';
 
 /**
  * One slice of a big queued Retain: items [start, end) of the request, stored in their own

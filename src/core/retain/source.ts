@@ -1,4 +1,4 @@
-import type { RetainItem } from './retain.js';
+import type { RetainItem } from './item.js';
 
 /** An item as a document's kept source holds it: what decides what it stores, dates as ISO text. */
 type SourceItem = Omit<RetainItem, 'document_id' | 'update_mode' | 'timestamp'> & { timestamp?: string };
