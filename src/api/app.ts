@@ -138,8 +138,10 @@ export function createApp(runtime: AppRuntime, log: Logger): OpenAPIHono<AppEnv>
     const hasBody =
       c.req.header('content-length') !== undefined || c.req.header('transfer-encoding') !== undefined;
     const type = c.req.header('content-type') ?? '';
-    // One upload is not JSON: a document-transfer archive, sent as Hindsight's form field `file`.
-    const upload = /^multipart\/form-data\b/i.test(type) && ARCHIVE_UPLOAD.test(c.req.path);
+    // Uploads are not JSON: a document-transfer archive (Hindsight's form field `file`) and files/retain.
+    const upload =
+      /^multipart\/form-data\b/i.test(type) &&
+      (ARCHIVE_UPLOAD.test(c.req.path) || c.req.path.endsWith('/files/retain'));
     if (
       hasBody &&
       c.req.header('content-length') !== '0' &&

@@ -68,7 +68,12 @@ export async function idempotency(c: Context<AppEnv>, next: Next): Promise<Respo
   }
   const store = c.get('services').store;
   const scope: IdempotencyScope = { projectId: auth.projectId, caller: callerOf(auth), key };
-  const hash = requestHash(c.req.method, target(c.req.url), await c.req.text());
+  // A file upload is hashed as the bytes it is (text decoding would lose its binary parts, and
+  // cache a text the file route could not read the files from).
+  const body = /^multipart\//i.test(c.req.header('content-type') ?? '')
+    ? Buffer.from(await c.req.arrayBuffer()).toString('latin1')
+    : await c.req.text();
+  const hash = requestHash(c.req.method, target(c.req.url), body);
   const claim = await store.claimIdempotencyKey(scope, hash, IN_FLIGHT_LIMIT_MS);
   if (claim.state === 'done') {
     if (claim.withheld) {

@@ -66,6 +66,10 @@ export const ACTIONS = {
   'documents.get': { scope: 'recall', read: true },
   'documents.delete': { scope: 'retain', read: false },
   'documents.update': { scope: 'retain', read: false },
+  /** Runs a document's extraction again from its kept source (an operation). */
+  'documents.reprocess': { scope: 'retain', read: false },
+  /** Uploaded files' text retained (plain text, Markdown, HTML, PDF; an operation per file). */
+  'files.retain': { scope: 'retain', read: false },
   'directives.list': { scope: 'admin', read: true },
   'directives.get': { scope: 'admin', read: true },
   'directives.create': { scope: 'admin', read: false },

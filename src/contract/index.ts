@@ -14,6 +14,7 @@ export * from './documents.js';
 export * from './error-meanings.js';
 export * from './evaluations.js';
 export * from './extract.js';
+export * from './files.js';
 export * from './graph.js';
 export * from './health.js';
 export * from './llm-requests.js';

@@ -1,5 +1,7 @@
 import { requireBank } from './banks.js';
-import { notFound } from './errors.js';
+import { AppError, notFound } from './errors.js';
+import { retainAsync } from './retain/retain-async.js';
+import { sourceItems } from './retain/source.js';
 import { forget, ownMemories } from './forget.js';
 import type { Services } from './services.js';
 
@@ -31,4 +33,34 @@ export async function getDocument(s: Services, projectId: string, bankId: string
 export async function deleteDocument(s: Services, projectId: string, bankId: string, id: string) {
   const { receipt } = await forget(s, projectId, bankId, { kind: 'document', id });
   return { deleted: true as const, document_id: id, memories_deleted: ownMemories(receipt), receipt };
+}
+
+/**
+ * Runs a document's extraction again from what it was retained from (its kept source), as a
+ * queued Retain: charged like one, and replacing the document's memories when it runs (the
+ * observations derived from them go too, as when the document is forgotten). A document
+ * without a kept source (retained before sources were kept, or appended to) is a 409.
+ */
+export async function reprocessDocument(s: Services, projectId: string, bankId: string, id: string) {
+  await requireBank(s, projectId, bankId);
+  const found = await s.store.documentSource(projectId, bankId, id);
+  if (!found) throw notFound(`document '${id}'`);
+  if (found.source === null) {
+    throw new AppError(
+      'conflict',
+      `document '${id}' has no kept source to extract again (retained before mnemo kept sources, or appended to); retain it again instead`,
+    );
+  }
+  const r = await retainAsync(s, projectId, bankId, {
+    document_id: id,
+    items: sourceItems(found.source),
+    reprocess: true,
+  });
+  return {
+    success: true as const,
+    operation_id: r.operation_id,
+    operation_ids: r.operation_ids,
+    document_id: id,
+    items_count: r.items_count,
+  };
 }

@@ -70,7 +70,8 @@ const RESERVED: { files: RegExp; what: string; from: readonly string[] }[] = [
 const PACKAGES: Record<string, RegExp> = {
   contract: /^zod$/,
   client: /^zod$/,
-  text: /^(chrono-node|compromise|diff|fflate|gpt-tokenizer)(\/|$)/,
+  // Text from files: HTML entities decoded (entities), PDF text read (pdfjs-dist), archives (fflate).
+  text: /^(chrono-node|compromise|diff|entities|fflate|gpt-tokenizer|pdfjs-dist)(\/|$)/,
   store: /^(@electric-sql\/|pg$)/,
   // Core knows nothing of HTTP, SQL drivers, MCP, logging or the command line.
   core: /^(zod|ajv)(\/|$)/,

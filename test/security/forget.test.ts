@@ -87,7 +87,14 @@ function removed(before: Map<string, number>, after: Map<string, number>): Recor
 
 /** The receipt's counts of rows removed (not erasures in place, nor the derived `embeddings`). */
 function rowDeletions(deleted: Record<string, number>): Record<string, number> {
-  const { embeddings: _e, idempotency: _i, operation_payloads: _o, mental_models: _m, ...rest } = deleted;
+  const {
+    embeddings: _e,
+    idempotency: _i,
+    operation_payloads: _o,
+    mental_models: _m,
+    document_sources: _s,
+    ...rest
+  } = deleted;
   return rest;
 }
 

@@ -48,6 +48,7 @@ const RELEASED: Record<number, string> = {
   30: '8c88be65adfd7b06f3ed58729864de550a33927656d1e31f2db4c665915a2163',
   32: '02a969067a2ee82cf11e1ac704a184fc1a36fb7b05ab992ac985fda1f6308572',
   33: 'df1c18a59c51c30ca16cc283cfde8c9286bfec30c36c7c2365fb65db9020832c',
+  34: '409a501cdd21763df211f02c18a23bfd07a273e53f35251f045f867c986cb272',
 };
 
 describe('the migration list', () => {

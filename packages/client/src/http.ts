@@ -140,14 +140,16 @@ export class Transport {
     const url = `${this.options.baseUrl}${path}${encodeQuery(init.query)}`;
     const headers: Record<string, string> = { accept: 'application/json', ...this.options.headers };
     if (this.options.token) headers.authorization = `Bearer ${this.options.token}`;
-    if (init.body !== undefined) headers['content-type'] = 'application/json';
+    // A file upload goes as the FormData it is (fetch writes its multipart type and boundary).
+    const form = typeof FormData !== 'undefined' && init.body instanceof FormData ? init.body : null;
+    if (init.body !== undefined && !form) headers['content-type'] = 'application/json';
     // A read (GET, or a POST that only reads such as Recall) has nothing to replay: a key would
     // only make the server store an answer no retry needs.
     if (WRITE_METHODS.has(method) && !init.read) {
       headers['idempotency-key'] = opts.idempotencyKey ?? crypto.randomUUID();
     }
     Object.assign(headers, opts.headers);
-    const body = init.body === undefined ? undefined : JSON.stringify(init.body);
+    const body = form ?? (init.body === undefined ? undefined : JSON.stringify(init.body));
 
     for (let attempt = 0; ; attempt++) {
       let res: Response;

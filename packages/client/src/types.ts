@@ -11,6 +11,7 @@ import type * as Directives from '../../../src/contract/directives.js';
 import type * as Documents from '../../../src/contract/documents.js';
 import type * as Evaluations from '../../../src/contract/evaluations.js';
 import type * as Extract from '../../../src/contract/extract.js';
+import type * as Files from '../../../src/contract/files.js';
 import type * as Graph from '../../../src/contract/graph.js';
 import type * as LlmRequests from '../../../src/contract/llm-requests.js';
 import type * as Memories from '../../../src/contract/memories.js';
@@ -198,6 +199,9 @@ export type DeletedEvaluation = z.output<typeof Evaluations.DeletedEvaluation>;
 export type DocumentSummary = z.output<typeof Documents.DocumentSummary>;
 export type Document = z.output<typeof Documents.DocumentDetail>;
 export type DeletedDocument = z.output<typeof Documents.DeletedDocument>;
+export type ReprocessDocumentResponse = z.output<typeof Files.ReprocessResponse>;
+export type FileRetainResponse = z.output<typeof Files.FileRetainResponse>;
+export type FileMetadata = z.input<typeof Files.FileMetadata>;
 export interface ListDocumentsParams {
   limit?: number;
   offset?: number;

@@ -1,9 +1,9 @@
 import { createRoute } from '@hono/zod-openapi';
-import { deleteDocument, getDocument, listDocuments } from '../../core/documents.js';
+import { deleteDocument, getDocument, listDocuments, reprocessDocument } from '../../core/documents.js';
 import type { DocumentRecord } from '../../core/types.js';
 import { authOf, guard } from '../auth.js';
 import { BankParam } from '../../contract/common.js';
-import { ok } from './openapi.js';
+import { errorResponse, ok } from './openapi.js';
 import {
   DeletedDocument,
   DocumentDetail,
@@ -11,6 +11,7 @@ import {
   DocumentParams,
   OffsetQuery,
 } from '../../contract/documents.js';
+import { ReprocessResponse } from '../../contract/files.js';
 import { router, send, servicesOf } from './router.js';
 
 const summary = (d: DocumentRecord) => ({
@@ -56,6 +57,23 @@ export const documentRoutes = router()
       const { bank, document_id } = c.req.valid('param');
       const { text, ...doc } = await getDocument(servicesOf(c), authOf(c).projectId, bank, document_id);
       return send(c, { ...summary(doc), original_text: text });
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'post',
+      path: '/banks/{bank}/documents/{document_id}/reprocess',
+      tags: ['Documents'],
+      summary: 'Reprocess a document',
+      description:
+        "Runs the document's extraction again from the source it was retained from (kept beside it, sealed in an encrypted bank), as a queued Retain that replaces its memories; the observations derived from them go, as when the document is forgotten. A document retained without a kept source (before mnemo kept them, or appended to) is a 409.",
+      middleware: [guard('documents.reprocess')] as const,
+      request: { params: DocumentParams },
+      responses: { ...ok(ReprocessResponse), 409: errorResponse('The document has no kept source') },
+    }),
+    async (c) => {
+      const { bank, document_id } = c.req.valid('param');
+      return send(c, await reprocessDocument(servicesOf(c), authOf(c).projectId, bank, document_id));
     },
   )
   .openapi(

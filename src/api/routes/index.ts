@@ -8,6 +8,7 @@ import { directiveRoutes } from './directives.js';
 import { documentRoutes } from './documents.js';
 import { evaluationRoutes } from './evaluations.js';
 import { extractRoutes } from './extract.js';
+import { fileRoutes } from './files.js';
 import { graphRoutes } from './graph.js';
 import { hindsightRoutes } from './hindsight.js';
 import { ledgerRoutes } from './ledgers.js';
@@ -28,6 +29,7 @@ import { transferRoutes } from './transfer.js';
 /** The routers of a project's banks, served under `/v1/me` (a project key) and `/v1/default`. */
 const BANK_ROUTERS = [
   memoryRoutes,
+  fileRoutes,
   bankListRoutes,
   bankRoutes,
   spaceRoutes,

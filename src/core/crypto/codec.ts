@@ -25,6 +25,7 @@ export type Field =
   | 'directive'
   | 'bank'
   | 'document'
+  | 'source'
   | 'reply'
   | 'evaluation'
   | 'webhook'

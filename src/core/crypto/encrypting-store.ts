@@ -389,9 +389,13 @@ export function encryptingStore(
         const codec = await writeCodec(projectId, bankId);
         try {
           // A document's content hash sealed: a bare hash would confirm a guess at its content.
+          // Its kept source sealed like memory text (escaped in a plain bank, like any plaintext).
           const documents = opts?.documents?.map((d) => ({
             ...d,
             contentHash: codec && d.contentHash ? codec.seal(d.contentHash, 'document') : d.contentHash,
+            ...(typeof d.source === 'string'
+              ? { source: codec ? codec.seal(d.source, 'source') : storePlain(d.source) }
+              : {}),
           }));
           return await inner.insertMemories(
             projectId,
@@ -624,6 +628,12 @@ export function encryptingStore(
           r.items.map(async (d) => ({ ...d, content_hash: await o.value(d.content_hash, 'document') })),
         ),
       };
+    },
+
+    async documentSource(projectId, bankId, id) {
+      const d = await inner.documentSource(projectId, bankId, id);
+      if (d?.source == null) return d;
+      return { source: await opener(projectId, bankId).value(d.source, 'source') };
     },
 
     async getDocument(projectId, bankId, id) {

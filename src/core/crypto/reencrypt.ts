@@ -246,9 +246,11 @@ export const runReencryptOperation: OperationRunner = async (s, op) => {
         : { name: storePlain(name), text: storePlain(text) };
     });
     await step(() =>
-      s.store.convertDocuments(projectId, bankId, toEncrypted, BATCH, (h) => {
-        const plain = codec.open(h, 'document');
-        return toEncrypted ? codec.seal(plain, 'document') : plain;
+      s.store.convertDocuments(projectId, bankId, toEncrypted, BATCH, (v, field) => {
+        const plain = codec.open(v, field);
+        // A hash is hex (never escaped); a source is text, escaped in plain form like any.
+        if (toEncrypted) return codec.seal(plain, field);
+        return field === 'source' ? storePlain(plain) : plain;
       }),
     );
     if (

@@ -28,6 +28,8 @@ export interface AsyncRetainResult {
 /** The JSON form of a retain request kept in the operation's payload. */
 interface RetainPayload {
   document_id?: string;
+  /** A document's reprocessing: extracted again even where unchanged. */
+  reprocess?: true;
   items: (Omit<RetainItem, 'timestamp'> & { timestamp?: string })[];
 }
 
@@ -61,6 +63,7 @@ async function queueRetain(
   await bankForWrite(s, projectId, bankId, { space: req.space });
   const payload: RetainPayload = {
     document_id: req.document_id,
+    ...(req.reprocess ? { reprocess: true as const } : {}),
     items: req.items.map((it) => ({ ...it, timestamp: it.timestamp?.toISOString() })),
   };
   const op = await enqueueOperation(s, projectId, bankId, 'retain', payload, {
@@ -97,6 +100,7 @@ export const runRetainOperation: OperationRunner = async (s, op) => {
   await awaitBudget(s, op.projectId);
   const req = {
     document_id: p.document_id,
+    reprocess: p.reprocess,
     items: p.items.map((it) => ({ ...it, timestamp: it.timestamp ? new Date(it.timestamp) : undefined })),
   };
   const started = op.progress as RetainProgress | null;

@@ -1,5 +1,4 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { FactType } from '../../text/fact-type.js';
 import { termFrequencies } from '../../text/terms.js';
 import { effectiveConfig } from '../bank-config.js';
 import { bankForWrite, staleVectors } from '../banks.js';
@@ -16,28 +15,14 @@ import { sliceEnd } from './slices.js';
 import { chargeRetain, insertWithinQuota } from '../quotas.js';
 import { addNeighbourContext } from '../recall/context-terms.js';
 import type { Services } from '../services.js';
-import type { EntityInput, NewMemory } from '../types.js';
+import type { NewMemory } from '../types.js';
+import type { RetainItem } from './item.js';
 import { applyResolution, resolveEntityNames } from './entities.js';
 import { extractItem } from './extract.js';
+import { documentSource } from './source.js';
 import { retainCompleted } from '../webhooks/events.js';
 
-export interface RetainItem {
-  content: string;
-  fact_type?: FactType;
-  context?: string;
-  timestamp?: Date;
-  entities?: EntityInput[];
-  resolve_entities?: boolean;
-  tags?: string[];
-  metadata?: Record<string, unknown>;
-  document_id?: string;
-  update_mode?: 'replace' | 'append';
-  /**
-   * Stored as given: one memory of exactly this text, type, entities and these dates (null
-   * included), with no extraction (an imported fact). Not part of the HTTP Retain body.
-   */
-  verbatim?: { occurred_start: string | null; occurred_end: string | null };
-}
+export type { RetainItem } from './item.js';
 
 /** The one fact of a `verbatim` item. */
 function verbatimFact(item: RetainItem & { verbatim: NonNullable<RetainItem['verbatim']> }) {
@@ -73,6 +58,8 @@ export interface RetainRequest {
   items: RetainItem[];
   document_id?: string;
   space?: string;
+  /** Extract the documents again even where their content is unchanged (documents/{id}/reprocess). */
+  reprocess?: boolean;
 }
 
 export interface RetainResult {
@@ -238,7 +225,9 @@ async function retainSliceOf(
       replacing.set(doc, [...(replacing.get(doc) ?? []), item]);
   }
   const hashes = new Map([...replacing].map(([doc, items]) => [doc, documentHash(items)]));
-  const unchanged = new Set(slice ? slice.unchanged : await unchangedOf(s, projectId, bankId, hashes));
+  const unchanged = new Set(
+    slice ? slice.unchanged : req.reprocess ? [] : await unchangedOf(s, projectId, bankId, hashes),
+  );
   // A document whose items span slices is replaced by the slice with its first item; the
   // slices after it add to it, and the one with its last item records its hash.
   const first = new Map<string, number>();
@@ -348,11 +337,18 @@ async function retainSliceOf(
   const appended = [...new Set(memories.map((m) => m.document_id))].filter(
     (d): d is string => d !== null && !replacing.has(d),
   );
+  // A completed document keeps what it was retained from (for reprocessing); an appended one no
+  // longer has one source, and keeps none.
   const created = await insertWithinQuota(s, projectId, bankId, memories, {
     replaceDocuments: changed,
+    dropDerived: req.reprocess === true,
     documents: [
-      ...[...changed, ...touched].map((id) => ({ id, contentHash: complete(id) ? hashes.get(id)! : '' })),
-      ...appended.map((id) => ({ id, contentHash: '' })),
+      ...[...changed, ...touched].map((id) =>
+        complete(id)
+          ? { id, contentHash: hashes.get(id)!, source: documentSource(replacing.get(id)!) }
+          : { id, contentHash: '' },
+      ),
+      ...appended.map((id) => ({ id, contentHash: '', source: null })),
     ],
   });
   // A request's slices schedule the follow-up work once, after the last (what they all made).
@@ -393,6 +389,7 @@ export async function unchangedDocuments(
   bankId: string,
   req: RetainRequest,
 ): Promise<string[]> {
+  if (req.reprocess) return [];
   const replacing = new Map<string, RetainItem[]>();
   for (const item of req.items) {
     const doc = item.document_id ?? req.document_id ?? null;

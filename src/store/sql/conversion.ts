@@ -90,13 +90,16 @@ export interface ConversionStore {
       config: Record<string, unknown>;
     },
   ): Promise<void>;
-  /** The same for the content hashes of the bank's documents (sealed in an encrypted bank). */
+  /**
+   * The same for the content hashes and kept sources of the bank's documents (sealed in an
+   * encrypted bank): `convert` gets each stored value with the field it is.
+   */
   convertDocuments(
     projectId: string,
     bankId: string,
     toEncrypted: boolean,
     limit: number,
-    convert: (hash: string) => string,
+    convert: (stored: string, field: 'document' | 'source') => string,
   ): Promise<number>;
   /** Under the bank lock: if no row is left in the wrong form, ends the conversion (true). */
   finishConversion(projectId: string, bankId: string): Promise<boolean>;
@@ -107,6 +110,13 @@ export interface ConversionStore {
  * (an encrypted bank keeps only the sealed one, a plain bank only the plain one).
  */
 const WRONG_FORM = `encrypted <> $3 OR (CASE WHEN $3 THEN embedding IS NOT NULL ELSE embedding_sealed IS NOT NULL END)`;
+
+/**
+ * A document whose content hash or kept source is not in the form `$T` (wants encryption) asks
+ * for; `$S` is the sealed prefix. Placeholders, renumbered by each statement.
+ */
+const DOCUMENT_WRONG_FORM = `((content_hash <> '' AND starts_with(content_hash, $S) <> $T)
+  OR (source IS NOT NULL AND starts_with(source, $S) <> $T))`;
 
 /**
  * The batches that move a bank's rows between plain and encrypted form, each under the bank lock
@@ -318,17 +328,30 @@ export function conversionQueries(db: Db): ConversionStore {
     async convertDocuments(projectId, bankId, toEncrypted, limit, convert) {
       return db.transaction(async (tx) => {
         if ((await lockTarget(tx, projectId, bankId)) !== toEncrypted) return 0;
-        const rows = await tx.query<{ id: string; content_hash: string }>(
-          `SELECT id, content_hash FROM documents WHERE project_id = $1 AND bank_id = $2
-             AND content_hash <> '' AND starts_with(content_hash, $3) <> $4
+        const rows = await tx.query<{ id: string; content_hash: string; source: string | null }>(
+          `SELECT id, content_hash, source FROM documents WHERE project_id = $1 AND bank_id = $2
+             AND ${DOCUMENT_WRONG_FORM.replaceAll('$T', '$4').replaceAll('$S', '$3')}
            ORDER BY id LIMIT $5 FOR UPDATE`,
           [projectId, bankId, SEALED, toEncrypted, limit],
         );
         if (rows.length === 0) return 0;
+        const value = (v: string, field: 'document' | 'source') =>
+          v === '' || v.startsWith(SEALED) === toEncrypted ? v : convert(v, field);
         await tx.query(
-          `UPDATE documents d SET content_hash = r.h FROM jsonb_to_recordset($3::jsonb) AS r(id text, h text)
+          `UPDATE documents d SET content_hash = r.h, source = r.s
+           FROM jsonb_to_recordset($3::jsonb) AS r(id text, h text, s text)
            WHERE d.project_id = $1 AND d.bank_id = $2 AND d.id = r.id`,
-          [projectId, bankId, JSON.stringify(rows.map((r) => ({ id: r.id, h: convert(r.content_hash) })))],
+          [
+            projectId,
+            bankId,
+            JSON.stringify(
+              rows.map((r) => ({
+                id: r.id,
+                h: value(r.content_hash, 'document'),
+                s: r.source === null ? null : value(r.source, 'source'),
+              })),
+            ),
+          ],
         );
         return rows.length;
       });
@@ -344,7 +367,7 @@ export function conversionQueries(db: Db): ConversionStore {
                 + (SELECT count(*) FROM directives WHERE project_id = $1 AND bank_id = $2
                      AND starts_with(text, $4) <> $3)
                 + (SELECT count(*) FROM documents WHERE project_id = $1 AND bank_id = $2
-                     AND content_hash <> '' AND starts_with(content_hash, $4) <> $3)
+                     AND ${DOCUMENT_WRONG_FORM.replaceAll('$T', '$3').replaceAll('$S', '$4')})
                 + (SELECT count(*) FROM evaluations WHERE project_id = $1 AND bank_id = $2
                      AND starts_with(cases, $4) <> $3)
                 + ${MENTAL_MODEL_WRONG_FORM} AS n`,

@@ -12,6 +12,11 @@ export interface DocumentStore {
     page: { limit: number; offset: number },
   ): Promise<{ items: DocumentRecord[]; total: number }>;
   getDocument(projectId: string, bankId: string, id: string): Promise<DocumentRecord | null>;
+  /**
+   * What a document was retained from, as stored (sealed in an encrypted bank): `source` is null
+   * when none was kept. Null when the document does not exist.
+   */
+  documentSource(projectId: string, bankId: string, id: string): Promise<{ source: string | null } | null>;
   /** Deletes a document and its memories; the number of memories deleted, or null if absent. */
   deleteDocument(projectId: string, bankId: string, id: string): Promise<number | null>;
   countMemories(
@@ -43,6 +48,13 @@ export function documentQueries(db: Db): DocumentStore {
     async getDocument(projectId, bankId, id) {
       const rows = await db.query<DocumentRecord>(
         `${DOC_SELECT} WHERE d.project_id = $1 AND d.bank_id = $2 AND d.id = $3`,
+        [projectId, bankId, id],
+      );
+      return rows[0] ?? null;
+    },
+    async documentSource(projectId, bankId, id) {
+      const rows = await db.query<{ source: string | null }>(
+        'SELECT source FROM documents WHERE project_id = $1 AND bank_id = $2 AND id = $3',
         [projectId, bankId, id],
       );
       return rows[0] ?? null;

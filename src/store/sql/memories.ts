@@ -5,6 +5,7 @@ import { lockBank } from './bank-lock.js';
 import { lockBankForWrite, termGroupsClause } from './encryption.js';
 import { decodeCursor, encodeCursor, filterClauses, vectorLiteral } from './filters.js';
 import { checkStoredQuotaIn, lockStoredQuotaIn } from './limits.js';
+import { derivedObservations, redoConsolidation } from './derived.js';
 
 /** A bank's memories: written with their terms and entities, read, re-embedded, deleted. */
 export interface MemoryStore {
@@ -15,7 +16,8 @@ export interface MemoryStore {
    * is done. Returns the number of memories written. With `storedQuotaDefault` (the server's
    * default `stored_memories`, null for none) the project's quota is checked in the same
    * transaction under the project's lock: a write that would pass it throws
-   * `StoredQuotaExceeded` and writes nothing.
+   * `StoredQuotaExceeded` and writes nothing. A document's `source` (what it was retained from,
+   * kept for reprocessing) is set when given, cleared when null, left as it is when absent.
    */
   insertMemories(
     projectId: string,
@@ -23,8 +25,13 @@ export interface MemoryStore {
     memories: NewMemory[],
     opts?: {
       replaceDocuments?: string[];
-      documents?: { id: string; contentHash: string }[];
+      documents?: { id: string; contentHash: string; source?: string | null }[];
       storedQuotaDefault?: number | null;
+      /**
+       * With `replaceDocuments`: the observations derived from the replaced memories go too and
+       * the other memories behind them are consolidated again, as when a document is forgotten.
+       */
+      dropDerived?: boolean;
     },
   ): Promise<number>;
   listMemories(
@@ -234,6 +241,27 @@ export async function insertMemoriesIn(
   );
 }
 
+/** The observations derived from the memories of `documentIds`, deleted (see `derivedObservations`). */
+async function dropDerivedObservations(
+  tx: Queryable,
+  projectId: string,
+  bankId: string,
+  documentIds: string[],
+): Promise<void> {
+  const own = await tx.query<{ id: string }>(
+    'SELECT id::text AS id FROM memories WHERE project_id = $1 AND bank_id = $2 AND document_id = ANY($3::text[])',
+    [projectId, bankId, documentIds],
+  );
+  const { observations, redo } = await derivedObservations(
+    tx,
+    projectId,
+    bankId,
+    own.map((r) => r.id),
+  );
+  if (observations.length) await deleteMemoriesIn(tx, projectId, bankId, { ids: observations });
+  await redoConsolidation(tx, projectId, bankId, redo);
+}
+
 /** Memories: writes, listing and deletion. */
 export function memoryQueries(db: Db): MemoryStore {
   return {
@@ -255,22 +283,28 @@ export function memoryQueries(db: Db): MemoryStore {
           if (seen.length) return 0;
         }
         if (opts.replaceDocuments?.length) {
+          if (opts.dropDerived) await dropDerivedObservations(tx, projectId, bankId, opts.replaceDocuments);
           await deleteMemoriesIn(tx, projectId, bankId, { documentIds: opts.replaceDocuments });
         }
         if (quota !== null) await checkStoredQuotaIn(tx, projectId, quota, memories.length);
         if (memories.length) await insertMemoriesIn(tx, projectId, bankId, memories);
         if (opts.documents?.length) {
           await tx.query(
-            `INSERT INTO documents (project_id, bank_id, id, content_hash, memory_count)
+            `INSERT INTO documents (project_id, bank_id, id, content_hash, memory_count, source)
              SELECT $1, $2, d.id, d.hash, (SELECT count(*)::int FROM memories m
-               WHERE m.project_id = $1 AND m.bank_id = $2 AND m.document_id = d.id)
-             FROM jsonb_to_recordset($3::jsonb) AS d(id text, hash text)
+               WHERE m.project_id = $1 AND m.bank_id = $2 AND m.document_id = d.id), d.source
+             FROM jsonb_to_recordset($3::jsonb) AS d(id text, hash text, source text)
              ON CONFLICT (project_id, bank_id, id) DO UPDATE SET content_hash = excluded.content_hash,
-               memory_count = excluded.memory_count, updated_at = now()`,
+               memory_count = excluded.memory_count, updated_at = now(),
+               source = CASE WHEN $4::text[] @> ARRAY[excluded.id] THEN documents.source ELSE excluded.source END`,
             [
               projectId,
               bankId,
-              JSON.stringify(opts.documents.map((d) => ({ id: d.id, hash: d.contentHash }))),
+              JSON.stringify(
+                opts.documents.map((d) => ({ id: d.id, hash: d.contentHash, source: d.source ?? null })),
+              ),
+              // Documents whose kept source this write leaves as it is (a slice in their middle).
+              opts.documents.filter((d) => d.source === undefined).map((d) => d.id),
             ],
           );
         }

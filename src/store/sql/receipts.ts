@@ -1,6 +1,7 @@
 import type { Db, Queryable } from '../db.js';
 import { SEALED } from '../sealed.js';
 import { lockBank } from './bank-lock.js';
+import { derivedObservations, redoConsolidation } from './derived.js';
 import { deleteMemoriesIn } from './memories.js';
 
 /** What a forget is about: one memory, one document, or a whole bank. */
@@ -95,12 +96,14 @@ async function forgetMemories(
   const p = [projectId, bankId];
   let own: string[];
   if (subject.kind === 'document') {
-    const doc = await tx.query(
-      'DELETE FROM documents WHERE project_id = $1 AND bank_id = $2 AND id = $3 RETURNING id',
+    const doc = await tx.query<{ kept: boolean }>(
+      'DELETE FROM documents WHERE project_id = $1 AND bank_id = $2 AND id = $3 RETURNING source IS NOT NULL AS kept',
       [...p, subject.id],
     );
     if (doc.length === 0) return null;
     add(deleted, 'documents', 1);
+    // The text it was retained from, kept for reprocessing, goes with it.
+    if (doc[0]!.kept) add(deleted, 'document_sources', 1);
     own = await ids(
       tx,
       'SELECT id::text AS id FROM memories WHERE project_id = $1 AND bank_id = $2 AND document_id = $3',
@@ -114,21 +117,8 @@ async function forgetMemories(
     );
     if (own.length === 0) return null;
   }
-  // Observations written from these memories (as proof or as a conflict) hold what they said:
-  // they go too, and the other memories behind them are consolidated again.
-  const observations = await ids(
-    tx,
-    `SELECT DISTINCT observation_id::text AS id FROM observation_sources
-     WHERE project_id = $1 AND bank_id = $2 AND memory_id = ANY($3::uuid[]) AND observation_id <> ALL($3::uuid[])`,
-    [...p, own],
-  );
+  const { observations, redo } = await derivedObservations(tx, projectId, bankId, own);
   const all = [...own, ...observations];
-  const redo = await ids(
-    tx,
-    `SELECT DISTINCT memory_id::text AS id FROM observation_sources
-     WHERE project_id = $1 AND bank_id = $2 AND observation_id = ANY($3::uuid[]) AND memory_id <> ALL($4::uuid[])`,
-    [...p, observations, all],
-  );
   const entities = await ids(
     tx,
     `SELECT DISTINCT entity_id::text AS id FROM memory_entities
@@ -185,23 +175,15 @@ async function forgetMemories(
       [...p, entities],
     ),
   );
-  add(
-    deleted,
-    'documents',
-    await changed(
-      tx,
-      `DELETE FROM documents d WHERE d.project_id = $1 AND d.bank_id = $2 AND d.id = ANY($3::text[])
-         AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.project_id = $1 AND m.bank_id = $2 AND m.document_id = d.id)`,
-      [...p, documents],
-    ),
+  const emptied = await tx.query<{ kept: boolean }>(
+    `DELETE FROM documents d WHERE d.project_id = $1 AND d.bank_id = $2 AND d.id = ANY($3::text[])
+       AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.project_id = $1 AND m.bank_id = $2 AND m.document_id = d.id)
+     RETURNING d.source IS NOT NULL AS kept`,
+    [...p, documents],
   );
-  if (redo.length) {
-    await tx.query(
-      `INSERT INTO consolidation_redo (project_id, bank_id, memory_id)
-       SELECT $1, $2, r FROM unnest($3::uuid[]) AS r ON CONFLICT DO NOTHING`,
-      [...p, redo],
-    );
-  }
+  add(deleted, 'documents', emptied.length);
+  add(deleted, 'document_sources', emptied.filter((d) => d.kept).length);
+  await redoConsolidation(tx, projectId, bankId, redo);
   return { ids: all, redo: redo.length };
 }
 
@@ -326,6 +308,15 @@ async function forgetBank(
       tx,
       `SELECT count(*)::int AS n FROM memories WHERE project_id = $1 AND bank_id = $2
          AND (embedding IS NOT NULL OR embedding_sealed IS NOT NULL)`,
+      p,
+    ),
+  );
+  add(
+    deleted,
+    'document_sources',
+    await count(
+      tx,
+      'SELECT count(*)::int AS n FROM documents WHERE project_id = $1 AND bank_id = $2 AND source IS NOT NULL',
       p,
     ),
   );

@@ -6,6 +6,7 @@ import type {
   Document,
   DocumentSummary,
   ListDocumentsParams,
+  ReprocessDocumentResponse,
   UpdatedDocument,
 } from '../types.js';
 import { bankPath, seg } from './paths.js';
@@ -72,6 +73,13 @@ export class DocumentsResource {
   ): Promise<UpdatedDocument> {
     return this.t.request('PATCH', bankPath(this.prefix, bank, `/documents/${seg(documentId)}`), {
       body: { tags },
+      options,
+    });
+  }
+
+  /** Runs the document's extraction again from its kept source (an operation; 409 without one). */
+  reprocess(bank: string, documentId: string, options?: RequestOptions): Promise<ReprocessDocumentResponse> {
+    return this.t.request('POST', bankPath(this.prefix, bank, `/documents/${seg(documentId)}/reprocess`), {
       options,
     });
   }

@@ -6,6 +6,8 @@ import type {
   DeletedMemory,
   DryRunExtractParams,
   DryRunExtractResult,
+  FileMetadata,
+  FileRetainResponse,
   MemoryGraph,
   MemoryGraphParams,
   MemoryHistory,
@@ -46,6 +48,28 @@ export class MemoriesResource {
     return this.t.request('POST', bankPath(this.prefix, bank, '/memories'), {
       query: { space },
       body,
+      options,
+    });
+  }
+
+  /**
+   * Uploads files (plain text, Markdown, HTML, PDF) and retains each one's text as a document,
+   * one queued operation per file; `filesMetadata` gives each file (in order) its document id,
+   * context, tags, metadata or timestamp.
+   */
+  retainFiles(
+    bank: string,
+    files: (File | Blob)[],
+    params: { filesMetadata?: FileMetadata[]; space?: string } = {},
+    options?: RequestOptions,
+  ): Promise<FileRetainResponse> {
+    const form = new FormData();
+    for (const f of files) form.append('files', f);
+    if (params.filesMetadata)
+      form.append('request', JSON.stringify({ files_metadata: params.filesMetadata }));
+    return this.t.request('POST', bankPath(this.prefix, bank, '/files/retain'), {
+      query: { space: params.space },
+      body: form,
       options,
     });
   }
