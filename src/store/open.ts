@@ -26,6 +26,7 @@ import { statsQueries } from './sql/stats.js';
 import { tenancyQueries } from './sql/tenancy.js';
 import { mentalModelQueries } from './sql/mental-models.js';
 import { upkeepQueries } from './sql/upkeep.js';
+import { curationQueries } from './sql/curation.js';
 import { vectorQueries } from './sql/vectors.js';
 import { webhookQueries } from './sql/webhooks.js';
 import type { Store } from './store.js';
@@ -71,6 +72,7 @@ export function storeOver(db: Db): Store {
     ...statsQueries(db),
     ...graphQueries(db),
     ...upkeepQueries(db),
+    ...curationQueries(db),
     ...webhookQueries(db),
     ...receiptQueries(db),
     ...mentalModelQueries(db),

@@ -28,6 +28,7 @@ import m0027 from './0027-mental-models.js';
 import m0028 from './0028-forget-receipts.js';
 import m0029 from './0029-llm-requests.js';
 import m0030 from './0030-audit-per-bank.js';
+import m0035 from './0035-memory-curation.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -59,6 +60,7 @@ export const MIGRATIONS: readonly Migration[] = [
   m0028,
   m0029,
   m0030,
+  m0035,
 ];
 
 /** The newest schema version this code knows. */
