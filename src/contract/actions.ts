@@ -34,6 +34,10 @@ export const ACTIONS = {
   'memories.list': { scope: 'recall', read: true },
   'memories.get': { scope: 'recall', read: true },
   'memories.delete': { scope: 'retain', read: false },
+  /** Curation: invalidate, restore or edit one memory. */
+  'memories.update': { scope: 'retain', read: false },
+  /** Deletes what consolidation derived from one memory and consolidates it again. */
+  'memories.observations.clear': { scope: 'retain', read: false },
   /** Every memory of a bank (or of one fact type) at once. */
   'memories.clear': { scope: 'admin', read: false },
   reflect: { scope: 'recall', read: true },

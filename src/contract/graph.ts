@@ -102,10 +102,20 @@ export const MemoryHistory = z
     history: z.array(
       z.object({
         at: DateOut,
-        event: z.enum(['retained', 'consolidated', 'rewritten', 'source_added', 'consolidated_into']),
+        event: z.enum([
+          'retained',
+          'consolidated',
+          'rewritten',
+          'source_added',
+          'consolidated_into',
+          'invalidated',
+          'restored',
+          'edited',
+        ]),
         memory_id: z.string().optional(),
         relation: z.string().optional(),
         text: z.string().optional(),
+        fields: z.array(z.string()).optional().meta({ description: 'edited: the fields a client changed' }),
       }),
     ),
   })

@@ -14,6 +14,8 @@ import {
   TagsMatchSchema,
 } from './common.js';
 
+export const MemoryStateSchema = z.enum(['valid', 'invalidated']).register(named, { name: 'MemoryState' });
+
 export const EntityIn = z.object({
   text: z.string().min(1).max(256),
   type: z.string().min(1).max(64).default('OTHER'),
@@ -79,6 +81,12 @@ const memoryFields = {
   metadata: Metadata,
   document_id: z.string().nullable(),
   chunk_id: z.string().nullable(),
+  state: MemoryStateSchema.meta({
+    description:
+      'curation: an `invalidated` memory is kept and listed, but Recall, Reflect and consolidation leave it out',
+  }),
+  invalidation_reason: z.string().nullable().meta({ description: 'why it was invalidated; null when valid' }),
+  edited_at: DateOut.nullable().meta({ description: 'when a client last edited it; null if never' }),
 };
 
 export const MemoryRecord = z
@@ -151,6 +159,9 @@ export const RecallResponse = z
   })
   .register(named, { name: 'RecallResponse' });
 
+/** Which memories a listing shows by curation state. */
+export const StateFilter = z.enum(['valid', 'invalidated', 'all']);
+
 export const ListMemoriesQuery = z.object({
   ...PageQuery,
   type: FactTypeSchema.optional(),
@@ -158,6 +169,7 @@ export const ListMemoriesQuery = z.object({
   tags_match: TagsMatchSchema.optional(),
   document_id: z.string().max(256).optional(),
   q: z.string().max(500).optional(),
+  state: StateFilter.optional().meta({ description: 'curation state to list (default all)' }),
 });
 
 export const MemoryPage = z
@@ -170,3 +182,39 @@ export const MemoryParams = z.object({
 });
 
 export const DeletedMemory = z.object({ deleted: z.literal(true), id: z.string(), receipt: Receipt });
+
+/** An ISO date, or '' to clear the field. */
+const DateOrClear = z.union([z.literal(''), IsoDate]);
+
+/**
+ * Hindsight's curation body (`UpdateMemoryRequest`): null or absent leaves a field as it is,
+ * '' clears a nullable one.
+ */
+export const MemoryPatchBody = z
+  .object({
+    text: z.string().min(1).max(MAX_CONTENT_CHARS).nullable().optional().meta({
+      description:
+        'new text: the memory’s keyword postings, entities and vector are rebuilt, and what consolidation derived from it is made again',
+    }),
+    context: z.string().max(10_000).nullable().optional().meta({ description: "'' clears it" }),
+    occurred_start: DateOrClear.nullable().optional().meta({ description: "'' clears it" }),
+    occurred_end: DateOrClear.nullable().optional().meta({ description: "'' clears it" }),
+    fact_type: FactTypeSchema.exclude(['observation']).nullable().optional(),
+    entities: z.array(z.string().min(1).max(256)).max(100).nullable().optional().meta({
+      description: 'replaces the memory’s entities; [] detaches them all',
+    }),
+    resolve_entities: z.boolean().optional().meta({
+      description:
+        'match `entities` to the bank’s known entities as Retain does (default true); false takes the names as written',
+    }),
+    state: MemoryStateSchema.nullable().optional().meta({
+      description: '`invalidated` retires the memory (kept, listed, restorable); `valid` restores it',
+    }),
+    reason: z.string().max(1000).nullable().optional().meta({ description: 'kept with an invalidation' }),
+  })
+  .register(named, { name: 'UpdateMemoryRequest' });
+
+/** Hindsight's answer to clearing one memory's observations. */
+export const ClearedMemoryObservations = z
+  .object({ deleted_count: z.number().int() })
+  .register(named, { name: 'ClearMemoryObservationsResponse' });

@@ -23,12 +23,21 @@ export interface HistoryEvent {
    * `retained`: stored by Retain; `consolidated`: written by consolidation as an observation;
    * `rewritten`: its text last changed by consolidation; `source_added`: a memory became one of
    * its sources (`relation` supports or contradicts it); `consolidated_into`: it became a source
-   * of an observation.
+   * of an observation; `invalidated`, `restored`, `edited` (`fields`): a client curated it.
    */
-  event: 'retained' | 'consolidated' | 'rewritten' | 'source_added' | 'consolidated_into';
+  event:
+    | 'retained'
+    | 'consolidated'
+    | 'rewritten'
+    | 'source_added'
+    | 'consolidated_into'
+    | 'invalidated'
+    | 'restored'
+    | 'edited';
   memory_id?: string;
   relation?: string;
   text?: string;
+  fields?: string[];
 }
 
 /**
@@ -68,6 +77,10 @@ export async function memoryHistory(s: Services, projectId: string, bankId: stri
       relation: x.relation,
       text: textOf.get(x.observation_id),
     });
+  for (const x of await s.store.curationEvents(projectId, bankId, id))
+    events.push(
+      x.event === 'edited' ? { at: x.at, event: x.event, fields: x.fields } : { at: x.at, event: x.event },
+    );
   events.sort((a, b) => a.at.getTime() - b.at.getTime());
   return { memory_id: m.id, bank_id: bankId, type: m.type, text: m.text, history: events };
 }

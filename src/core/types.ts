@@ -23,6 +23,7 @@ export type {
   EntityInput,
   NewMemory,
   Memory,
+  MemoryState,
   Entity,
   TagsMatch,
   MemoryFilter,

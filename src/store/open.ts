@@ -27,6 +27,7 @@ import { tenancyQueries } from './sql/tenancy.js';
 import { transferArchiveQueries } from './sql/transfer-archives.js';
 import { mentalModelQueries } from './sql/mental-models.js';
 import { upkeepQueries } from './sql/upkeep.js';
+import { curationQueries } from './sql/curation.js';
 import { vectorQueries } from './sql/vectors.js';
 import { webhookQueries } from './sql/webhooks.js';
 import type { Store } from './store.js';
@@ -72,6 +73,7 @@ export function storeOver(db: Db): Store {
     ...statsQueries(db),
     ...graphQueries(db),
     ...upkeepQueries(db),
+    ...curationQueries(db),
     ...webhookQueries(db),
     ...transferArchiveQueries(db),
     ...receiptQueries(db),

@@ -131,7 +131,14 @@ export interface Memory {
   chunk_id: string | null;
   entities: string[];
   created_at: Date;
+  /** Curation: an `invalidated` memory is kept and listed but Recall, Reflect and consolidation leave it out. */
+  state: MemoryState;
+  invalidation_reason: string | null;
+  /** When a client last edited it (PATCH), null if never. */
+  edited_at: Date | null;
 }
+
+export type MemoryState = 'valid' | 'invalidated';
 
 export interface Entity {
   id: string;
@@ -153,6 +160,8 @@ export interface MemoryFilter {
   documentId?: string;
   /** Only memories mentioned at or before this time (Recall "as of"). */
   mentionedBefore?: Date;
+  /** Curation state: Recall searches `valid` memories only; a listing may ask for either or `all`. */
+  state?: MemoryState | 'all';
 }
 
 export interface AuditEntry {

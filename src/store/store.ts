@@ -17,6 +17,7 @@ import type {
   ConvertedMemory,
   StoredMemoryFields,
 } from './sql/conversion.js';
+import type { CurationEvent, CurationOutcome, CurationStore, MemoryCuration } from './sql/curation.js';
 import type { DirectiveStore } from './sql/directives.js';
 import type { DocumentStore } from './sql/documents.js';
 import type { BankKeyRecord, BankKeyStore } from './sql/encryption.js';
@@ -74,6 +75,10 @@ import type {
 import type { StoredVector, VectorStore } from './sql/vectors.js';
 
 export type {
+  CurationEvent,
+  CurationOutcome,
+  CurationStore,
+  MemoryCuration,
   AuditInput,
   AuditTransport,
   BankAuditStore,
@@ -153,6 +158,7 @@ export interface Store
   extends TenancyStore,
     BankStore,
     MemoryStore,
+    CurationStore,
     DocumentStore,
     IntakeStore,
     EntityStore,

@@ -34,6 +34,9 @@ const memory = {
   document_id: null,
   chunk_id: null,
   created_at: new Date(),
+  state: 'valid' as const,
+  invalidation_reason: null,
+  edited_at: null,
 };
 const usage = { tokens_used: 1, max_tokens: 10, truncated: false, org_blended: false };
 const misspelt = { tokens_used: 1, max_tokens: 10, truncatd: false, org_blended: false };

@@ -39,6 +39,8 @@ export type RecallResponse = z.output<typeof Memories.RecallResponse>;
 export type RecallResult = RecallResponse['results'][number];
 export type Memory = z.output<typeof Memories.MemoryRecord>;
 export type DeletedMemory = z.output<typeof Memories.DeletedMemory>;
+export type UpdateMemoryParams = z.input<typeof Memories.MemoryPatchBody>;
+export type ClearedMemoryObservations = z.output<typeof Memories.ClearedMemoryObservations>;
 
 /** Filters of the memory listing; `tags` may be an array (sent comma-separated). */
 export interface ListMemoriesParams {

@@ -19,7 +19,7 @@ import { BankProfile as BankProfileSchema } from '../../contract/banks.js';
 import { BankParam, FactTypeSchema } from '../../contract/common.js';
 import { jsonBody, ok } from './openapi.js';
 import { OffsetQuery } from '../../contract/documents.js';
-import { MemoryRecord } from '../../contract/memories.js';
+import { MemoryRecord, StateFilter } from '../../contract/memories.js';
 import { router, send, servicesOf } from './router.js';
 
 /**
@@ -123,6 +123,7 @@ export const hindsightRoutes = router()
           type: FactTypeSchema.optional(),
           q: z.string().max(500).optional(),
           document_id: z.string().max(256).optional(),
+          state: StateFilter.optional().meta({ description: 'curation state to list (default valid)' }),
         }),
       },
       responses: ok(
@@ -141,7 +142,13 @@ export const hindsightRoutes = router()
       const q = c.req.valid('query');
       const limit = q.limit ?? 100;
       const offset = q.offset ?? 0;
-      const filter = { types: q.type ? [q.type] : undefined, q: q.q, documentId: q.document_id };
+      const filter = {
+        types: q.type ? [q.type] : undefined,
+        q: q.q,
+        documentId: q.document_id,
+        // Hindsight's listing hides invalidated memories unless asked.
+        state: q.state ?? 'valid',
+      };
       const page = await listMemories(s, projectId, bank, filter, { limit, offset });
       const total = await s.store.countMemories(projectId, bank, filter);
       return send(c, { items: page.items, total, limit, offset });

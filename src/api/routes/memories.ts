@@ -5,11 +5,15 @@ import { withEntities } from '../../core/entity-views.js';
 import { recall } from '../../core/recall/recall.js';
 import { retain } from '../../core/retain/retain.js';
 import { deleteMemory, listMemories } from '../../core/memories.js';
+import { clearMemoryObservations, curateMemory } from '../../core/curation.js';
 import { authOf, guard } from '../auth.js';
 import { BankParam, toDate } from '../../contract/common.js';
 import { jsonBody, ok } from './openapi.js';
 import {
+  ClearedMemoryObservations,
   DeletedMemory,
+  MemoryPatchBody,
+  MemoryRecord,
   ListMemoriesQuery,
   MemoryPage,
   MemoryParams,
@@ -118,6 +122,7 @@ export const memoryRoutes = router()
           tagsMatch: q.tags_match,
           documentId: q.document_id,
           q: q.q,
+          state: q.state ?? 'all',
         },
         { limit: q.limit ?? 50, cursor: q.cursor },
       );
@@ -137,5 +142,53 @@ export const memoryRoutes = router()
     async (c) => {
       const { bank, id } = c.req.valid('param');
       return send(c, await deleteMemory(servicesOf(c), authOf(c).projectId, bank, id));
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'patch',
+      path: '/banks/{bank}/memories/{id}',
+      tags: ['Memories'],
+      summary: 'Curate a memory',
+      description:
+        'Invalidates a memory (`state: invalidated`, with an optional `reason`): it is kept, listed and restorable, but Recall, Reflect and consolidation leave it out. `state: valid` restores it. `text` and the other fields edit it, its keyword postings, entities and vector rebuilt in the same transaction. Either way the observations derived from it are deleted and it is consolidated again. Observations consolidation wrote are derived and cannot be curated (400). Answers the memory as it now is.',
+      middleware: [guard('memories.update')] as const,
+      request: { params: MemoryParams, ...jsonBody(MemoryPatchBody) },
+      responses: ok(MemoryRecord),
+    }),
+    async (c) => {
+      const { bank, id } = c.req.valid('param');
+      const b = c.req.valid('json');
+      const date = (v: string | null | undefined): Date | '' | undefined =>
+        v === null || v === undefined ? undefined : v === '' ? '' : new Date(v);
+      const patch = {
+        text: b.text ?? undefined,
+        context: b.context === null ? undefined : b.context === '' ? null : b.context,
+        occurred_start: date(b.occurred_start),
+        occurred_end: date(b.occurred_end),
+        fact_type: b.fact_type ?? undefined,
+        entities: b.entities ?? undefined,
+        resolve_entities: b.resolve_entities,
+        state: b.state ?? undefined,
+        reason: b.reason ?? undefined,
+      };
+      return send(c, await curateMemory(servicesOf(c), authOf(c).projectId, bank, id, patch));
+    },
+  )
+  .openapi(
+    createRoute({
+      method: 'delete',
+      path: '/banks/{bank}/memories/{id}/observations',
+      tags: ['Memories'],
+      summary: 'Clear a memory’s observations',
+      description:
+        'Deletes the observations consolidation derived from this memory and queues it, with the other memories those observations came from, to be consolidated again (one run is scheduled). Only those memories are read again, not every memory after them.',
+      middleware: [guard('memories.observations.clear')] as const,
+      request: { params: MemoryParams },
+      responses: ok(ClearedMemoryObservations),
+    }),
+    async (c) => {
+      const { bank, id } = c.req.valid('param');
+      return send(c, await clearMemoryObservations(servicesOf(c), authOf(c).projectId, bank, id));
     },
   );

@@ -255,6 +255,8 @@ class Opener {
       ...m,
       text: await this.value(m.text, 'text'),
       context: m.context === null ? null : await this.value(m.context, 'context'),
+      invalidation_reason:
+        m.invalidation_reason === null ? null : await this.value(m.invalidation_reason, 'context'),
       metadata: await this.metadata(m.metadata),
       entities: sealed ? entities.sort() : entities,
     };
@@ -403,6 +405,27 @@ export function encryptingStore(
             memories.map((m) => stored(codec, m)),
             opts && { ...opts, documents },
           );
+        } catch (err) {
+          const changed = err instanceof AppError && err.extra?.reason === ENCRYPTION_CHANGED;
+          if (!changed || attempt > 0) throw err;
+        }
+      }
+    },
+
+    async curateMemory(projectId, bankId, id, change) {
+      for (let attempt = 0; ; attempt++) {
+        const codec = await writeCodec(projectId, bankId);
+        // The reason is the client's text: sealed like a memory's context.
+        const form = (v: string) => (codec ? codec.seal(v, 'context') : storePlain(v));
+        const reason =
+          change.reason === undefined || change.reason === null ? change.reason : form(change.reason);
+        const content = change.content && { ...change.content, memory: stored(codec, change.content.memory) };
+        try {
+          const done = await inner.curateMemory(projectId, bankId, id, { ...change, reason, content });
+          // Its vector and the observations' went: decrypted copies in this process go too.
+          if (done.done && (content || change.state === 'invalidated'))
+            vectors.forget(projectId, bankId, [id]);
+          return done;
         } catch (err) {
           const changed = err instanceof AppError && err.extra?.reason === ENCRYPTION_CHANGED;
           if (!changed || attempt > 0) throw err;

@@ -25,6 +25,7 @@ interface Entry {
   /** Epoch ms; NaN when not set (a `mentionedBefore` filter then drops it, as SQL does). */
   mentioned: number;
   tags: string[];
+  state: string;
   /** Its unit vector's length, and its place in the bank's slab of that length; -1 for none. */
   dims: number;
   slot: number;
@@ -179,6 +180,7 @@ const toEntry = (r: StoredVector): Entry => ({
   documentId: r.document_id,
   mentioned: r.mentioned_ms ?? Number.NaN,
   tags: r.tags,
+  state: r.state,
   dims: 0,
   slot: -1,
 });
@@ -213,6 +215,7 @@ function passes(e: Entry, f: MemoryFilter): boolean {
   if (f.types?.length && !(f.types as string[]).includes(e.type)) return false;
   if (f.documentId !== undefined && e.documentId !== f.documentId) return false;
   if (f.mentionedBefore && !(e.mentioned <= f.mentionedBefore.getTime())) return false;
+  if (f.state && f.state !== 'all' && e.state !== f.state) return false;
   if (f.tags?.length) {
     const has = (t: string) => e.tags.includes(t);
     switch (f.tagsMatch ?? 'any') {

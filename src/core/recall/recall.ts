@@ -120,6 +120,8 @@ async function searchBankIn(
     tags: req.tags,
     tagsMatch: req.tags_match,
     mentionedBefore: asOf(req.query_timestamp),
+    // Invalidated memories are kept for curation, never recalled.
+    state: 'valid',
   };
   const p = bank.project_id;
   const temporalOn = cfg.enable_temporal_retrieval && channels.includes('temporal');

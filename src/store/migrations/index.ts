@@ -31,6 +31,7 @@ import m0030 from './0030-audit-per-bank.js';
 import m0032 from './0032-temporal-ends.js';
 import m0033 from './0033-transfer-archives.js';
 import m0034 from './0034-document-sources.js';
+import m0035 from './0035-memory-curation.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -65,6 +66,7 @@ export const MIGRATIONS: readonly Migration[] = [
   m0032,
   m0033,
   m0034,
+  m0035,
 ];
 
 /** The newest schema version this code knows. */

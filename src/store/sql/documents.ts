@@ -81,6 +81,10 @@ export function documentQueries(db: Db): DocumentStore {
         params.push(filter.documentId);
         where += ` AND document_id = $${params.length}`;
       }
+      if (filter.state && filter.state !== 'all') {
+        params.push(filter.state);
+        where += ` AND state = $${params.length}`;
+      }
       if (filter.qTerms) where += termGroupsClause(filter.qTerms, params, 'memories');
       else if (filter.q) {
         params.push(`%${filter.q.replace(/[\\%_]/g, '\\$&')}%`);

@@ -13,6 +13,7 @@ export function filterClauses(filter: MemoryFilter, params: unknown[]): string {
   if (filter.types?.length) out.push(`m.type = ANY(${p(filter.types)}::text[])`);
   if (filter.documentId !== undefined) out.push(`m.document_id = ${p(filter.documentId)}`);
   if (filter.mentionedBefore) out.push(`m.mentioned_at <= ${p(filter.mentionedBefore)}`);
+  if (filter.state && filter.state !== 'all') out.push(`m.state = ${p(filter.state)}`);
   if (filter.tags?.length) {
     const tags = p(filter.tags);
     switch (filter.tagsMatch ?? 'any') {

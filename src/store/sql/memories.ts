@@ -79,6 +79,7 @@ export interface MemoryStore {
  */
 const MEMORY_COLUMNS = `m.id::text AS id, m.bank_id, m.type, m.text, m.context, m.occurred_start, m.occurred_end,
   m.mentioned_at, m.tags, m.metadata, m.document_id, m.chunk_id, m.created_at, m.seq,
+  m.state, m.invalidation_reason, m.edited_at,
   coalesce((SELECT array_agg(l.name ORDER BY l.name) FROM (
     SELECT (SELECT e.name FROM entities e
             WHERE e.project_id = me.project_id AND e.bank_id = me.bank_id AND e.id = me.entity_id) AS name
@@ -190,7 +191,7 @@ export async function insertMemoriesIn(
     document_id: m.document_id,
     chunk_id: m.chunk_id,
     content_hash: m.content_hash,
-    term_count: Math.round([...m.terms.values()].reduce((a, b) => a + b, 0)),
+    term_count: termCountOf(m),
     // A sealed vector replaces the plain one: an encrypted bank's row holds no invertible vector.
     embedding: m.embedding_sealed || m.embedding.length === 0 ? null : vectorLiteral(m.embedding),
     embedding_sealed: m.embedding_sealed ?? null,
@@ -212,7 +213,30 @@ export async function insertMemoriesIn(
     );
     await breathe();
   }
-  const length = new Map(rows.map((r) => [r.id, r.term_count]));
+  await indexMemoriesIn(tx, projectId, bankId, memories);
+  const termTotal = rows.reduce((n, r) => n + r.term_count, 0);
+  await tx.query(
+    `UPDATE banks SET memory_count = memory_count + $3, term_total = term_total + $4, updated_at = now()
+     WHERE project_id = $1 AND id = $2`,
+    [projectId, bankId, memories.length, termTotal],
+  );
+}
+
+/** A memory's term count as stored (`term_count`): its term weights summed, rounded. */
+export const termCountOf = (m: Pick<NewMemory, 'terms'>) =>
+  Math.round([...m.terms.values()].reduce((a, b) => a + b, 0));
+
+/**
+ * Writes the keyword postings (with the bank's document frequencies) and entity links of
+ * memories whose rows exist. Runs inside the caller's transaction, which holds the bank row lock.
+ */
+export async function indexMemoriesIn(
+  tx: Queryable,
+  projectId: string,
+  bankId: string,
+  memories: NewMemory[],
+): Promise<void> {
+  const length = new Map(memories.map((m) => [m.id, termCountOf(m)]));
   const terms = memories.flatMap((m) =>
     [...m.terms].map(([t, f]) => ({ m: m.id, t, f, d: length.get(m.id) })),
   );
@@ -233,11 +257,40 @@ export async function insertMemoriesIn(
     await breathe();
   }
   await linkEntities(tx, projectId, bankId, memories);
-  const termTotal = rows.reduce((n, r) => n + r.term_count, 0);
+}
+
+/**
+ * Removes the keyword postings and entity links of memories whose rows stay (their text is
+ * about to change), keeping the bank's document frequencies and entity counts exact.
+ */
+export async function unindexMemoriesIn(
+  tx: Queryable,
+  projectId: string,
+  bankId: string,
+  ids: string[],
+): Promise<void> {
+  const p = [projectId, bankId, ids];
   await tx.query(
-    `UPDATE banks SET memory_count = memory_count + $3, term_total = term_total + $4, updated_at = now()
-     WHERE project_id = $1 AND id = $2`,
-    [projectId, bankId, memories.length, termTotal],
+    `UPDATE bank_terms b SET df = b.df - x.n
+     FROM (SELECT term, count(*)::int AS n FROM memory_terms
+           WHERE project_id = $1 AND bank_id = $2 AND memory_id = ANY($3::uuid[]) GROUP BY term) x
+     WHERE b.project_id = $1 AND b.bank_id = $2 AND b.term = x.term`,
+    p,
+  );
+  await tx.query(
+    'DELETE FROM memory_terms WHERE project_id = $1 AND bank_id = $2 AND memory_id = ANY($3::uuid[])',
+    p,
+  );
+  await tx.query(
+    `UPDATE entities e SET mention_count = greatest(e.mention_count - x.n, 0)
+     FROM (SELECT entity_id, count(*)::int AS n FROM memory_entities
+           WHERE project_id = $1 AND bank_id = $2 AND memory_id = ANY($3::uuid[]) GROUP BY entity_id) x
+     WHERE e.project_id = $1 AND e.bank_id = $2 AND e.id = x.entity_id`,
+    p,
+  );
+  await tx.query(
+    'DELETE FROM memory_entities WHERE project_id = $1 AND bank_id = $2 AND memory_id = ANY($3::uuid[])',
+    p,
   );
 }
 
@@ -379,7 +432,8 @@ export function memoryQueries(db: Db): MemoryStore {
         db.query<MemoryRow & { similarity: number | null }>(
           `SELECT ${MEMORY_COLUMNS},
              CASE WHEN vector_dims(m.embedding) = $5 THEN 1 - (m.embedding <=> $4::vector) END AS similarity
-           FROM memories m WHERE m.project_id = $1 AND m.bank_id = $2 AND m.id = ANY($3::uuid[])`,
+           FROM memories m WHERE m.project_id = $1 AND m.bank_id = $2 AND m.id = ANY($3::uuid[])
+             AND m.state = 'valid'`,
           [projectId, bankId, part, literal, vector.length],
         );
       const rows =

@@ -128,7 +128,7 @@ export function observationQueries(db: Db): ObservationStore {
         : 'm.seq > $3';
       const heads = await db.query<{ id: string; seq: number; embedding: string | null }>(
         `SELECT m.id::text AS id, m.seq::float8 AS seq, m.embedding::text AS embedding FROM memories m
-         WHERE m.project_id = $1 AND m.bank_id = $2 AND ${which} AND NOT ${CONSOLIDATED}
+         WHERE m.project_id = $1 AND m.bank_id = $2 AND ${which} AND NOT ${CONSOLIDATED} AND m.state = 'valid'
          ORDER BY m.seq LIMIT $4`,
         [projectId, bankId, afterSeq, limit],
       );
@@ -160,6 +160,7 @@ export function observationQueries(db: Db): ObservationStore {
       const which = opts.observations
         ? 'o.project_id = $1 AND o.bank_id = $2'
         : `m.seq < $6
+           AND m.state = 'valid'
            AND m.id NOT IN (SELECT o.id FROM observations o WHERE o.project_id = $1 AND o.bank_id = $2)
            AND m.id NOT IN (SELECT s.memory_id FROM observation_sources s
              WHERE s.project_id = $1 AND s.bank_id = $2 AND s.relation = 'supports')`;

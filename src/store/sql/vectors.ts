@@ -9,6 +9,7 @@ export interface StoredVector {
   /** `mentioned_at` in epoch milliseconds. */
   mentioned_ms: number | null;
   tags: string[];
+  state: string;
   /** Plain vector as pgvector text. */
   embedding: string | null;
   embedding_sealed: string | null;
@@ -49,7 +50,7 @@ export interface VectorStore {
 }
 
 const VECTOR_COLUMNS = `m.id::text AS id, m.seq::float8 AS seq, m.type, m.document_id,
-  (extract(epoch FROM m.mentioned_at) * 1000)::float8 AS mentioned_ms, m.tags,
+  (extract(epoch FROM m.mentioned_at) * 1000)::float8 AS mentioned_ms, m.tags, m.state,
   m.embedding::text AS embedding, m.embedding_sealed`;
 
 /**
@@ -106,7 +107,7 @@ export function vectorQueries(db: Db): VectorStore {
         params.push(opts.beforeSeq);
         sql = `SELECT m.id::text AS id FROM memories m
           WHERE m.project_id = $1 AND m.bank_id = $2 AND m.tags @> $3::text[] AND m.tags <@ $3::text[]
-            AND m.seq < $4
+            AND m.seq < $4 AND m.state = 'valid'
             AND NOT EXISTS (SELECT 1 FROM observations o WHERE o.project_id = $1 AND o.bank_id = $2 AND o.id = m.id)
             AND NOT EXISTS (SELECT 1 FROM observation_sources s WHERE s.project_id = $1 AND s.bank_id = $2
               AND s.memory_id = m.id AND s.relation = 'supports')`;

@@ -3,6 +3,7 @@ import type { RequestOptions, Transport } from '../http.js';
 import { PagedList, type Page } from '../pagination.js';
 import type {
   AsyncRetainResponse,
+  ClearedMemoryObservations,
   DeletedMemory,
   DryRunExtractParams,
   DryRunExtractResult,
@@ -17,6 +18,7 @@ import type {
   RecallResponse,
   RetainParams,
   RetainResponse,
+  UpdateMemoryParams,
 } from '../types.js';
 import { bankPath, seg } from './paths.js';
 
@@ -123,6 +125,24 @@ export class MemoriesResource {
       body: params,
       options,
       read: ACTIONS['memories.extract'].read,
+    });
+  }
+
+  /**
+   * Curates one memory: `state: 'invalidated'` (with a `reason`) retires it from Recall, Reflect
+   * and consolidation, `'valid'` restores it; `text` and the other fields edit it.
+   */
+  update(bank: string, id: string, params: UpdateMemoryParams, options?: RequestOptions): Promise<Memory> {
+    return this.t.request('PATCH', bankPath(this.prefix, bank, `/memories/${seg(id)}`), {
+      body: params,
+      options,
+    });
+  }
+
+  /** Deletes the observations consolidation derived from one memory and consolidates it again. */
+  clearObservations(bank: string, id: string, options?: RequestOptions): Promise<ClearedMemoryObservations> {
+    return this.t.request('DELETE', bankPath(this.prefix, bank, `/memories/${seg(id)}/observations`), {
+      options,
     });
   }
 
