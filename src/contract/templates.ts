@@ -3,11 +3,17 @@ import { named } from './names.js';
 import { BANK_CONFIG_SCHEMA } from './bank-config.js';
 import { Tags } from './common.js';
 import { DirectiveName, DirectivePriority, DirectiveText } from './directives.js';
+import {
+  CreateMentalModelBody,
+  MAX_MENTAL_MODELS,
+  MentalModelId,
+  MentalModelTriggerInput,
+} from './mental-models.js';
 
 /** Directives a manifest may carry: as many as a bank may hold. */
 export const TEMPLATE_MAX_DIRECTIVES = 100;
-/** Mental models a manifest may carry. */
-export const TEMPLATE_MAX_MENTAL_MODELS = 100;
+/** Mental models a manifest may carry: as many as a bank may hold. */
+export const TEMPLATE_MAX_MENTAL_MODELS = MAX_MENTAL_MODELS;
 
 /**
  * The bank settings a template carries: every config key but `encryption` (a bank's encryption
@@ -49,21 +55,30 @@ export const BankTemplateDirective = z
   })
   .register(named, { name: 'BankTemplateDirective' });
 
-/** A mental model of a manifest (Hindsight's shape); mnemo does not import them yet. */
+/**
+ * A mental model of a manifest (Hindsight's shape): its definition, never its content. Matched
+ * by id on import: updated when the bank has it, else created (and its first refresh queued).
+ */
 export const BankTemplateMentalModel = z
-  .object({
-    id: z
-      .string()
-      .min(1)
-      .max(128)
-      .regex(/^[a-z0-9-]+$/, 'lowercase letters, digits and hyphens'),
-    name: z.string().min(1).max(256),
-    source_query: z.string().min(1).max(4000),
+  .strictObject({
+    id: MentalModelId.meta({ description: 'matches an existing mental model of the same id on import' }),
+    name: CreateMentalModelBody.shape.name,
+    source_query: CreateMentalModelBody.shape.source_query,
     tags: Tags.optional(),
-    max_tokens: z.number().int().min(256).max(8192).optional(),
-    trigger: z.record(z.string(), z.unknown()).optional(),
+    max_tokens: CreateMentalModelBody.shape.max_tokens,
+    trigger: MentalModelTriggerInput.optional(),
   })
   .register(named, { name: 'BankTemplateMentalModel' });
+
+/** Each key of a section names one entry: a second is an issue at its place. */
+function once(ctx: z.RefinementCtx, section: string, field: string, label: string, keys: string[]) {
+  const seen = new Set<string>();
+  keys.forEach((k, i) => {
+    if (seen.has(k))
+      ctx.addIssue({ code: 'custom', path: [section, i, field], message: `${label} '${k}' appears twice` });
+    seen.add(k);
+  });
+}
 
 export const BankTemplateManifest = z
   .strictObject({
@@ -76,21 +91,24 @@ export const BankTemplateManifest = z
       .nullable()
       .optional()
       .meta({
-        description:
-          'accepted in the format; an import carrying any is refused until mnemo has mental models',
+        description: 'definitions only (no content); matched by id on import: updated, else created',
       }),
   })
   .superRefine((m, ctx) => {
-    const seen = new Set<string>();
-    (m.directives ?? []).forEach((d, i) => {
-      if (seen.has(d.name))
-        ctx.addIssue({
-          code: 'custom',
-          path: ['directives', i, 'name'],
-          message: `directive name '${d.name}' appears twice`,
-        });
-      seen.add(d.name);
-    });
+    once(
+      ctx,
+      'directives',
+      'name',
+      'directive name',
+      (m.directives ?? []).map((d) => d.name),
+    );
+    once(
+      ctx,
+      'mental_models',
+      'id',
+      'mental model id',
+      (m.mental_models ?? []).map((mm) => mm.id),
+    );
   })
   .register(named, { name: 'BankTemplateManifest' });
 export type BankTemplateManifest = z.infer<typeof BankTemplateManifest>;
@@ -108,11 +126,13 @@ export const BankTemplateImportResponse = z
     config_applied: z.boolean().meta({ description: 'the bank’s settings changed (or would, in a dry run)' }),
     config_changed: z.array(z.string()).meta({ description: 'the settings whose value changed (or would)' }),
     bank_created: z.boolean().meta({ description: 'the bank did not exist (a dry run creates nothing)' }),
-    mental_models_created: z.array(z.string()),
-    mental_models_updated: z.array(z.string()),
+    mental_models_created: z.array(z.string()).meta({ description: 'ids' }),
+    mental_models_updated: z.array(z.string()).meta({ description: 'ids' }),
     directives_created: z.array(z.string()).meta({ description: 'names' }),
     directives_updated: z.array(z.string()).meta({ description: 'names' }),
-    operation_ids: z.array(z.string()),
+    operation_ids: z
+      .array(z.string())
+      .meta({ description: 'the refresh queued for the models created or updated (none in a dry run)' }),
     dry_run: z.boolean(),
   })
   .register(named, { name: 'BankTemplateImportResponse' });

@@ -48,7 +48,10 @@ export interface MentalModelInput {
   trigger?: TriggerInput;
 }
 
-export type MentalModelUpdate = Partial<Omit<MentalModelInput, 'id'>>;
+/** A change of a model: a field absent or `null` keeps its value (Hindsight's clients send nulls). */
+export type MentalModelUpdate = {
+  [K in Exclude<keyof MentalModelInput, 'id'>]?: MentalModelInput[K] | null;
+};
 
 /** The trigger over `base` (the kept one, or the defaults), as stored. */
 export function triggerOf(input: TriggerInput | undefined, base?: Record<string, unknown>): Trigger {
@@ -145,6 +148,20 @@ export async function getMentalModel(
   return mentalModelView(await findMentalModel(s, projectId, bankId, id), detail);
 }
 
+/** A model as given, checked (its name not blank, its query within Recall's bound) and filled in. */
+export function newMentalModel(input: MentalModelInput): NewMentalModel {
+  const name = input.name.trim();
+  if (!name) throw blank('name');
+  return {
+    id: input.id ?? randomUUID(),
+    name,
+    source_query: checkQuery(input.source_query),
+    tags: [...new Set(input.tags ?? [])],
+    max_tokens: input.max_tokens ?? DEFAULT_MENTAL_MODEL_TOKENS,
+    trigger: { ...triggerOf(input.trigger) },
+  };
+}
+
 /**
  * The store function a bank template import (or anything else) creates a model with: checked,
  * refused when the id is taken or the bank is full, not yet refreshed.
@@ -155,16 +172,7 @@ export async function insertMentalModel(
   bankId: string,
   input: MentalModelInput,
 ) {
-  const name = input.name.trim();
-  if (!name) throw blank('name');
-  const m: NewMentalModel = {
-    id: input.id ?? randomUUID(),
-    name,
-    source_query: checkQuery(input.source_query),
-    tags: [...new Set(input.tags ?? [])],
-    max_tokens: input.max_tokens ?? DEFAULT_MENTAL_MODEL_TOKENS,
-    trigger: { ...triggerOf(input.trigger) },
-  };
+  const m = newMentalModel(input);
   const made = await s.store.insertMentalModel(projectId, bankId, m, MAX_MENTAL_MODELS);
   if (made === null) throw notFound(`bank '${bankId}'`);
   if (made === 'exists')
@@ -208,10 +216,10 @@ export async function updateMentalModel(
   if (name === '') throw blank('name');
   const m = await s.store.updateMentalModel(projectId, bankId, id, {
     name,
-    source_query: patch.source_query === undefined ? undefined : checkQuery(patch.source_query),
-    tags: patch.tags && [...new Set(patch.tags)],
-    max_tokens: patch.max_tokens,
-    trigger: patch.trigger === undefined ? undefined : { ...triggerOf(patch.trigger, current.trigger) },
+    source_query: patch.source_query == null ? undefined : checkQuery(patch.source_query),
+    tags: patch.tags ? [...new Set(patch.tags)] : undefined,
+    max_tokens: patch.max_tokens ?? undefined,
+    trigger: patch.trigger == null ? undefined : { ...triggerOf(patch.trigger, current.trigger) },
   });
   if (!m) throw notFound(`mental model '${id}'`);
   return mentalModelView(m);

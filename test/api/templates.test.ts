@@ -1,5 +1,6 @@
 /**
- * Bank templates: `GET .../export` (a bank's settings, mission and directives as a manifest),
+ * Bank templates: `GET .../export` (a bank's settings, mission, directives and mental model
+ * definitions as a manifest),
  * `POST .../import` (applied all or nothing, or a dry run that changes nothing) and the
  * manifest's JSON Schema at `GET /v1/bank-template-schema`.
  */
@@ -154,7 +155,34 @@ for (const engine of ENGINES) {
           },
           /directives/,
         ],
-        [{ version: '1', mental_models: [{ id: 'm', name: 'M', source_query: 'q' }] }, /mental models/],
+        [
+          {
+            version: '1',
+            mental_models: [
+              { id: 'm', name: 'M', source_query: 'q' },
+              { id: 'm', name: 'N', source_query: 'r' },
+            ],
+          },
+          /twice/,
+        ],
+        [{ version: '1', mental_models: [{ id: 'Bad id', name: 'M', source_query: 'q' }] }, /id/],
+        [{ version: '1', mental_models: [{ id: 'm', name: 'M' }] }, /source_query/],
+        [{ version: '1', mental_models: [{ id: 'm', name: ' ', source_query: 'q' }] }, /name/],
+        [
+          {
+            version: '1',
+            mental_models: [{ id: 'm', name: 'M', source_query: 'q', trigger: { mode: 'delta' } }],
+          },
+          /delta/,
+        ],
+        [
+          {
+            version: '1',
+            bank: { disposition_empathy: 1 },
+            mental_models: [{ id: 'm', name: 'M', source_query: 'word '.repeat(700) }],
+          },
+          /source_query/,
+        ],
       ];
       for (const [body, message] of bad) {
         const r = await importTo('tpl', body);
@@ -182,18 +210,161 @@ for (const engine of ENGINES) {
           mission: 'changed',
           updateDirectives: [{ id: empathy.id, ...fields }],
           createDirectives: [{ id: '00000000-0000-4000-8000-000000000001', ...fields }],
+          createMentalModels: [],
+          updateMentalModels: [],
         },
         3,
+        50,
       );
       assert.equal(applied, 'full');
       assert.deepEqual(await state('tpl'), before);
+    });
+
+    const models = async (bank: string) => {
+      const r = await t.call('GET', bankPath(bank, '/mental-models?detail=content'));
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      return r.body.items;
+    };
+    const MODELS = [
+      {
+        id: 'churn-risk',
+        name: 'Churn risk',
+        source_query: 'Which customers are unhappy, and why?',
+        tags: ['billing'],
+        max_tokens: 512,
+        trigger: { refresh_after_consolidation: true, fact_types: ['world'] },
+      },
+      { id: 'vip', name: 'VIP customers', source_query: 'Who are our most valuable customers?' },
+    ];
+
+    test('mental models: a dry run writes nothing; an import creates them and queues their refresh', async () => {
+      const dry = await importTo('mm', { version: '1', mental_models: MODELS }, true);
+      assert.equal(dry.status, 200, JSON.stringify(dry.body));
+      assert.deepEqual(
+        [dry.body.mental_models_created, dry.body.mental_models_updated, dry.body.operation_ids],
+        [['churn-risk', 'vip'], [], []],
+      );
+      assert.equal((await t.call('GET', bankPath('mm'))).status, 404, 'no bank was created');
+
+      const r = await importTo('mm', { version: '1', mental_models: MODELS });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      assert.deepEqual(r.body.mental_models_created, ['churn-risk', 'vip']);
+      assert.equal(r.body.operation_ids.length, 1);
+      const op = await t.call('GET', bankPath('mm', `/operations/${r.body.operation_ids[0]}`));
+      assert.equal(op.body.kind, 'refresh_mental_model', JSON.stringify(op.body));
+      const kept = await models('mm');
+      assert.deepEqual(
+        kept.map((m: any) => [
+          m.id,
+          m.name,
+          m.source_query,
+          m.tags,
+          m.max_tokens,
+          m.refresh_pending || m.last_refreshed_at !== null,
+        ]),
+        [
+          ['churn-risk', 'Churn risk', MODELS[0]!.source_query, ['billing'], 512, true],
+          ['vip', 'VIP customers', MODELS[1]!.source_query, [], 2048, true],
+        ],
+      );
+      assert.equal(kept[0].trigger.refresh_after_consolidation, true);
+      assert.deepEqual(kept[0].trigger.fact_types, ['world']);
+
+      // A dry run of a changed definition reports the update and changes nothing.
+      const changed = { ...MODELS[1]!, source_query: 'Who spends the most?' };
+      const dryUpdate = await importTo('mm', { version: '1', mental_models: [changed] }, true);
+      assert.deepEqual(
+        [dryUpdate.body.mental_models_created, dryUpdate.body.mental_models_updated],
+        [[], ['vip']],
+      );
+      assert.equal((await models('mm'))[1].source_query, MODELS[1]!.source_query);
+    });
+
+    test('mental models round trip: export, import into a new bank, re-import updates, never duplicates', async () => {
+      const exported = (await t.call('GET', bankPath('mm', '/export'))).body;
+      assert.equal(exported.mental_models.length, 2);
+      assert.equal(exported.mental_models[0].content, undefined, 'definitions, not content');
+      const copied = await importTo('mm-copy', exported);
+      assert.equal(copied.status, 200, JSON.stringify(copied.body));
+      assert.deepEqual(copied.body.mental_models_created, ['churn-risk', 'vip']);
+      assert.deepEqual(
+        (await t.call('GET', bankPath('mm-copy', '/export'))).body.mental_models,
+        exported.mental_models,
+      );
+
+      const again = await importTo('mm-copy', exported);
+      assert.deepEqual(
+        [again.body.mental_models_created, again.body.mental_models_updated, again.body.operation_ids],
+        [[], [], []],
+        'the same definitions change nothing',
+      );
+      const before = await models('mm-copy');
+      const changed = { ...exported.mental_models[1], source_query: 'Who spends the most?', tags: ['sales'] };
+      const updated = await importTo('mm-copy', { version: '1', mental_models: [changed] });
+      assert.deepEqual(
+        [
+          updated.body.mental_models_created,
+          updated.body.mental_models_updated,
+          updated.body.operation_ids.length,
+        ],
+        [[], ['vip'], 1],
+      );
+      const after = await models('mm-copy');
+      assert.equal(after.length, 2, 'updated, not duplicated');
+      const vip = after.find((m: any) => m.id === 'vip');
+      assert.deepEqual([vip.source_query, vip.tags], ['Who spends the most?', ['sales']]);
+      assert.equal(vip.created_at, before.find((m: any) => m.id === 'vip').created_at, 'the same model');
+      assert.deepEqual(
+        after.find((m: any) => m.id === 'churn-risk').source_query,
+        MODELS[0]!.source_query,
+        'unmentioned models stay',
+      );
+    });
+
+    test('an import past the mental model limit is refused before anything is written', async () => {
+      const before = [await state('mm'), await models('mm')];
+      const many = Array.from({ length: 49 }, (_, i) => ({
+        id: `m${i}`,
+        name: `M ${i}`,
+        source_query: `Q ${i}?`,
+      }));
+      const r = await importTo('mm', { version: '1', bank: { disposition_empathy: 2 }, mental_models: many });
+      assert.equal(r.status, 409, JSON.stringify(r.body));
+      assert.match(r.body.error.message, /mental models/);
+      assert.deepEqual([await state('mm'), await models('mm')], before);
+      const tooLong = Array.from({ length: 51 }, (_, i) => ({ id: `m${i}`, name: 'M', source_query: 'Q?' }));
+      assert.equal((await importTo('mm', { version: '1', mental_models: tooLong })).status, 400);
+      // The store's own check under the bank's lock: an id taken meanwhile rolls everything back.
+      const taken = { id: 'vip', name: 'X', source_query: 'X?', tags: [], max_tokens: 100, trigger: {} };
+      const applied = await t.raw.applyBankTemplate(
+        'default',
+        'mm',
+        {
+          config: { disposition_empathy: 2 },
+          createDirectives: [],
+          updateDirectives: [],
+          createMentalModels: [taken],
+          updateMentalModels: [{ ...taken, id: 'churn-risk' }],
+        },
+        100,
+        50,
+      );
+      assert.equal(applied, 'full');
+      assert.deepEqual([await state('mm'), await models('mm')], before);
     });
 
     test('in an encrypted bank the imported mission and directives are sealed', async () => {
       assert.equal((await t.call('PUT', bankPath('sealed'), { body: {} })).status, 200);
       const enc = { body: { updates: { encryption: 'managed' } } };
       assert.equal((await t.call('PATCH', bankPath('sealed', '/config'), enc)).status, 200);
-      assert.equal((await importTo('sealed', MANIFEST)).status, 200);
+      assert.equal((await importTo('sealed', { ...MANIFEST, mental_models: MODELS })).status, 200);
+      const rawModels = await t.raw.listMentalModels('default', 'sealed', { limit: 10, offset: 0 });
+      assert.equal(rawModels.items.length, 2);
+      assert.doesNotMatch(
+        JSON.stringify(rawModels),
+        /customers|Churn risk/i,
+        'ids stay plain, text is sealed',
+      );
       const raw = await t.raw.getBank('default', 'sealed');
       assert.doesNotMatch(JSON.stringify(raw), /support desk|support team/);
       const rawDirectives = await t.raw.listDirectives('default', 'sealed');
@@ -205,6 +376,10 @@ for (const engine of ENGINES) {
         'Always answer with empathy.',
         'Never promise a refund.',
       ]);
+      assert.deepEqual(
+        exported.mental_models.map((m: any) => [m.name, m.source_query]),
+        MODELS.map((m) => [m.name, m.source_query]),
+      );
     });
 
     test('the JSON Schema validates the manifests export gives and refuses bad ones; no key needed', async () => {

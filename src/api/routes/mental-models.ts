@@ -32,7 +32,6 @@ import { errorResponse, jsonBody, ok } from './openapi.js';
 import { router, send, servicesOf } from './router.js';
 
 const TAG = ['Mental models'];
-const orUndefined = <T>(v: T | null | undefined) => v ?? undefined;
 
 /** A bank's mental models: named source queries whose Reflect answers are kept and refreshed. */
 export const mentalModelRoutes = router()
@@ -119,15 +118,10 @@ export const mentalModelRoutes = router()
     }),
     async (c) => {
       const { bank, id } = c.req.valid('param');
-      const b = c.req.valid('json');
-      const m = await updateMentalModel(servicesOf(c), authOf(c).projectId, bank, id, {
-        name: orUndefined(b.name),
-        source_query: orUndefined(b.source_query),
-        tags: orUndefined(b.tags),
-        max_tokens: orUndefined(b.max_tokens),
-        trigger: orUndefined(b.trigger),
-      });
-      return send(c, m);
+      return send(
+        c,
+        await updateMentalModel(servicesOf(c), authOf(c).projectId, bank, id, c.req.valid('json')),
+      );
     },
   )
   .openapi(

@@ -13,7 +13,7 @@ import { router, send, servicesOf } from './router.js';
 
 const TAG = ['Bank templates'];
 
-/** A bank's settings, mission and directives as a manifest: export, and import (or its dry run). */
+/** A bank's settings, mission, directives and mental models as a manifest: export, and import (or its dry run). */
 export const templateRoutes = router()
   .openapi(
     createRoute({
@@ -22,7 +22,7 @@ export const templateRoutes = router()
       tags: TAG,
       summary: 'Export a bank template',
       description:
-        'The bank’s settings (every template key, as in effect), mission and directives as a manifest that `import` applies to another bank. Never its memories, encryption or keys.',
+        'The bank’s settings (every template key, as in effect), mission, directives and mental model definitions as a manifest that `import` applies to another bank. Never its memories, mental model content, encryption or keys.',
       middleware: [guard('banks.template.export')] as const,
       request: { params: BankParam },
       responses: ok(BankTemplateManifest),
@@ -36,7 +36,7 @@ export const templateRoutes = router()
       tags: TAG,
       summary: 'Import a bank template',
       description:
-        'Applies a manifest, creating the bank when missing: settings become the bank’s overrides (`null`: the default), directives are matched by name (updated, else created). All or nothing. `dry_run=true` answers what would change and changes nothing.',
+        'Applies a manifest, creating the bank when missing: settings become the bank’s overrides (`null`: the default), directives are matched by name and mental models by id (updated, else created; one refresh operation refreshes the models created or updated). All or nothing. `dry_run=true` answers what would change and changes nothing.',
       middleware: [guard('banks.template.import')] as const,
       request: { params: BankParam, query: TemplateImportQuery, ...jsonBody(BankTemplateManifest) },
       responses: ok(BankTemplateImportResponse),

@@ -18,7 +18,7 @@ import {
 } from './codec.js';
 import type { Keyring } from './keyring.js';
 import { webhookSealing } from './webhook-sealing.js';
-import { sealedMentalModels } from './sealed-mental-models.js';
+import { mentalModelForm, sealedMentalModels } from './sealed-mental-models.js';
 import { DEFAULT_VECTOR_CACHE_MB, openStoredVector, VectorCache } from './vector-cache.js';
 
 export interface EncryptionHooks {
@@ -750,8 +750,9 @@ export function encryptingStore(
       return written && opener(projectId, bankId).directive(written);
     },
 
-    async applyBankTemplate(projectId, bankId, change, max) {
-      // Mission, config text and directives go in the form the bank has now, as each alone would.
+    async applyBankTemplate(projectId, bankId, change, max, maxMentalModels) {
+      // Mission, config text, directives and mental models go in the form the bank has now, as
+      // each alone would.
       const codec = await writeCodec(projectId, bankId);
       const sealed = bankTextForm(codec, { mission: change.mission, config: change.config });
       const result = await inner.applyBankTemplate(
@@ -762,8 +763,11 @@ export function encryptingStore(
           ...(change.mission !== undefined && { mission: sealed.mission ?? null }),
           createDirectives: change.createDirectives.map((d) => ({ ...d, ...directiveForm(codec, d) })),
           updateDirectives: change.updateDirectives.map((d) => ({ ...d, ...directiveForm(codec, d) })),
+          createMentalModels: change.createMentalModels.map((m) => mentalModelForm(codec, m)),
+          updateMentalModels: change.updateMentalModels.map((m) => mentalModelForm(codec, m)),
         },
         max,
+        maxMentalModels,
       );
       await recheck(projectId, bankId, codec);
       return result;

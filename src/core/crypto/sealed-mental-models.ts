@@ -13,6 +13,16 @@ export interface SealingContext {
 
 const FIELD = 'mental_model';
 
+const form = (codec: BankCodec | null, v: string) => (codec ? codec.seal(v, FIELD) : storePlain(v));
+
+/** A new model's text (its name and source query) in the form the bank's codec asks for. */
+export function mentalModelForm<M extends { name: string; source_query: string }>(
+  codec: BankCodec | null,
+  m: M,
+): M {
+  return { ...m, name: form(codec, m.name), source_query: form(codec, m.source_query) };
+}
+
 /**
  * The mental-model methods of the encrypting store: a model's name, source query, content and
  * Reflect answer, and its history's contents, reach the database sealed in an encrypted bank
@@ -20,7 +30,6 @@ const FIELD = 'mental_model';
  * as a directive's tags do.
  */
 export function sealedMentalModels(inner: MentalModelStore, x: SealingContext): Partial<MentalModelStore> {
-  const form = (codec: BankCodec | null, v: string) => (codec ? codec.seal(v, FIELD) : storePlain(v));
   const maybe = (codec: BankCodec | null, v: string | null | undefined) =>
     v === undefined || v === null ? v : form(codec, v);
 
@@ -54,12 +63,7 @@ export function sealedMentalModels(inner: MentalModelStore, x: SealingContext): 
 
     async insertMentalModel(projectId, bankId, m, max) {
       const codec = await x.writeCodec(projectId, bankId);
-      const written = await inner.insertMentalModel(
-        projectId,
-        bankId,
-        { ...m, name: form(codec, m.name), source_query: form(codec, m.source_query) },
-        max,
-      );
+      const written = await inner.insertMentalModel(projectId, bankId, mentalModelForm(codec, m), max);
       if (written === null || typeof written === 'string') return written;
       await x.recheck(projectId, bankId, codec);
       return open(projectId, bankId, written);

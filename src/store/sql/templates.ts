@@ -1,4 +1,5 @@
 import type { Db } from '../db.js';
+import type { NewMentalModel } from './mental-models.js';
 
 /** A new directive as a template writes it. */
 export interface TemplateDirective {
@@ -26,20 +27,26 @@ export interface TemplateChange {
     tags: string[];
     active: boolean;
   }[];
+  /** New mental models, asked for their first refresh. */
+  createMentalModels: NewMentalModel[];
+  /** Existing mental models (by id) with their new definition, asked for a refresh. */
+  updateMentalModels: NewMentalModel[];
 }
 
 /** Bank templates: a bank's configuration, mission and directives applied together. */
 export interface TemplateStore {
   /**
    * Applies `change` in one transaction under the bank's row lock: all of it or none. 'gone'
-   * when the bank or a directive to update no longer exists, 'full' when the bank would hold
-   * more than `maxDirectives` directives (nothing is changed then).
+   * when the bank or a directive or mental model to update no longer exists, 'full' when the
+   * bank would hold more than `maxDirectives` directives or `maxMentalModels` mental models, or
+   * a model to create exists already (nothing is changed then).
    */
   applyBankTemplate(
     projectId: string,
     bankId: string,
     change: TemplateChange,
     maxDirectives: number,
+    maxMentalModels: number,
   ): Promise<'applied' | 'gone' | 'full'>;
 }
 
@@ -52,7 +59,7 @@ class Abort extends Error {
 
 export function templateQueries(db: Db): TemplateStore {
   return {
-    async applyBankTemplate(projectId, bankId, change, maxDirectives) {
+    async applyBankTemplate(projectId, bankId, change, maxDirectives, maxMentalModels) {
       try {
         return await db.transaction(async (tx) => {
           const locked = await tx.query('SELECT 1 FROM banks WHERE project_id = $1 AND id = $2 FOR UPDATE', [
@@ -95,6 +102,44 @@ export function templateQueries(db: Db): TemplateStore {
                SELECT $1, $2, d.id::uuid, d.name, d.text, d.priority, ARRAY(SELECT jsonb_array_elements_text(d.tags)), d.active
                  FROM jsonb_to_recordset($3::jsonb) AS d(id text, name text, text text, priority int, tags jsonb, active boolean)`,
               [projectId, bankId, JSON.stringify(change.createDirectives)],
+            );
+          }
+          for (const m of change.updateMentalModels) {
+            // The definition changed: its content answers another question, so it is refreshed.
+            const rows = await tx.query(
+              `UPDATE mental_models SET name = $4, source_query = $5, tags = $6::text[], max_tokens = $7,
+                 trigger = $8::jsonb, refreshed_generation = NULL, updated_at = now(),
+                 refresh_requested_at = coalesce(refresh_requested_at, date_trunc('milliseconds', now()))
+               WHERE project_id = $1 AND bank_id = $2 AND id = $3 RETURNING 1`,
+              [
+                projectId,
+                bankId,
+                m.id,
+                m.name,
+                m.source_query,
+                m.tags,
+                m.max_tokens,
+                JSON.stringify(m.trigger),
+              ],
+            );
+            if (!rows[0]) throw new Abort('gone');
+          }
+          if (change.createMentalModels.length) {
+            const [state] = await tx.query<{ n: number; taken: boolean }>(
+              `SELECT count(*)::int AS n, coalesce(bool_or(id = ANY($3::text[])), false) AS taken
+                 FROM mental_models WHERE project_id = $1 AND bank_id = $2`,
+              [projectId, bankId, change.createMentalModels.map((m) => m.id)],
+            );
+            if (state!.taken || state!.n + change.createMentalModels.length > maxMentalModels)
+              throw new Abort('full');
+            await tx.query(
+              `INSERT INTO mental_models (project_id, bank_id, id, name, source_query, tags, max_tokens, trigger,
+                 refresh_requested_at)
+               SELECT $1, $2, m.id, m.name, m.source_query, ARRAY(SELECT jsonb_array_elements_text(m.tags)),
+                 m.max_tokens, m.trigger, date_trunc('milliseconds', now())
+                 FROM jsonb_to_recordset($3::jsonb)
+                   AS m(id text, name text, source_query text, tags jsonb, max_tokens int, trigger jsonb)`,
+              [projectId, bankId, JSON.stringify(change.createMentalModels)],
             );
           }
           return 'applied' as const;
