@@ -1,6 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { getBankTool, listBanksTool, listEntitiesTool } from './bank-tools.js';
+import {
+  createMentalModelTool,
+  deleteMentalModelTool,
+  getMentalModelTool,
+  listMentalModelsTool,
+  refreshMentalModelTool,
+  updateMentalModelTool,
+} from './mental-model-tools.js';
 import { deleteMemoryTool, listMemoriesTool, recallTool, reflectTool, retainTool } from './memory-tools.js';
 import { attachBankTool, createSpaceTool, listSpacesTool, removeBankTool } from './space-tools.js';
 import { type AnyTool, hasScope, registerTool, type ToolContext } from './tool.js';
@@ -19,10 +27,19 @@ export const TOOLS: readonly AnyTool[] = [
   listBanksTool,
   getBankTool,
   listEntitiesTool,
+  listMentalModelsTool,
+  getMentalModelTool,
+  refreshMentalModelTool,
 ];
 
-/** Space management: listed only for callers with the `admin` scope, the only ones who could use it. */
+/**
+ * Space and mental model management: listed only for callers with the `admin` scope, the only
+ * ones who could use them.
+ */
 export const ADMIN_TOOLS: readonly AnyTool[] = [
+  createMentalModelTool,
+  updateMentalModelTool,
+  deleteMentalModelTool,
   listSpacesTool,
   createSpaceTool,
   attachBankTool,

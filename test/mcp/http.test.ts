@@ -8,14 +8,25 @@ const BANK = 'alice@example.com';
 const MEMORY_TOOLS = [
   'delete_memory',
   'get_bank',
+  'get_mental_model',
   'list_banks',
   'list_entities',
   'list_memories',
+  'list_mental_models',
   'recall',
   'reflect',
+  'refresh_mental_model',
   'retain',
 ];
-const SPACE_TOOLS = ['attach_bank', 'create_space', 'list_spaces', 'remove_bank'];
+const ADMIN_TOOLS = [
+  'attach_bank',
+  'create_mental_model',
+  'create_space',
+  'delete_mental_model',
+  'list_spaces',
+  'remove_bank',
+  'update_mental_model',
+];
 
 /** A raw JSON-RPC POST to /mcp, for what an SDK client would not show: statuses and error bodies. */
 async function post(
@@ -214,7 +225,7 @@ for (const engine of ENGINES) {
     test('operator token: project default, space tools listed and working', async () => {
       const c = await m.client(ADMIN);
       const names = (await c.listTools()).tools.map((t) => t.name).sort();
-      assert.deepEqual(names, [...MEMORY_TOOLS, ...SPACE_TOOLS].sort());
+      assert.deepEqual(names, [...MEMORY_TOOLS, ...ADMIN_TOOLS].sort());
       assert.equal(
         (await call(c, 'create_space', { id: 'acme', name: 'Acme' })).structuredContent.id,
         'acme',

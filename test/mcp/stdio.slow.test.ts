@@ -84,7 +84,7 @@ describe('mnemo mcp over stdio, forwarding to a running server', () => {
     const { client } = await stdioClient(['--bank', 'erin', '--url', m.url, '--api-key', key]);
     try {
       const { tools } = await client.listTools();
-      assert.equal(tools.length, 8);
+      assert.equal(tools.length, 11);
       const retainTool = tools.find((t) => t.name === 'retain')!;
       assert.deepEqual(retainTool.inputSchema.required, ['items'], 'bank is optional with --bank');
       assert.match(client.getInstructions() ?? '', /bank 'erin'/);
