@@ -50,6 +50,31 @@ for (const engine of ENGINES) {
       { query: 'zzzz qqqq', filter: {} },
     ];
 
+    test('the keyword channel alone under every filter (an encrypted bank searches vectors in memory)', async () => {
+      const s = t.services.store;
+      const q = await analyzeQuery(
+        t.services,
+        'Alice blue canoe Lisbon',
+        new Date('2024-03-01T00:00:00Z'),
+        undefined,
+      );
+      const filter: MemoryFilter = {
+        types: ['world', 'experience'],
+        tags: ['trip'],
+        mentionedBefore: new Date('2024-03-01T00:00:00Z'),
+        state: 'valid',
+      };
+      const one = await s.searchChannels(
+        'default',
+        'one',
+        { vector: null, terms: q.terms, window: null, graph: null },
+        filter,
+        20,
+      );
+      assert.deepEqual(one.keyword, await s.keywordSearch('default', 'one', q.terms, filter, 20));
+      assert.ok(one.keyword.length > 0, 'the filter keeps memories');
+    });
+
     for (const [i, c] of cases.entries()) {
       test(`case ${i}: every channel as alone`, async () => {
         const s = t.services.store;

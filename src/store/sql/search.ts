@@ -356,9 +356,11 @@ export function searchQueries(db: Db): SearchStore {
       const run = async (tx: Queryable, size: number): Promise<ChannelHits> => {
         const indexed = size > EXACT_SEARCH_LIMIT;
         const params: unknown[] = [projectId, bankId, limit];
-        const where = filterClauses(filter, params);
         const terms = [...new Set(q.terms)];
         const vector = q.vector;
+        // The keyword part takes the filter as arguments: without another part the clauses'
+        // parameters would go unused, and PostgreSQL refuses a parameter it cannot type.
+        const where = vector || q.window || q.graph ? filterClauses(filter, params) : '';
         const parts = [
           vector ? (indexed ? indexedVectorSql : exactVectorSql)(params, vector, where) : null,
           terms.length ? keywordSql(params, terms, filter, limit) : null,
