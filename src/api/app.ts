@@ -26,8 +26,11 @@ import { unstorableText } from './body-text.js';
 
 /** Largest accepted request body (a Retain of 1,000 items fits). */
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
-/** The one path whose body is a form upload (an archive), not JSON. */
-const ARCHIVE_UPLOAD = /^\/v1\/(me|default)\/banks\/[^/]+\/document-transfer$/;
+/**
+ * The paths whose body is a form upload, not JSON: a document-transfer archive (Hindsight's form
+ * field `file`) and files/retain's files.
+ */
+const UPLOADS = /^\/v1\/(me|default)\/banks\/[^/]+\/(document-transfer|files\/retain)$/;
 
 export const API_VERSION = '1';
 
@@ -138,10 +141,7 @@ export function createApp(runtime: AppRuntime, log: Logger): OpenAPIHono<AppEnv>
     const hasBody =
       c.req.header('content-length') !== undefined || c.req.header('transfer-encoding') !== undefined;
     const type = c.req.header('content-type') ?? '';
-    // Uploads are not JSON: a document-transfer archive (Hindsight's form field `file`) and files/retain.
-    const upload =
-      /^multipart\/form-data\b/i.test(type) &&
-      (ARCHIVE_UPLOAD.test(c.req.path) || c.req.path.endsWith('/files/retain'));
+    const upload = /^multipart\/form-data\b/i.test(type) && UPLOADS.test(c.req.path);
     if (
       hasBody &&
       c.req.header('content-length') !== '0' &&

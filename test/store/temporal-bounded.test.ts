@@ -111,27 +111,27 @@ for (const engine of ENGINES) {
       });
     }
 
-    test('a window over the whole bank reads a few dozen rows through indexes', {
-      skip: engine === 'postgres' ? false : 'plans are checked on PostgreSQL',
-    }, async () => {
-      await store.temporalSearch('default', 'big', windows[0]!, {}, LIMIT);
-      assert.ok(last, 'the temporal statement ran');
-      const [row] = await db.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(
-        `EXPLAIN (ANALYZE, FORMAT JSON) ${last.sql}`,
-        last.params,
-      );
-      const all = nodes(row!['QUERY PLAN'][0]!.Plan);
-      const scans = all.filter((n) => n['Relation Name'] === 'memories');
-      assert.ok(scans.length > 0);
-      assert.deepEqual(
-        scans.filter((n) => n['Node Type'] === 'Seq Scan').map((n) => n['Node Type']),
-        [],
-        `memories only through indexes:\n${(await db.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${last.sql}`, last.params)).map((r) => r['QUERY PLAN']).join('\n')}`,
-      );
-      const read = scans.reduce((a, n) => a + n['Actual Rows'] * n['Actual Loops'], 0);
-      // Six parts of at most LIMIT rows each (ties of one time may add a few); the spans over the
-      // middle read at most ten rows per hit before their filter.
-      assert.ok(read <= 16 * LIMIT, `read ${read} rows of a window holding ${SIZE}`);
-    });
+    // Plans are checked on PostgreSQL, where deployments that grow to a million memories run.
+    if (engine === 'postgres')
+      test('a window over the whole bank reads a few dozen rows through indexes', async () => {
+        await store.temporalSearch('default', 'big', windows[0]!, {}, LIMIT);
+        assert.ok(last, 'the temporal statement ran');
+        const [row] = await db.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(
+          `EXPLAIN (ANALYZE, FORMAT JSON) ${last.sql}`,
+          last.params,
+        );
+        const all = nodes(row!['QUERY PLAN'][0]!.Plan);
+        const scans = all.filter((n) => n['Relation Name'] === 'memories');
+        assert.ok(scans.length > 0);
+        assert.deepEqual(
+          scans.filter((n) => n['Node Type'] === 'Seq Scan').map((n) => n['Node Type']),
+          [],
+          `memories only through indexes:\n${(await db.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${last.sql}`, last.params)).map((r) => r['QUERY PLAN']).join('\n')}`,
+        );
+        const read = scans.reduce((a, n) => a + n['Actual Rows'] * n['Actual Loops'], 0);
+        // Six parts of at most LIMIT rows each (ties of one time may add a few); the spans over the
+        // middle read at most ten rows per hit before their filter.
+        assert.ok(read <= 16 * LIMIT, `read ${read} rows of a window holding ${SIZE}`);
+      });
   });
 }
