@@ -44,12 +44,21 @@ for (const engine of ENGINES) {
       await sleep(1100);
       await t.services.store.maintainStatistics();
     };
+    // The embedded engine runs in this process: its CPU time, which other processes on a
+    // loaded machine do not stretch. PostgreSQL works in its own processes: the wall clock.
+    const now =
+      engine === 'pglite'
+        ? () => {
+            const { user, system } = process.cpuUsage();
+            return (user + system) / 1000;
+          }
+        : () => performance.now();
     const timeReads = async (ids: string[]) => {
       let best = Number.POSITIVE_INFINITY;
       for (let run = 0; run < 5; run++) {
-        const started = performance.now();
+        const started = now();
         const read = await t.services.store.getMemories(P, BANK, ids);
-        best = Math.min(best, performance.now() - started);
+        best = Math.min(best, now() - started);
         assert.equal(read.length, ids.length);
         for (const m of read) assert.equal(m.entities.length, 100);
       }
