@@ -582,4 +582,4 @@ const ANALYZE_AFTER = 1000;
  * Between two statements of a long transaction on the embedded engine, lets the event loop take
  * a turn (sockets, timers, /health): its statements otherwise settle back to back without one.
  */
-const breathe = () => new Promise<void>((resolve) => setImmediate(resolve));
+export const breathe = () => new Promise<void>((resolve) => setImmediate(resolve));
