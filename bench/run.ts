@@ -4,7 +4,7 @@
  * take them (`--per-turn`, `--engine`, `--config` for locomo; `--engine`, `--samples` for
  * evaluations; `--sizes`, `--engines`, `--fresh` for recall-latency; `--engines`, `--mixes`, `--concurrency`,
  * `--seconds`, `--memories`, `--no-worker`, `--cpu-prof` for load; `--items`, `--entities`,
- * `--seconds` for isolation; `--quick`, `--engine=pglite` for linear).
+ * `--seconds`, `--disk` for isolation; `--quick`, `--engine=pglite` for linear).
  */
 import { benchEmbed } from './embed.js';
 import { benchEvaluations, evaluationArgs } from './evaluations.js';

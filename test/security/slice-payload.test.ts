@@ -12,6 +12,7 @@ import type { Services } from '../../src/core/services.js';
 import { OPERATION_RUNNERS } from '../../src/jobs/kinds.js';
 import { PayloadCache } from '../../src/jobs/payloads.js';
 import { startWorker } from '../../src/jobs/worker.js';
+import { PAYLOAD_PART_CHARS } from '../../src/store/sql/payload-parts.js';
 import type { Store } from '../../src/store/store.js';
 import { ENGINES, openTestStore } from '../helpers/engines.js';
 import { until } from '../helpers/until.js';
@@ -86,6 +87,39 @@ for (const engine of ENGINES) {
             'no claim reads it',
           );
           assert.equal(reads.filter((x) => x === id).length, 1, 'read once for all its slices');
+        } finally {
+          await worker.stop();
+        }
+      });
+    }
+
+    for (const bank of ['plain', 'sealed']) {
+      test(`async Retain over ${PAYLOAD_PART_CHARS / 1024} KB into a ${bank} bank: queued in parts, read back whole, run`, async () => {
+        const big = Array.from({ length: 40 }, (_, i) => ({
+          content: `Note big ${bank} ${i}: ${'The team met about the roadmap. '.repeat(250)}`,
+        }));
+        const r = await e.call('POST', `/v1/default/banks/${bank}/memories`, { items: big, async: true });
+        assert.equal(r.status, 200, JSON.stringify(r.body));
+        const id = r.body.operation_id as string;
+        const queued = await e.services.store.operationPayload('default', bank, id);
+        assert.ok(queued && queued.bytes > PAYLOAD_PART_CHARS, `${queued?.bytes} bytes: kept in parts`);
+        assert.deepEqual(
+          (queued.payload as { items: unknown[] }).items,
+          big,
+          'read back whole (opened when sealed)',
+        );
+        const worker = startWorker(e.services, createLogger('silent'), {
+          runners: OPERATION_RUNNERS,
+          pollMs: 20,
+        });
+        try {
+          const done = await until(
+            () => e.call('GET', `/v1/default/banks/${bank}/operations/${id}`),
+            (x) => x.body.status === 'completed' || x.body.status === 'failed',
+            120_000,
+          );
+          assert.equal(done.body.status, 'completed', JSON.stringify(done.body));
+          assert.ok(done.body.memories_created >= 40, `${done.body.memories_created} memories`);
         } finally {
           await worker.stop();
         }

@@ -34,6 +34,8 @@ interface Seen {
   rows: number;
   /** For a JSON array of objects with a `key`: how many distinct keys it holds. */
   keys: number;
+  /** Whether the event loop took a turn (ran an immediate) since the statement before. */
+  turned: boolean;
 }
 
 function rowsOf(params: unknown[] | undefined): Pick<Seen, 'rows' | 'keys'> {
@@ -52,13 +54,24 @@ function rowsOf(params: unknown[] | undefined): Pick<Seen, 'rows' | 'keys'> {
 
 /** The database seen through a recorder of every statement and the rows it is given. */
 function recorded(db: Db, seen: Seen[]): Db {
+  // Cleared at each statement and set by an immediate queued then: set at the next statement
+  // when the loop ran its immediates in between, not when the statements ran back to back.
+  let turned = true;
+  const mark = () => {
+    const was = turned;
+    turned = false;
+    setImmediate(() => {
+      turned = true;
+    });
+    return was;
+  };
   const wrap = (q: Queryable): Queryable => ({
     query: (sql, params) => {
-      seen.push({ sql, ...rowsOf(params) });
+      seen.push({ sql, ...rowsOf(params), turned: mark() });
       return q.query(sql, params);
     },
     exec: (sql) => {
-      seen.push({ sql, rows: 0, keys: 0 });
+      seen.push({ sql, rows: 0, keys: 0, turned: mark() });
       return q.exec(sql);
     },
   });
@@ -150,6 +163,10 @@ for (const engine of ENGINES) {
       const found = await store.findEntities(P, BANK, keys, words);
       const statements = of(/WITH found AS/);
       assert.ok(statements.length >= Math.ceil(keys.length / LOOKUPS_PER_STATEMENT));
+      assert.ok(
+        statements.every((st) => st.turned),
+        'a turn of the event loop between two lookups',
+      );
       for (const s of statements) assert.ok(s.rows <= 2 * LOOKUPS_PER_STATEMENT, `${s.rows} names and words`);
       const names = new Set(found.map((e) => e.name.toLowerCase()));
       for (const k of keys) assert.ok(names.has(k), `${k} found`);
@@ -161,6 +178,26 @@ for (const engine of ENGINES) {
       );
       for (let i = 1; i < found.length; i++)
         assert.ok(found[i - 1]!.mention_count >= found[i]!.mention_count, 'ordered by mentions');
+    });
+
+    test('a read of many memories with their entity names: bounded parts, a turn of the event loop between', async () => {
+      const ids = (
+        await db.query<{ id: string }>('SELECT id::text AS id FROM memories WHERE bank_id = $1', [BANK])
+      ).map((r) => r.id);
+      seen.length = 0;
+      const read = await store.getMemories(P, BANK, ids);
+      assert.equal(read.length, MEMORIES);
+      assert.ok(
+        read.every((m) => m.entities.length === ENTITIES_EACH),
+        'every entity name read',
+      );
+      const statements = of(/^SELECT m\.id::text AS id, m\.bank_id/);
+      assert.ok(statements.length >= 3, `${statements.length} statements`);
+      for (const st of statements) assert.ok(st.rows <= 20, `${st.rows} memories in one statement`);
+      assert.ok(
+        statements.slice(1).every((st) => st.turned),
+        'a turn of the event loop between two parts',
+      );
     });
   });
 }

@@ -2,6 +2,7 @@ import type { Db } from '../db.js';
 import { SEALED } from '../sealed.js';
 import { lockTarget } from './encryption.js';
 import { MENTAL_MODEL_WRONG_FORM } from './mental-models.js';
+import { partsOf, readPayloadParts, storedPayload, writePayloadParts } from './payload-parts.js';
 
 /** A memory's stored fields as read for conversion between plain and encrypted form. */
 export interface StoredMemoryFields {
@@ -277,10 +278,22 @@ export function conversionQueries(db: Db): ConversionStore {
           [projectId, bankId, '\u0001e1', toEncrypted, limit],
         );
         if (rows.length === 0) return 0;
+        // A payload kept in parts is read whole, converted, and written back in parts (or whole,
+        // when it now fits one: the trigger of migration 36 drops its old parts).
+        const converted: { id: string; payload: unknown }[] = [];
+        for (const r of rows) {
+          const count = partsOf(r.payload);
+          const text = count === null ? null : await readPayloadParts(tx, projectId, bankId, r.id, count);
+          // Never the case (the parts go with their stub); converting the stub would lose it.
+          if (count !== null && text === null) throw new Error(`operation ${r.id}: payload parts missing`);
+          const { value, parts } = storedPayload(convert(text === null ? r.payload : JSON.parse(text)));
+          if (parts.length) await writePayloadParts(tx, projectId, bankId, r.id, parts);
+          converted.push({ id: r.id, payload: value });
+        }
         await tx.query(
           `UPDATE operations o SET payload = r.payload FROM jsonb_to_recordset($3::jsonb) AS r(id uuid, payload jsonb)
            WHERE o.project_id = $1 AND o.bank_id = $2 AND o.id = r.id`,
-          [projectId, bankId, JSON.stringify(rows.map((r) => ({ id: r.id, payload: convert(r.payload) })))],
+          [projectId, bankId, JSON.stringify(converted)],
         );
         return rows.length;
       });

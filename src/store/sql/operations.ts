@@ -1,7 +1,8 @@
 import { isUuid } from '../uuid.js';
 import type { IdempotencyClaim, IdempotencyScope, IdempotentReply, Operation, Page } from '../records.js';
-import type { Db } from '../db.js';
+import type { Db, Queryable } from '../db.js';
 import { cursorText, encodeCursor } from './filters.js';
+import { partsOf, readPayloadParts, storedPayload, writePayloadParts } from './payload-parts.js';
 
 /** Operations: durable background work, queued per bank and claimed by workers. */
 export interface OperationStore {
@@ -234,9 +235,47 @@ async function claimIn(
   return {
     operation: view(op),
     projectId: r.project_id,
-    payload: withPayload ? payload : undefined,
+    payload: !withPayload
+      ? undefined
+      : partsOf(payload) === null
+        ? payload
+        : (await payloadOf(db, r.project_id, r.bank_id, r.id))?.payload,
     progress,
   };
+}
+
+/**
+ * An operation's payload and the length of its JSON text, read whole or, when kept in parts,
+ * a part a statement in one snapshot; null when the operation is gone.
+ */
+async function payloadOf(
+  db: Db,
+  projectId: string,
+  bankId: string,
+  id: string,
+): Promise<{ payload: unknown; bytes: number } | null> {
+  const read = async (q: Queryable) => {
+    const rows = await q.query<{ payload: string | null }>(
+      'SELECT payload::text AS payload FROM operations WHERE project_id = $1 AND bank_id = $2 AND id = $3',
+      [projectId, bankId, id],
+    );
+    return rows.length === 0 ? undefined : (rows[0]!.payload ?? null);
+  };
+  const text = await read(db);
+  if (text === undefined) return null;
+  if (text === null) return { payload: null, bytes: 0 };
+  const payload: unknown = JSON.parse(text);
+  if (partsOf(payload) === null) return { payload, bytes: text.length };
+  // Read again with the parts in one snapshot: an encryption switch may replace both meanwhile.
+  const whole = await db.transaction(async (tx) => {
+    const stub = await read(tx);
+    const count = stub ? partsOf(JSON.parse(stub)) : null;
+    // Parts missing: the operation was deleted or its payload emptied between the two reads.
+    return count === null ? stub : ((await readPayloadParts(tx, projectId, bankId, id, count)) ?? undefined);
+  }, 'snapshot');
+  if (whole === undefined) return null;
+  if (whole === null) return { payload: null, bytes: 0 };
+  return { payload: JSON.parse(whole), bytes: whole.length };
 }
 
 /** How often a process sweeps idempotency keys older than a day. */
@@ -247,6 +286,17 @@ export function operationQueries(db: Db): OperationStore & IdempotencyStore {
   let lastSweep = 0;
   return {
     async insertOperation(o) {
+      const { stored, parts } = storedPayload(o.payload);
+      // The row and, for a long payload, its parts: all or nothing (see payload-parts.ts).
+      const insert = async (q: Queryable, onConflict: string) => {
+        const rows = await q.query<OpRow>(
+          `INSERT INTO operations (project_id, bank_id, id, kind, payload, items_count)
+           VALUES ($1, $2, $3, $4, $5::jsonb, $6) ${onConflict} RETURNING ${OP_COLUMNS}`,
+          [o.projectId, o.bankId, o.id, o.kind, stored, o.itemsCount],
+        );
+        if (rows[0] && parts.length) await writePayloadParts(q, o.projectId, o.bankId, o.id, parts);
+        return rows[0];
+      };
       if (o.onceAmong) {
         const among = o.onceAmong;
         return db.transaction(async (tx) => {
@@ -262,21 +312,14 @@ export function operationQueries(db: Db): OperationStore & IdempotencyStore {
             [o.projectId, o.bankId, o.kind, among],
           );
           if (found[0]) return { operation: view(found[0]), created: false };
-          const rows = await tx.query<OpRow>(
-            `INSERT INTO operations (project_id, bank_id, id, kind, payload, items_count)
-             VALUES ($1, $2, $3, $4, $5::jsonb, $6) RETURNING ${OP_COLUMNS}`,
-            [o.projectId, o.bankId, o.id, o.kind, JSON.stringify(o.payload), o.itemsCount],
-          );
-          return { operation: view(rows[0]!), created: true };
+          return { operation: view((await insert(tx, ''))!), created: true };
         });
       }
-      const rows = await db.query<OpRow>(
-        `INSERT INTO operations (project_id, bank_id, id, kind, payload, items_count)
-         VALUES ($1, $2, $3, $4, $5::jsonb, $6)
-         ON CONFLICT (project_id, bank_id, id) DO NOTHING RETURNING ${OP_COLUMNS}`,
-        [o.projectId, o.bankId, o.id, o.kind, JSON.stringify(o.payload), o.itemsCount],
-      );
-      if (rows[0]) return { operation: view(rows[0]), created: true };
+      const conflict = 'ON CONFLICT (project_id, bank_id, id) DO NOTHING';
+      const row = parts.length
+        ? await db.transaction((tx) => insert(tx, conflict))
+        : await insert(db, conflict);
+      if (row) return { operation: view(row), created: true };
       const existing = await db.query<OpRow>(
         `SELECT ${OP_COLUMNS} FROM operations WHERE project_id = $1 AND bank_id = $2 AND id = $3`,
         [o.projectId, o.bankId, o.id],
@@ -364,15 +407,8 @@ export function operationQueries(db: Db): OperationStore & IdempotencyStore {
       }
       return banks.length === CANDIDATES ? claimIn(db, workerId, leaseMs, null, withPayload) : null;
     },
-    async operationPayload(projectId, bankId, id) {
-      // As text, parsed here: its length is what the caller's cache counts.
-      const rows = await db.query<{ payload: string | null }>(
-        'SELECT payload::text AS payload FROM operations WHERE project_id = $1 AND bank_id = $2 AND id = $3',
-        [projectId, bankId, id],
-      );
-      const text = rows[0]?.payload;
-      if (rows.length === 0 || text === undefined) return null;
-      return text === null ? { payload: null, bytes: 0 } : { payload: JSON.parse(text), bytes: text.length };
+    operationPayload(projectId, bankId, id) {
+      return payloadOf(db, projectId, bankId, id);
     },
     async yieldOperation(projectId, bankId, id, workerId, progress, memoriesCreated) {
       // Still 'processing' (it is under way) but with its lease run out, so that the next claim,
