@@ -38,15 +38,18 @@ export interface BankKeyStore {
 const KEY_COLUMNS = 'wrapped_key AS wrapped, master_fingerprint AS fingerprint, converting';
 
 /**
- * `AND EXISTS (...)` per group of alternative terms: the memory (alias `m`) holds one of each
- * group's terms. Lets `q` match whole words in banks whose text the database cannot read.
+ * `AND (...)` per group of alternative terms: the memory (alias `m`) holds one of each group's
+ * terms, in the index or, invalidated, kept in its row. Lets `q` match whole words in banks
+ * whose text the database cannot read.
  */
 export function termGroupsClause(groups: string[][], params: unknown[], alias: string): string {
   return groups
     .map((group) => {
       params.push(group);
-      return ` AND EXISTS (SELECT 1 FROM memory_terms qt WHERE qt.project_id = ${alias}.project_id
-        AND qt.bank_id = ${alias}.bank_id AND qt.memory_id = ${alias}.id AND qt.term = ANY($${params.length}::text[]))`;
+      const n = params.length;
+      return ` AND (EXISTS (SELECT 1 FROM memory_terms qt WHERE qt.project_id = ${alias}.project_id
+        AND qt.bank_id = ${alias}.bank_id AND qt.memory_id = ${alias}.id AND qt.term = ANY($${n}::text[]))
+        OR jsonb_exists_any(${alias}.retired_terms, $${n}::text[]))`;
     })
     .join('');
 }

@@ -148,10 +148,13 @@ export async function deleteMemoriesIn(
      WHERE b.project_id = $1 AND b.bank_id = $2 AND b.term = x.term`,
     [projectId, bankId, ids],
   );
+  // An invalidated memory is no mention (curation took it out of the counts already).
   await tx.query(
     `UPDATE entities e SET mention_count = greatest(e.mention_count - x.n, 0)
-     FROM (SELECT entity_id, count(*)::int AS n FROM memory_entities
-           WHERE project_id = $1 AND bank_id = $2 AND memory_id = ANY($3::uuid[]) GROUP BY entity_id) x
+     FROM (SELECT me.entity_id, count(*)::int AS n FROM memory_entities me
+           JOIN memories m ON m.project_id = me.project_id AND m.bank_id = me.bank_id AND m.id = me.memory_id
+           WHERE me.project_id = $1 AND me.bank_id = $2 AND me.memory_id = ANY($3::uuid[]) AND m.state = 'valid'
+           GROUP BY me.entity_id) x
      WHERE e.project_id = $1 AND e.bank_id = $2 AND e.id = x.entity_id`,
     [projectId, bankId, ids],
   );
