@@ -197,6 +197,67 @@ for (const engine of ENGINES) {
       assert.match(strFromU8(files['documents/000000.json']!), new RegExp(CANARY));
     });
 
+    test('switching a bank’s encryption deletes its archives: none written before stays plain', async () => {
+      const secret = 'okapi-canary-2b9d';
+      await retain('turn', [{ content: `The alarm word is ${secret}.`, document_id: 'turn-doc' }]);
+      const meta = await exportOf('turn');
+      /** Whether the archive is still stored, and whether its bytes at rest inflate to the secret. */
+      const holding = async () => {
+        const at = await t.raw.getArchive('default', 'turn', meta.storage_key, new Date());
+        const { unzipSync, strFromU8 } = await import('fflate');
+        const inflated =
+          at && !at.sealed
+            ? Object.values(unzipSync(at.data))
+                .map((f) => strFromU8(f))
+                .join('\n')
+            : '';
+        return { archive: at !== null, plainArchiveHoldsIt: inflated.includes(secret) };
+      };
+      assert.deepEqual(await holding(), { archive: true, plainArchiveHoldsIt: true });
+      const on = await t.call('PATCH', bankPath('turn', '/config'), {
+        body: { updates: { encryption: 'managed' } },
+      });
+      assert.equal(on.status, 200, JSON.stringify(on.body));
+      // Gone with the change itself, before any conversion ran: no plain copy waits for its expiry.
+      assert.deepEqual(await holding(), { archive: false, plainArchiveHoldsIt: false });
+      assert.equal((await download(meta.download_url)).status, 404);
+      // A new export is sealed; switching off deletes it too (its key is the old form's).
+      const sealed = await exportOf('turn');
+      assert.ok((await t.raw.getArchive('default', 'turn', sealed.storage_key, new Date()))?.sealed);
+      const off = await t.call('PATCH', bankPath('turn', '/config'), {
+        body: { updates: { encryption: 'none' } },
+      });
+      assert.equal(off.status, 200, JSON.stringify(off.body));
+      assert.equal(await t.raw.getArchive('default', 'turn', sealed.storage_key, new Date()), null);
+      // A change of another setting keeps them.
+      const kept = await exportOf('turn');
+      const other = await t.call('PATCH', bankPath('turn', '/config'), {
+        body: { updates: { recall_default_budget: 'low' } },
+      });
+      assert.equal(other.status, 200, JSON.stringify(other.body));
+      assert.ok(await t.raw.getArchive('default', 'turn', kept.storage_key, new Date()));
+    });
+
+    test('an archive sealed for one form is not stored after the bank switched to the other', async () => {
+      assert.equal((await t.call('PUT', bankPath('race'), { body: {} })).status, 200);
+      const archive = {
+        key: 'race.k',
+        operation_id: '00000000-0000-4000-8000-000000000001',
+        filename: 'race.zip',
+        byte_size: 3,
+        data: new Uint8Array([1, 2, 3]),
+        expires_at: new Date(Date.now() + 60_000),
+      };
+      // Prepared plain, written after the switch to managed (under the store's layers).
+      const on = await t.call('PATCH', bankPath('race', '/config'), {
+        body: { updates: { encryption: 'managed' } },
+      });
+      assert.equal(on.status, 200, JSON.stringify(on.body));
+      await assert.rejects(t.raw.saveArchive('default', 'race', { ...archive, sealed: false }), /encryption/);
+      assert.equal(await t.raw.getArchive('default', 'race', 'race.k', new Date()), null);
+      assert.equal(await t.raw.saveArchive('default', 'race', { ...archive, sealed: true }), true);
+    });
+
     test('only a key of the bank’s project and banks downloads its archive', async () => {
       await retain('alice', [{ content: 'Alice likes jazz.', document_id: 'a' }]);
       const meta = await exportOf('alice');

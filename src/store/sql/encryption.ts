@@ -66,16 +66,15 @@ export async function lockBankForWrite(
   memories: { encrypted?: boolean }[],
 ): Promise<void> {
   const wanted = await lockTarget(tx, projectId, bankId);
-  if (wanted !== null && memories.some((m) => (m.encrypted ?? false) !== wanted)) {
-    throw new AppError(
-      'conflict',
-      `the encryption setting of bank '${bankId}' changed during the write; retry`,
-      {
-        extra: { reason: ENCRYPTION_CHANGED },
-      },
-    );
-  }
+  if (wanted !== null && memories.some((m) => (m.encrypted ?? false) !== wanted))
+    throw encryptionChanged(bankId);
 }
+
+/** What was prepared in one form meets a bank that wants the other: the caller prepares it again. */
+export const encryptionChanged = (bankId: string) =>
+  new AppError('conflict', `the encryption setting of bank '${bankId}' changed during the write; retry`, {
+    extra: { reason: ENCRYPTION_CHANGED },
+  });
 
 /** Locks the bank row (`lockBank`) and says whether its config wants encryption. */
 export async function lockTarget(tx: Queryable, projectId: string, bankId: string): Promise<boolean | null> {
