@@ -61,8 +61,12 @@ export const ACTIONS = {
   'observations.list': { scope: 'recall', read: true },
   /** Deletes what consolidation wrote and rewinds it. */
   'observations.clear': { scope: 'admin', read: false },
-  'operations.list': { scope: 'retain', read: true },
-  'operations.get': { scope: 'retain', read: true },
+  /**
+   * Reading a bank's operations is a read of the bank, as every other: `recall`. A key that may
+   * queue an operation (an export needs only recall) can poll it; changing one needs retain.
+   */
+  'operations.list': { scope: 'recall', read: true },
+  'operations.get': { scope: 'recall', read: true },
   'operations.cancel': { scope: 'retain', read: false },
   'operations.retry': { scope: 'retain', read: false },
   'operations.delete': { scope: 'retain', read: false },

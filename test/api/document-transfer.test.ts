@@ -34,7 +34,7 @@ for (const engine of ENGINES) {
       const r = await t.call('POST', bankPath(bank, '/document-transfer/export'), { token });
       assert.equal(r.status, 202, JSON.stringify(r.body));
       assert.equal(r.body.status, 'pending');
-      const op = await finished(bank, r.body.operation_id);
+      const op = await finished(bank, r.body.operation_id, token === ADMIN ? undefined : token);
       assert.equal(op.body.status, 'completed', JSON.stringify(op.body));
       return op.body.result_metadata as Record<string, any>;
     };
@@ -286,6 +286,41 @@ for (const engine of ENGINES) {
       const r = await t.call('POST', bankPath('alice', '/document-transfer/export'), { token: aliceKey });
       assert.equal(r.status, 202);
       assert.equal((await upload('alice', new Uint8Array(10), '', aliceKey)).status, 403);
+    });
+
+    test('a recall-only key that exported polls its operation and downloads the archive', async () => {
+      await retain('poll', [{ content: 'Poll me: the heron nests by the mill.', document_id: 'p' }]);
+      const mint = async (scopes: string[], banks?: string[]) => {
+        const k = await t.call('POST', '/v1/default/projects/default/keys', {
+          body: { name: 'poller', scopes, ...(banks ? { banks } : {}) },
+        });
+        assert.equal(k.status, 201, JSON.stringify(k.body));
+        return k.body.key as string;
+      };
+      for (const key of [await mint(['recall']), await mint(['recall'], ['poll'])]) {
+        const meta = await exportOf('poll', key);
+        assert.equal((await download(meta.download_url, key)).status, 200);
+        const list = await t.call('GET', bankPath('poll', '/operations'), { token: key });
+        assert.equal(list.status, 200, JSON.stringify(list.body));
+        assert.ok(list.body.items.some((o: { kind: string }) => o.kind === 'export_documents'));
+      }
+      // Reading operations still needs a scope that reads the bank; changing them, retain.
+      const graph = await mint(['graph:read']);
+      assert.equal((await t.call('GET', bankPath('poll', '/operations'), { token: graph })).status, 403);
+      const reader = await mint(['recall']);
+      const queued = await t.call('POST', bankPath('poll', '/document-transfer/export'), { token: reader });
+      const id = queued.body.operation_id;
+      await finished('poll', id, reader);
+      assert.equal(
+        (await t.call('DELETE', bankPath('poll', `/operations/${id}`), { token: reader })).status,
+        403,
+      );
+      // A key limited to other banks does not read this bank's operations.
+      const elsewhere = await mint(['recall'], ['elsewhere']);
+      assert.equal(
+        (await t.call('GET', bankPath('poll', `/operations/${id}`), { token: elsewhere })).status,
+        404,
+      );
     });
 
     test('deleting the bank deletes its archives, counted in the receipt', async () => {
