@@ -159,6 +159,39 @@ for (const engine of ENGINES) {
       await consistent();
     });
 
+    /** Tables with a row that holds `needle` (case-insensitive), each with its rows. */
+    const holding = async (needle: string) => {
+      const tables = await db.query<{ name: string }>(
+        `SELECT table_name::text AS name FROM information_schema.tables
+         WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name`,
+      );
+      const out: Record<string, string[]> = {};
+      for (const { name } of tables) {
+        const rows = await db.query<{ row: string }>(
+          `SELECT t::text AS row FROM "${name}" t WHERE strpos(lower(t::text), lower($1)) > 0`,
+          [needle],
+        );
+        if (rows.length) out[name] = rows.map((r) => r.row.slice(0, 160));
+      }
+      return out;
+    };
+
+    test('no word of an edited text stays anywhere; a forgotten invalidated memory leaves none', async () => {
+      const bank = 'curate-words';
+      const [edited, retired] = await retain(bank, [
+        { content: 'Marta hides the key under the quokkaqv stone.' },
+        { content: 'Paul buried the wombatqv coin by the gate.' },
+      ]);
+      const r = await patch(bank, edited!, { text: 'Marta hides the key under the mat.' });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      assert.deepEqual(await holding('quokkaqv'), {}, 'the old text’s terms left the vocabulary too');
+      assert.equal((await patch(bank, retired!, { state: 'invalidated' })).status, 200);
+      assert.deepEqual(Object.keys(await holding('wombatqv')).sort(), ['memories'], 'kept in its row only');
+      assert.equal((await t.call('DELETE', bankPath(bank, `/memories/${retired}`))).status, 200);
+      assert.deepEqual(await holding('wombatqv'), {});
+      await consistent();
+    });
+
     test('an entity’s page and counts leave invalidated memories out', async () => {
       const bank = 'curate-entity';
       const [a, b] = await retain(bank, [

@@ -78,6 +78,13 @@ for (const engine of ENGINES) {
       assert.ok(sealed.length >= 4, 'still kept');
       assert.ok(!sealed.some((t) => ['garden', 'marta', 'kiwis', 'grow'].includes(t)), sealed.join(' '));
       assert.deepEqual(await integrityProblems(db), []);
+      // No plain word is left in the vocabulary either (a converted term's old form goes).
+      for (const word of ['garden', 'market', 'marta', 'paul'])
+        assert.deepEqual(
+          await db.query('SELECT term, df FROM bank_terms WHERE bank_id = $1 AND term = $2', [BANK, word]),
+          [],
+          word,
+        );
       // Listing by a word still finds it (its kept terms, hashed like the index's).
       const listed = await e.call('GET', path('/memories?q=garden'));
       assert.deepEqual(

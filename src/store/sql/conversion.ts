@@ -1,6 +1,7 @@
 import type { Db } from '../db.js';
 import { SEALED } from '../sealed.js';
 import { lockTarget } from './encryption.js';
+import { dropPostingsIn } from './memories.js';
 import { MENTAL_MODEL_WRONG_FORM } from './mental-models.js';
 
 /** A memory's stored fields as read for conversion between plain and encrypted form. */
@@ -187,18 +188,9 @@ export function conversionQueries(db: Db): ConversionStore {
            WHERE m.project_id = $1 AND m.bank_id = $2 AND m.id = r.id`,
           [projectId, bankId, JSON.stringify(counts.map(({ terms: _t, ...c }) => c))],
         );
-        // Move the keyword index: old terms out of the statistics, new terms in.
-        await tx.query(
-          `UPDATE bank_terms b SET df = b.df - x.n
-           FROM (SELECT term, count(*)::int AS n FROM memory_terms
-                 WHERE project_id = $1 AND bank_id = $2 AND memory_id = ANY($3::uuid[]) GROUP BY term) x
-           WHERE b.project_id = $1 AND b.bank_id = $2 AND b.term = x.term`,
-          [projectId, bankId, ids],
-        );
-        await tx.query(
-          'DELETE FROM memory_terms WHERE project_id = $1 AND bank_id = $2 AND memory_id = ANY($3::uuid[])',
-          [projectId, bankId, ids],
-        );
+        // Move the keyword index: old terms out of the statistics (and, held by no memory any
+        // longer, out of the vocabulary: no plain word stays in an encrypted bank), new terms in.
+        await dropPostingsIn(tx, projectId, bankId, ids);
         const fresh = counts.flatMap((c) =>
           c.retired_terms ? [] : c.terms.map((t) => ({ m: c.id, t: t.term, f: t.tf, d: c.term_count })),
         );

@@ -3,7 +3,13 @@ import type { Db, Queryable } from '../db.js';
 import { lockBank } from './bank-lock.js';
 import { lockBankForWrite } from './encryption.js';
 import { vectorLiteral } from './filters.js';
-import { deleteMemoriesIn, indexMemoriesIn, termCountOf, unindexMemoriesIn } from './memories.js';
+import {
+  deleteMemoriesIn,
+  dropPostingsIn,
+  indexMemoriesIn,
+  termCountOf,
+  unindexMemoriesIn,
+} from './memories.js';
 
 /** One change a client made to a memory (PATCH .../memories/{id}). */
 export interface MemoryCuration {
@@ -121,19 +127,13 @@ async function dropDerivedIn(
 async function retireIn(tx: Queryable, projectId: string, bankId: string, id: string, retire: boolean) {
   const p = [projectId, bankId, id];
   if (retire) {
-    const gone = await tx.query<{ term: string }>(
-      `WITH gone AS (DELETE FROM memory_terms WHERE project_id = $1 AND bank_id = $2 AND memory_id = $3
-                     RETURNING term, tf),
-       kept AS (UPDATE memories SET retired_terms = (SELECT coalesce(jsonb_object_agg(term, tf), '{}'::jsonb) FROM gone)
-                WHERE project_id = $1 AND bank_id = $2 AND id = $3)
-       UPDATE bank_terms b SET df = b.df - 1 FROM gone
-       WHERE b.project_id = $1 AND b.bank_id = $2 AND b.term = gone.term RETURNING b.term`,
+    await tx.query(
+      `UPDATE memories SET retired_terms = (SELECT coalesce(jsonb_object_agg(term, tf), '{}'::jsonb) FROM memory_terms
+         WHERE project_id = $1 AND bank_id = $2 AND memory_id = $3)
+       WHERE project_id = $1 AND bank_id = $2 AND id = $3`,
       p,
     );
-    await tx.query(
-      'DELETE FROM bank_terms WHERE project_id = $1 AND bank_id = $2 AND term = ANY($3::text[]) AND df <= 0',
-      [projectId, bankId, gone.map((g) => g.term)],
-    );
+    await dropPostingsIn(tx, projectId, bankId, [id]);
   } else {
     await tx.query(
       `WITH back AS (SELECT r.key AS term, r.value::real AS tf, m.term_count AS dl
