@@ -304,9 +304,20 @@ for (const engine of ENGINES) {
         assert.equal(list.status, 200, JSON.stringify(list.body));
         assert.ok(list.body.items.some((o: { kind: string }) => o.kind === 'export_documents'));
       }
-      // Reading operations still needs a scope that reads the bank; changing them, retain.
+      // A retain-only key (an ingestion key) still polls what it queues: retain or recall reads
+      // operations; a key with neither does not, and changing them needs retain.
+      const writer = await mint(['retain']);
+      const queuedRetain = await t.call('POST', bankPath('poll', '/memories'), {
+        token: writer,
+        body: { async: true, items: [{ content: 'Queued by a retain-only key.' }] },
+      });
+      assert.equal(queuedRetain.status, 200, JSON.stringify(queuedRetain.body));
+      assert.equal((await finished('poll', queuedRetain.body.operation_id, writer)).body.status, 'completed');
+      assert.equal((await t.call('GET', bankPath('poll', '/operations'), { token: writer })).status, 200);
       const graph = await mint(['graph:read']);
-      assert.equal((await t.call('GET', bankPath('poll', '/operations'), { token: graph })).status, 403);
+      const refused = await t.call('GET', bankPath('poll', '/operations'), { token: graph });
+      assert.equal(refused.status, 403);
+      assert.match(refused.body.error.message, /'retain' or 'recall'/);
       const reader = await mint(['recall']);
       const queued = await t.call('POST', bankPath('poll', '/document-transfer/export'), { token: reader });
       const id = queued.body.operation_id;
