@@ -1,5 +1,5 @@
 import { GUARDED_MOUNTS } from '../../src/api/routes/index.js';
-import { ACTIONS, type Action } from '../../src/contract/actions.js';
+import { ACTIONS, type Action, type ActionSpec } from '../../src/contract/actions.js';
 import { SCOPES } from '../../src/contract/vocabulary.js';
 import { ADMIN_TOOLS, TOOLS } from '../../src/mcp/server.js';
 import { code, table } from './regions.js';
@@ -49,9 +49,11 @@ export function scopeTable(): string {
     (a, b) => order.indexOf(ACTIONS[a].scope) - order.indexOf(ACTIONS[b].scope),
   );
   const rows = actions.map((a) => {
-    const spec = ACTIONS[a];
+    const spec: ActionSpec = ACTIONS[a];
     return [
-      spec.scope === 'operator' ? 'operator token' : code(spec.scope),
+      spec.scope === 'operator'
+        ? 'operator token'
+        : code(spec.scope) + (spec.orScope ? ` or ${code(spec.orScope)}` : ''),
       code(a),
       (routes.get(a) ?? []).map(code).join(', ') || '—',
       (tools.get(a) ?? []).map(code).join(', ') || '—',

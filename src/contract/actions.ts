@@ -4,6 +4,8 @@ import type { Scope } from './vocabulary.js';
 export interface ActionSpec {
   /** The scope a key needs; `operator` = the operator token only. */
   readonly scope: Scope | 'operator';
+  /** Another scope that admits the action as well (a key needs one of the two). */
+  readonly orScope?: Scope;
   /**
    * Changes nothing: not written to the audit trail (denials always are), its answer never kept
    * for an Idempotency-Key, and the SDK sends it no key, whatever the HTTP method (Recall and
@@ -61,8 +63,12 @@ export const ACTIONS = {
   'observations.list': { scope: 'recall', read: true },
   /** Deletes what consolidation wrote and rewinds it. */
   'observations.clear': { scope: 'admin', read: false },
-  'operations.list': { scope: 'retain', read: true },
-  'operations.get': { scope: 'retain', read: true },
+  /**
+   * Reading a bank's operations: a key that may queue one polls it, whether it queues writes
+   * (`retain`: async Retain) or reads (`recall`: a document-transfer export); changing one needs retain.
+   */
+  'operations.list': { scope: 'retain', orScope: 'recall', read: true },
+  'operations.get': { scope: 'retain', orScope: 'recall', read: true },
   'operations.cancel': { scope: 'retain', read: false },
   'operations.retry': { scope: 'retain', read: false },
   'operations.delete': { scope: 'retain', read: false },

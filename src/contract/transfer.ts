@@ -41,3 +41,23 @@ export const DownloadParams = z.object({
     .max(600)
     .meta({ param: { name: 'key', in: 'path' }, description: 'the `storage_key` of an export’s operation' }),
 });
+
+/** A finished export's `result_metadata`: where and what its archive is. */
+export const TransferExportResult = z.object({
+  download_url: z.string(),
+  storage_key: z.string(),
+  byte_size: z.number().int(),
+  filename: z.string(),
+  expires_at: z.string(),
+  document_count: z.number().int(),
+  fact_count: z.number().int(),
+});
+
+/** A finished import's `result_metadata`: what it stored and what it left. */
+export const TransferImportResult = z.object({
+  documents_imported: z.number().int(),
+  documents_skipped: z.number().int(),
+  facts_imported: z.number().int(),
+  observations_imported: z.literal(0),
+  observations_skipped: z.number().int(),
+});

@@ -34,7 +34,7 @@ for (const engine of ENGINES) {
       const r = await t.call('POST', bankPath(bank, '/document-transfer/export'), { token });
       assert.equal(r.status, 202, JSON.stringify(r.body));
       assert.equal(r.body.status, 'pending');
-      const op = await finished(bank, r.body.operation_id);
+      const op = await finished(bank, r.body.operation_id, token === ADMIN ? undefined : token);
       assert.equal(op.body.status, 'completed', JSON.stringify(op.body));
       return op.body.result_metadata as Record<string, any>;
     };
@@ -197,6 +197,67 @@ for (const engine of ENGINES) {
       assert.match(strFromU8(files['documents/000000.json']!), new RegExp(CANARY));
     });
 
+    test('switching a bank’s encryption deletes its archives: none written before stays plain', async () => {
+      const secret = 'okapi-canary-2b9d';
+      await retain('turn', [{ content: `The alarm word is ${secret}.`, document_id: 'turn-doc' }]);
+      const meta = await exportOf('turn');
+      /** Whether the archive is still stored, and whether its bytes at rest inflate to the secret. */
+      const holding = async () => {
+        const at = await t.raw.getArchive('default', 'turn', meta.storage_key, new Date());
+        const { unzipSync, strFromU8 } = await import('fflate');
+        const inflated =
+          at && !at.sealed
+            ? Object.values(unzipSync(at.data))
+                .map((f) => strFromU8(f))
+                .join('\n')
+            : '';
+        return { archive: at !== null, plainArchiveHoldsIt: inflated.includes(secret) };
+      };
+      assert.deepEqual(await holding(), { archive: true, plainArchiveHoldsIt: true });
+      const on = await t.call('PATCH', bankPath('turn', '/config'), {
+        body: { updates: { encryption: 'managed' } },
+      });
+      assert.equal(on.status, 200, JSON.stringify(on.body));
+      // Gone with the change itself, before any conversion ran: no plain copy waits for its expiry.
+      assert.deepEqual(await holding(), { archive: false, plainArchiveHoldsIt: false });
+      assert.equal((await download(meta.download_url)).status, 404);
+      // A new export is sealed; switching off deletes it too (its key is the old form's).
+      const sealed = await exportOf('turn');
+      assert.ok((await t.raw.getArchive('default', 'turn', sealed.storage_key, new Date()))?.sealed);
+      const off = await t.call('PATCH', bankPath('turn', '/config'), {
+        body: { updates: { encryption: 'none' } },
+      });
+      assert.equal(off.status, 200, JSON.stringify(off.body));
+      assert.equal(await t.raw.getArchive('default', 'turn', sealed.storage_key, new Date()), null);
+      // A change of another setting keeps them.
+      const kept = await exportOf('turn');
+      const other = await t.call('PATCH', bankPath('turn', '/config'), {
+        body: { updates: { recall_default_budget: 'low' } },
+      });
+      assert.equal(other.status, 200, JSON.stringify(other.body));
+      assert.ok(await t.raw.getArchive('default', 'turn', kept.storage_key, new Date()));
+    });
+
+    test('an archive sealed for one form is not stored after the bank switched to the other', async () => {
+      assert.equal((await t.call('PUT', bankPath('race'), { body: {} })).status, 200);
+      const archive = {
+        key: 'race.k',
+        operation_id: '00000000-0000-4000-8000-000000000001',
+        filename: 'race.zip',
+        byte_size: 3,
+        data: new Uint8Array([1, 2, 3]),
+        expires_at: new Date(Date.now() + 60_000),
+      };
+      // Prepared plain, written after the switch to managed (under the store's layers).
+      const on = await t.call('PATCH', bankPath('race', '/config'), {
+        body: { updates: { encryption: 'managed' } },
+      });
+      assert.equal(on.status, 200, JSON.stringify(on.body));
+      await assert.rejects(t.raw.saveArchive('default', 'race', { ...archive, sealed: false }), /encryption/);
+      assert.equal(await t.raw.getArchive('default', 'race', 'race.k', new Date()), null);
+      assert.equal(await t.raw.saveArchive('default', 'race', { ...archive, sealed: true }), true);
+    });
+
     test('only a key of the bank’s project and banks downloads its archive', async () => {
       await retain('alice', [{ content: 'Alice likes jazz.', document_id: 'a' }]);
       const meta = await exportOf('alice');
@@ -225,6 +286,52 @@ for (const engine of ENGINES) {
       const r = await t.call('POST', bankPath('alice', '/document-transfer/export'), { token: aliceKey });
       assert.equal(r.status, 202);
       assert.equal((await upload('alice', new Uint8Array(10), '', aliceKey)).status, 403);
+    });
+
+    test('a recall-only key that exported polls its operation and downloads the archive', async () => {
+      await retain('poll', [{ content: 'Poll me: the heron nests by the mill.', document_id: 'p' }]);
+      const mint = async (scopes: string[], banks?: string[]) => {
+        const k = await t.call('POST', '/v1/default/projects/default/keys', {
+          body: { name: 'poller', scopes, ...(banks ? { banks } : {}) },
+        });
+        assert.equal(k.status, 201, JSON.stringify(k.body));
+        return k.body.key as string;
+      };
+      for (const key of [await mint(['recall']), await mint(['recall'], ['poll'])]) {
+        const meta = await exportOf('poll', key);
+        assert.equal((await download(meta.download_url, key)).status, 200);
+        const list = await t.call('GET', bankPath('poll', '/operations'), { token: key });
+        assert.equal(list.status, 200, JSON.stringify(list.body));
+        assert.ok(list.body.items.some((o: { kind: string }) => o.kind === 'export_documents'));
+      }
+      // A retain-only key (an ingestion key) still polls what it queues: retain or recall reads
+      // operations; a key with neither does not, and changing them needs retain.
+      const writer = await mint(['retain']);
+      const queuedRetain = await t.call('POST', bankPath('poll', '/memories'), {
+        token: writer,
+        body: { async: true, items: [{ content: 'Queued by a retain-only key.' }] },
+      });
+      assert.equal(queuedRetain.status, 200, JSON.stringify(queuedRetain.body));
+      assert.equal((await finished('poll', queuedRetain.body.operation_id, writer)).body.status, 'completed');
+      assert.equal((await t.call('GET', bankPath('poll', '/operations'), { token: writer })).status, 200);
+      const graph = await mint(['graph:read']);
+      const refused = await t.call('GET', bankPath('poll', '/operations'), { token: graph });
+      assert.equal(refused.status, 403);
+      assert.match(refused.body.error.message, /'retain' or 'recall'/);
+      const reader = await mint(['recall']);
+      const queued = await t.call('POST', bankPath('poll', '/document-transfer/export'), { token: reader });
+      const id = queued.body.operation_id;
+      await finished('poll', id, reader);
+      assert.equal(
+        (await t.call('DELETE', bankPath('poll', `/operations/${id}`), { token: reader })).status,
+        403,
+      );
+      // A key limited to other banks does not read this bank's operations.
+      const elsewhere = await mint(['recall'], ['elsewhere']);
+      assert.equal(
+        (await t.call('GET', bankPath('poll', `/operations/${id}`), { token: elsewhere })).status,
+        404,
+      );
     });
 
     test('deleting the bank deletes its archives, counted in the receipt', async () => {

@@ -1,16 +1,22 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { consolidateBank } from '../../src/core/consolidate/consolidate.js';
+import type { Db } from '../../src/store/db.js';
+import { storeOver } from '../../src/store/open.js';
 import { bankPath, type TestApp, testApp } from '../helpers/app.js';
-import { ENGINES } from '../helpers/engines.js';
+import { ENGINES, openTestDb } from '../helpers/engines.js';
+import { integrityProblems } from '../stress/integrity.js';
 
 for (const engine of ENGINES) {
   describe(`memory curation: PATCH and per-memory observations (${engine})`, () => {
     let t: TestApp;
+    let db: Db;
     /** A key of the default project: `/v1/me` takes a project's key, not the operator's token. */
     let own = '';
     before(async () => {
-      t = await testApp(engine);
+      const opened = await openTestDb(engine);
+      db = opened.db;
+      t = await testApp(engine, { store: Object.assign(storeOver(db), { dispose: opened.dispose }) });
       const k = await t.call('POST', '/v1/default/projects/default/keys', {
         body: { name: 'own', scopes: ['retain', 'recall', 'admin'] },
       });
@@ -92,6 +98,143 @@ for (const engine of ENGINES) {
         history.body.history.map((e: { event: string }) => e.event),
         ['retained', 'invalidated', 'restored'],
       );
+    });
+
+    /** A memory's keyword postings as stored, in term order. */
+    const postings = (bank: string, id: string) =>
+      db.query<{ term: string; tf: number; dl: number }>(
+        `SELECT term, tf, dl FROM memory_terms WHERE project_id = 'default' AND bank_id = $1 AND memory_id = $2
+         ORDER BY term`,
+        [bank, id],
+      );
+    const consistent = async () => assert.deepEqual(await integrityProblems(db), []);
+
+    test('an invalidated memory leaves the keyword index (exact document frequencies); restored, it is back as it was', async () => {
+      const bank = 'curate-postings';
+      const [kiwi, other] = await retain(bank, [
+        { content: 'Marta grows kiwis in her garden.' },
+        { content: 'Paul buys kiwis at the market.' },
+      ]);
+      const before = await postings(bank, kiwi!);
+      assert.ok(before.length > 3);
+      assert.equal((await patch(bank, kiwi!, { state: 'invalidated' })).status, 200);
+      // Its postings take no candidate slot of the keyword channel, and no term counts it.
+      assert.deepEqual(await postings(bank, kiwi!), []);
+      await consistent();
+      const garden = await db.query<{ df: number }>(
+        `SELECT df FROM bank_terms WHERE project_id = 'default' AND bank_id = $1 AND term = 'garden'`,
+        [bank],
+      );
+      assert.ok((garden[0]?.df ?? 0) === 0, 'a term only it held is held by none');
+      const kiwis = await t.services.store.keywordSearch('default', bank, ['kiwi', 'kiwis'], {}, 10);
+      assert.deepEqual(
+        kiwis.map((h) => h.id),
+        [other],
+      );
+      assert.equal((await patch(bank, kiwi!, { state: 'valid' })).status, 200);
+      assert.deepEqual(await postings(bank, kiwi!), before, 'rebuilt exactly');
+      await consistent();
+      assert.ok((await recalled(bank, 'garden kiwis')).includes(kiwi!));
+      // Edited while invalidated: still out of the index; restored, its new text is in it.
+      assert.equal((await patch(bank, kiwi!, { state: 'invalidated' })).status, 200);
+      const edited = await patch(bank, kiwi!, { text: 'Marta grows figs by the wall.' });
+      assert.equal(edited.status, 200, JSON.stringify(edited.body));
+      assert.equal(edited.body.state, 'invalidated');
+      assert.deepEqual(await postings(bank, kiwi!), []);
+      await consistent();
+      assert.equal(
+        (await patch(bank, kiwi!, { state: 'valid', text: 'Marta grows figs by the old wall.' })).status,
+        200,
+      );
+      const terms = (await postings(bank, kiwi!)).map((p) => p.term);
+      assert.ok(terms.includes('fig') || terms.includes('figs'), terms.join(' '));
+      assert.ok(!terms.includes('garden'));
+      await consistent();
+      // Invalidated and edited in one PATCH: out of the index too.
+      assert.equal(
+        (await patch(bank, other!, { state: 'invalidated', text: 'Paul buys plums.' })).status,
+        200,
+      );
+      assert.deepEqual(await postings(bank, other!), []);
+      await consistent();
+    });
+
+    /** Tables with a row that holds `needle` (case-insensitive), each with its rows. */
+    const holding = async (needle: string) => {
+      const tables = await db.query<{ name: string }>(
+        `SELECT table_name::text AS name FROM information_schema.tables
+         WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name`,
+      );
+      const out: Record<string, string[]> = {};
+      for (const { name } of tables) {
+        const rows = await db.query<{ row: string }>(
+          `SELECT t::text AS row FROM "${name}" t WHERE strpos(lower(t::text), lower($1)) > 0`,
+          [needle],
+        );
+        if (rows.length) out[name] = rows.map((r) => r.row.slice(0, 160));
+      }
+      return out;
+    };
+
+    test('no word of an edited text stays anywhere; a forgotten invalidated memory leaves none', async () => {
+      const bank = 'curate-words';
+      const [edited, retired] = await retain(bank, [
+        { content: 'Marta hides the key under the quokkaqv stone.' },
+        { content: 'Paul buried the wombatqv coin by the gate.' },
+      ]);
+      const r = await patch(bank, edited!, { text: 'Marta hides the key under the mat.' });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      assert.deepEqual(await holding('quokkaqv'), {}, 'the old text’s terms left the vocabulary too');
+      assert.equal((await patch(bank, retired!, { state: 'invalidated' })).status, 200);
+      assert.deepEqual(Object.keys(await holding('wombatqv')).sort(), ['memories'], 'kept in its row only');
+      assert.equal((await t.call('DELETE', bankPath(bank, `/memories/${retired}`))).status, 200);
+      assert.deepEqual(await holding('wombatqv'), {});
+      await consistent();
+    });
+
+    test('an entity’s page and counts leave invalidated memories out', async () => {
+      const bank = 'curate-entity';
+      const [a, b] = await retain(bank, [
+        { content: 'Ines drives a red tractor.', entities: [{ text: 'Ines' }] },
+        { content: 'Ines sells cheese in Braga.', entities: [{ text: 'Ines' }] },
+      ]);
+      const ines = async () =>
+        (await t.call('GET', bankPath(bank, '/entities'))).body.items.find(
+          (e: { name: string }) => e.name === 'Ines',
+        ) as { id: string; mention_count: number } | undefined;
+      const id = (await ines())!.id;
+      const page = async () => {
+        const r = await t.call('GET', bankPath(bank, `/entities/${id}`));
+        assert.equal(r.status, 200, JSON.stringify(r.body));
+        return r.body as { mention_count: number; observations: { text: string }[] };
+      };
+      assert.equal((await page()).observations.length, 2);
+      assert.equal((await patch(bank, a!, { state: 'invalidated' })).status, 200);
+      const shown = await page();
+      assert.deepEqual(
+        shown.observations.map((o) => o.text),
+        ['Ines sells cheese in Braga.'],
+      );
+      assert.equal(shown.mention_count, 1);
+      assert.equal((await ines())?.mention_count, 1);
+      await consistent();
+      // Its only memory invalidated: the entity leaves the listing; restored, it is back.
+      assert.equal((await patch(bank, b!, { state: 'invalidated' })).status, 200);
+      assert.equal(await ines(), undefined);
+      assert.equal((await page()).observations.length, 0);
+      await consistent();
+      // An edit of an invalidated memory's entities keeps the counts right.
+      assert.equal((await patch(bank, a!, { entities: ['Ines', 'Braga'] })).status, 200);
+      await consistent();
+      for (const m of [a!, b!]) assert.equal((await patch(bank, m, { state: 'valid' })).status, 200);
+      assert.equal((await ines())?.mention_count, 2);
+      assert.equal((await page()).observations.length, 2);
+      await consistent();
+      // A forgotten invalidated memory leaves the counts exact.
+      assert.equal((await patch(bank, a!, { state: 'invalidated' })).status, 200);
+      assert.equal((await t.call('DELETE', bankPath(bank, `/memories/${a}`))).status < 300, true);
+      assert.equal((await ines())?.mention_count, 1);
+      await consistent();
     });
 
     test('an edit rebuilds the keyword postings, entities and vector in place', async () => {
@@ -206,7 +349,10 @@ for (const engine of ENGINES) {
         assert.equal(m.text, `Omar keeps ${round} hives of bees on the roof.`);
         assert.equal(m.state, round % 2 ? 'valid' : 'invalidated');
       }
-      // Two edits at once: one is written over the other whole, never a mix of the two.
+      await consistent();
+      // Two edits at once: one is written over the other whole, never a mix of the two (valid
+      // again, so that the keyword index shows which).
+      assert.equal((await patch(bank, id!, { state: 'valid' })).status, 200);
       const [x, y] = await Promise.all([
         patch(bank, id!, { text: 'Omar sells honey at the market.' }),
         patch(bank, id!, { text: 'Omar bottles mead in the cellar.' }),
@@ -218,6 +364,7 @@ for (const engine of ENGINES) {
       const other = word === 'honey' ? 'mead' : 'honey';
       assert.equal((await t.services.store.keywordSearch('default', bank, [word], {}, 10)).length, 1);
       assert.equal((await t.services.store.keywordSearch('default', bank, [other], {}, 10)).length, 0);
+      await consistent();
     });
 
     test('keys: another project, a recall-only key and a key of another bank cannot curate', async () => {

@@ -4,6 +4,8 @@ import { after, before, describe, test } from 'node:test';
 import { createLogger } from '../../src/api/logger.js';
 import { type Deliverer, startDeliverer } from '../../src/jobs/webhooks.js';
 import { isSealed } from '../../src/core/crypto/codec.js';
+import type { Services } from '../../src/core/services.js';
+import { retainCompleted } from '../../src/core/webhooks/events.js';
 import { ENGINES } from '../helpers/engines.js';
 import { bankPath, type TestApp, testApp } from '../helpers/app.js';
 import { until } from '../helpers/until.js';
@@ -178,6 +180,53 @@ for (const engine of ENGINES) {
       assert.equal(d.attempt_log.length, 1);
       assert.equal(d.attempt_log[0].outcome, 'delivered');
       await stopAll();
+    });
+
+    test('retain.completed counts the memories of every document of a Retain in one query', async () => {
+      await hook('docs', { url: rx.url('/docs') });
+      const items = [
+        { content: 'Ana paints murals in Lisbon. She sells prints at the market.', document_id: 'a' },
+        { content: 'Bruno fixes bikes.', document_id: 'b' },
+        { content: 'Carla runs marathons.' },
+        { content: 'Dora teaches piano to children.', document_id: 'd', tags: ['x'] },
+      ];
+      const r = await t.call('POST', bankPath('docs', '/memories'), { body: { items } });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      // The store as the event sees it: every call counted, every event kept.
+      const calls: string[] = [];
+      const events: { body: string }[][] = [];
+      const store = new Proxy(t.services.store, {
+        get(target, name, receiver) {
+          const v = Reflect.get(target, name, receiver);
+          if (typeof v !== 'function') return v;
+          return (...args: unknown[]) => {
+            calls.push(String(name));
+            if (name === 'enqueueWebhookEvents') events.push(args[2] as { body: string }[]);
+            return v.apply(target, args);
+          };
+        },
+      });
+      const s: Services = { ...t.services, store };
+      await retainCompleted(s, 'default', 'docs', '00000000-0000-4000-8000-0000000000aa', { items });
+      const reads = calls.filter((c) => c !== 'listWebhooks' && c !== 'enqueueWebhookEvents');
+      assert.equal(reads.length, 1, `one query for three documents: ${reads.join(', ')}`);
+      const data = events.flat().map((e) => JSON.parse(e.body).data);
+      const count = async (doc: string) =>
+        (await t.call('GET', bankPath('docs', `/documents/${doc}`))).body.memory_count as number;
+      assert.deepEqual(data, [
+        { document_id: 'a', tags: [], memory_unit_count: await count('a') },
+        { document_id: 'b', tags: [], memory_unit_count: await count('b') },
+        { document_id: null, tags: [], memory_unit_count: null },
+        { document_id: 'd', tags: ['x'], memory_unit_count: await count('d') },
+      ]);
+      assert.ok((await count('a')) >= 1 && (await count('b')) === 1);
+      // A document the bank does not hold (deleted meanwhile) counts 0.
+      events.length = 0;
+      await retainCompleted(s, 'default', 'docs', '00000000-0000-4000-8000-0000000000ab', {
+        document_id: 'gone',
+        items: [{}],
+      });
+      assert.equal(JSON.parse(events.flat()[0]!.body).data.memory_unit_count, 0);
     });
 
     test('async retain and consolidation are delivered too', async () => {

@@ -51,6 +51,7 @@ const RELEASED: Record<number, string> = {
   34: '409a501cdd21763df211f02c18a23bfd07a273e53f35251f045f867c986cb272',
   35: '1671446021159c154d3b8638c888e526727c12309faf2dea5f0c1d8f73cec648',
   36: 'eebfe447ef7789f1699d83ea7a951c269c2eb1ec46cdfe27379fd114bd50fbb1',
+  39: '613ac96a139c1c052cc5a6c7ce4c56d3bc7d098853c559dd499d5ea63ac7db39',
 };
 
 describe('the migration list', () => {

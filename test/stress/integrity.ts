@@ -50,11 +50,14 @@ const CHECKS: Check[] = [
              OR NOT EXISTS (SELECT 1 FROM entities e WHERE e.project_id = me.project_id AND e.bank_id = me.bank_id AND e.id = me.entity_id)`,
   },
   {
-    what: 'entities.mention_count differs from the memories linked to the entity',
-    sql: `SELECT e.project_id || '/' || e.bank_id || ':' || e.name AS key, e.mention_count || ' != ' || count(me.memory_id) AS detail
+    // Invalidated memories keep their links (an edit or a restore needs them) but are not mentions.
+    what: 'entities.mention_count differs from the valid memories linked to the entity',
+    sql: `SELECT e.project_id || '/' || e.bank_id || ':' || e.name AS key, e.mention_count || ' != ' || count(m.id) AS detail
           FROM entities e LEFT JOIN memory_entities me
             ON me.project_id = e.project_id AND me.bank_id = e.bank_id AND me.entity_id = e.id
-          GROUP BY e.project_id, e.bank_id, e.id, e.name, e.mention_count HAVING e.mention_count <> count(me.memory_id)`,
+          LEFT JOIN memories m
+            ON m.project_id = me.project_id AND m.bank_id = me.bank_id AND m.id = me.memory_id AND m.state = 'valid'
+          GROUP BY e.project_id, e.bank_id, e.id, e.name, e.mention_count HAVING e.mention_count <> count(m.id)`,
   },
   {
     what: 'documents.memory_count differs from the memories of the document',

@@ -12,6 +12,7 @@ import { BankAuditResource, LlmRequestsResource, TemplatesResource } from './res
 import { MemoriesResource } from './resources/memories.js';
 import { OperationsResource } from './resources/operations.js';
 import { SpacesResource } from './resources/spaces.js';
+import { TransferResource } from './resources/transfer.js';
 import type { Health, ReflectParams, ReflectResponse, VersionInfo } from './types.js';
 
 export const DEFAULT_BASE_URL = 'http://127.0.0.1:8888';
@@ -50,6 +51,8 @@ export class Mnemo {
   readonly directives: DirectivesResource;
   readonly webhooks: WebhooksResource;
   readonly documents: DocumentsResource;
+  /** Document transfer: export a bank's documents as a ZIP, poll, download, import. */
+  readonly transfer: TransferResource;
   readonly evaluations: EvaluationsResource;
   readonly mentalModels: MentalModelsResource;
   /** Signed receipts of deletions: read again and verified. */
@@ -98,6 +101,7 @@ export class Mnemo {
     this.directives = new DirectivesResource(t, this.prefix);
     this.webhooks = new WebhooksResource(t, this.prefix);
     this.documents = new DocumentsResource(t, this.prefix);
+    this.transfer = new TransferResource(t, this.prefix, this.operations);
     this.evaluations = new EvaluationsResource(t, this.prefix);
     this.mentalModels = new MentalModelsResource(t, this.prefix);
     this.receipts = new ReceiptsResource(t, this.prefix);

@@ -132,6 +132,8 @@ export class Transport {
       options?: RequestOptions;
       /** The action only reads (the contract's catalogue says so): no Idempotency-Key. */
       read?: boolean;
+      /** A success answers bytes (a download): returned as they came, never parsed. */
+      binary?: boolean;
     } = {},
   ): Promise<T> {
     const opts = init.options ?? {};
@@ -158,7 +160,7 @@ export class Transport {
         const signals = [AbortSignal.timeout(timeout)];
         if (opts.signal) signals.push(opts.signal);
         res = await this.options.fetch(url, { method, headers, body, signal: AbortSignal.any(signals) });
-        parsed = await readBody(res);
+        parsed = init.binary && res.ok ? new Uint8Array(await res.arrayBuffer()) : await readBody(res);
       } catch (cause) {
         if (opts.signal?.aborted) throw new APIUserAbortError('request aborted', { cause });
         const timedOut = cause instanceof Error && cause.name === 'TimeoutError';

@@ -24,6 +24,7 @@ import type * as Spaces from '../../../src/contract/spaces.js';
 import type * as Stats from '../../../src/contract/stats.js';
 import type * as Webhooks from '../../../src/contract/webhooks.js';
 import type * as Templates from '../../../src/contract/templates.js';
+import type * as Transfer from '../../../src/contract/transfer.js';
 
 // Memories
 export type FactType = z.output<typeof Memories.MemoryRecord>['type'];
@@ -156,6 +157,20 @@ export type OperationStatus = Operation['status'];
 export interface ListOperationsParams extends PageParams {
   status?: OperationStatus;
 }
+
+// Document transfer
+/** The answer of an export's or import's submission (202): the queued operation. */
+export type TransferSubmitted = z.output<typeof Transfer.TransferSubmitted>;
+/** A finished export's `result_metadata`: its archive's download. */
+export type TransferExportResult = z.output<typeof Transfer.TransferExportResult>;
+/** A finished import's `result_metadata`: what it stored and skipped. */
+export type TransferImportResult = z.output<typeof Transfer.TransferImportResult>;
+/** What an imported document id the bank holds already becomes. */
+export type TransferOnConflict = NonNullable<z.input<typeof Transfer.TransferImportQuery>['on_conflict']>;
+/** An export's or import's operation: its `result_metadata` once completed (narrow with `in`). */
+export type TransferOperation = Omit<Operation, 'result_metadata'> & {
+  result_metadata: TransferExportResult | TransferImportResult | null;
+};
 
 // Directives
 export type Directive = z.output<typeof Directives.DirectiveRecord>;

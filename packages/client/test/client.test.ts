@@ -528,6 +528,58 @@ for (const engine of ENGINES) {
       );
     });
 
+    test('document transfer: export, poll, download and import; a recall-only key exports and polls', async () => {
+      await me.memories.retain('shelf', {
+        document_id: 'book-1',
+        items: [{ content: 'The heron nests by the old mill.' }],
+      });
+      await me.memories.retain('shelf', {
+        document_id: 'book-2',
+        items: [{ content: 'The otter swims at dawn.' }],
+      });
+      const sub = await me.transfer.export('shelf', { documentIds: ['book-1', 'book-2'] });
+      assert.equal(typeof sub.operation_id, 'string');
+      const op = await me.transfer.poll('shelf', sub.operation_id, { interval: 50 });
+      assert.equal(op.status, 'completed', JSON.stringify(op));
+      const result = op.result_metadata;
+      assert.ok(result && 'storage_key' in result, JSON.stringify(result));
+      assert.equal(result.document_count, 2);
+      assert.equal(result.fact_count, 2);
+      const zip = await me.transfer.download(result);
+      assert.ok(zip instanceof Uint8Array);
+      assert.equal(zip.length, result.byte_size);
+      assert.deepEqual([...zip.subarray(0, 2)], [0x50, 0x4b], 'a ZIP');
+      // By its key too; one that does not exist is a NotFoundError.
+      assert.deepEqual(await me.transfer.download(result.storage_key), zip);
+      await assert.rejects(me.transfer.download(`${result.storage_key}x`), NotFoundError);
+
+      const imp = await me.transfer.import('shelf-copy', zip);
+      const done = await me.transfer.poll('shelf-copy', imp.operation_id, { interval: 50 });
+      assert.equal(done.status, 'completed', JSON.stringify(done));
+      assert.ok(done.result_metadata && 'documents_imported' in done.result_metadata);
+      assert.equal(done.result_metadata.documents_imported, 2);
+      assert.deepEqual((await me.documents.list('shelf-copy').toArray()).map((d) => d.id).sort(), [
+        'book-1',
+        'book-2',
+      ]);
+      // A Blob works as well; on_conflict decides what a held document becomes.
+      const again = await me.transfer.import('shelf-copy', new Blob([zip]), { onConflict: 'skip' });
+      const skipped = await me.transfer.poll('shelf-copy', again.operation_id, { interval: 50 });
+      assert.ok(skipped.result_metadata && 'documents_skipped' in skipped.result_metadata);
+      assert.equal(skipped.result_metadata.documents_skipped, 2);
+
+      const reader = new Mnemo({
+        baseUrl: server.url,
+        apiKey: (await admin.projects.keys.create('acme', { name: 'reader', scopes: ['recall'] })).key,
+      });
+      const mine = await reader.transfer.export('shelf');
+      const polled = await reader.transfer.poll('shelf', mine.operation_id, { interval: 50 });
+      assert.equal(polled.status, 'completed');
+      assert.ok(polled.result_metadata && 'storage_key' in polled.result_metadata);
+      assert.ok((await reader.transfer.download(polled.result_metadata)).length > 0);
+      await assert.rejects(reader.transfer.import('shelf', zip), PermissionDeniedError);
+    });
+
     test('async retain returns an operation to wait for, list and (once finished) not cancel', async () => {
       const queued = await me.memories.retain('ops', {
         async: true,

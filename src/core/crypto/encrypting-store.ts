@@ -793,9 +793,16 @@ export function encryptingStore(
     },
 
     async saveArchive(projectId, bankId, a) {
-      const codec = await writeCodec(projectId, bankId);
-      const data = codec ? codec.sealBytes(a.data, 'archive') : a.data;
-      return inner.saveArchive(projectId, bankId, { ...a, data, sealed: codec !== null });
+      for (let attempt = 0; ; attempt++) {
+        const codec = await writeCodec(projectId, bankId);
+        const data = codec ? codec.sealBytes(a.data, 'archive') : a.data;
+        try {
+          return await inner.saveArchive(projectId, bankId, { ...a, data, sealed: codec !== null });
+        } catch (err) {
+          const changed = err instanceof AppError && err.extra?.reason === ENCRYPTION_CHANGED;
+          if (!changed || attempt > 0) throw err;
+        }
+      }
     },
 
     async getArchive(projectId, bankId, key, now) {

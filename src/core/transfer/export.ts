@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import type { z } from 'zod';
+import type { TransferExportResult } from '../../contract/transfer.js';
 import { requireBank } from '../banks.js';
 import { AppError } from '../errors.js';
 import { checkId } from '../ids.js';
@@ -173,6 +175,6 @@ export const runExportOperation: OperationRunner = async (s, op) => {
       expires_at: new Date(now.getTime() + ARCHIVE_TTL_MS).toISOString(),
       document_count: documents.length,
       fact_count: factCount,
-    },
+    } satisfies z.input<typeof TransferExportResult>,
   };
 };

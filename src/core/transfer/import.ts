@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import type { z } from 'zod';
 import { RetainItem as RetainItemSchema } from '../../contract/memories.js';
+import type { TransferImportResult } from '../../contract/transfer.js';
 import { FACT_TYPES, type FactType } from '../../text/fact-type.js';
 import { bankForWrite } from '../banks.js';
 import { AppError } from '../errors.js';
@@ -16,14 +18,8 @@ export type OnConflict = (typeof ON_CONFLICT)[number];
 /** Most facts one import stores. */
 export const MAX_IMPORT_FACTS = 50_000;
 
-/** What an import hands back when it completes (decided when it was queued). */
-interface ImportOutcome {
-  documents_imported: number;
-  documents_skipped: number;
-  facts_imported: number;
-  observations_imported: 0;
-  observations_skipped: number;
-}
+/** What an import hands back when it completes (decided when it was queued; the contract's shape). */
+type ImportOutcome = z.output<typeof TransferImportResult>;
 
 /** The queued Retain of an import, and what it reports. */
 interface ImportPayload {

@@ -62,22 +62,21 @@ export function retainCompleted(
   req: { document_id?: string; items: RetainedItem[] },
 ): Promise<void> {
   return recordEvents(s, projectId, bankId, 'retain.completed', operationId, async (svc) => {
-    const counts = new Map<string, number>();
-    const out: EventInput[] = [];
-    for (const [i, item] of req.items.entries()) {
-      const doc = item.document_id ?? req.document_id ?? null;
-      if (doc !== null && !counts.has(doc))
-        counts.set(doc, await svc.store.countMemories(projectId, bankId, { documentId: doc }));
-      out.push({
+    const docs = req.items.map((item) => item.document_id ?? req.document_id ?? null);
+    // Every document's count in one query, however many documents the request named.
+    const named = [...new Set(docs.filter((d): d is string => d !== null))];
+    const counts = await svc.store.documentMemoryCounts(projectId, bankId, named);
+    return req.items.map((item, i) => {
+      const doc = docs[i] ?? null;
+      return {
         key: String(i),
         data: {
           document_id: doc,
           tags: item.tags ?? [],
-          memory_unit_count: doc === null ? null : counts.get(doc),
+          memory_unit_count: doc === null ? null : (counts.get(doc) ?? 0),
         },
-      });
-    }
-    return out;
+      };
+    });
   });
 }
 

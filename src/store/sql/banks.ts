@@ -291,7 +291,15 @@ export function bankQueries(db: Db): BankStore {
            WHERE project_id = $1 AND id = $2 RETURNING ${BANK_COLUMNS}`,
           [projectId, bankId, unset, JSON.stringify(set)],
         );
-        return { before: locked[0].config, bank: rows[0]! };
+        const bank = rows[0]!;
+        // An archive a transfer export wrote is in the form the bank had: a plain one must not
+        // outlive a switch to encryption (nor a sealed one its key), so none outlives a switch.
+        if ((locked[0].config.encryption === 'managed') !== (bank.config.encryption === 'managed'))
+          await tx.query('DELETE FROM transfer_archives WHERE project_id = $1 AND bank_id = $2', [
+            projectId,
+            bankId,
+          ]);
+        return { before: locked[0].config, bank };
       });
     },
     async bankCounts(projectId, bankId) {

@@ -1,6 +1,7 @@
 import type { Db } from '../db.js';
 import { SEALED } from '../sealed.js';
 import { lockTarget } from './encryption.js';
+import { dropPostingsIn } from './memories.js';
 import { MENTAL_MODEL_WRONG_FORM } from './mental-models.js';
 import { partsOf, readPayloadParts, storedPayload, writePayloadParts } from './payload-parts.js';
 
@@ -119,6 +120,13 @@ const WRONG_FORM = `encrypted <> $3 OR (CASE WHEN $3 THEN embedding IS NOT NULL 
 const DOCUMENT_WRONG_FORM = `((content_hash <> '' AND starts_with(content_hash, $S) <> $T)
   OR (source IS NOT NULL AND starts_with(source, $S) <> $T))`;
 
+/** Terms as `{term: tf}`; a term given twice keeps its highest frequency (as the index does). */
+function termObject(terms: { term: string; tf: number }[]): Record<string, number> {
+  const out: Record<string, number> = Object.create(null);
+  for (const t of terms) out[t.term] = Math.max(out[t.term] ?? 0, t.tf);
+  return out;
+}
+
 /**
  * The batches that move a bank's rows between plain and encrypted form, each under the bank lock
  * and only while the bank's config still wants that form (`lockTarget`).
@@ -138,9 +146,10 @@ export function conversionQueries(db: Db): ConversionStore {
           embedding: string | null;
           embedding_sealed: string | null;
           encrypted: boolean;
+          retired_terms: Record<string, number> | null;
         }>(
           `SELECT id::text AS id, text, context, metadata, content_hash, term_count,
-             embedding::text AS embedding, embedding_sealed, encrypted FROM memories
+             embedding::text AS embedding, embedding_sealed, encrypted, retired_terms FROM memories
            WHERE project_id = $1 AND bank_id = $2 AND (${WRONG_FORM}) ORDER BY seq LIMIT $4 FOR UPDATE`,
           [projectId, bankId, toEncrypted, limit],
         );
@@ -154,36 +163,37 @@ export function conversionQueries(db: Db): ConversionStore {
         const termsOf = new Map<string, { term: string; tf: number }[]>();
         for (const t of terms)
           termsOf.set(t.memory_id, [...(termsOf.get(t.memory_id) ?? []), { term: t.term, tf: t.tf }]);
+        // An invalidated memory's postings wait in its row, out of the index: converted with it
+        // and kept there (`retired` below), never put in the index.
+        const retired = new Set(rows.filter((r) => r.retired_terms !== null).map((r) => r.id));
         const converted: ConvertedMemory[] = convert(
-          rows.map((r) => ({ ...r, terms: termsOf.get(r.id) ?? [] })),
+          rows.map(({ retired_terms, ...r }) => ({
+            ...r,
+            terms: retired_terms
+              ? Object.entries(retired_terms).map(([term, tf]) => ({ term, tf }))
+              : (termsOf.get(r.id) ?? []),
+          })),
         );
         const counts = converted.map((c) => ({
           ...c,
           term_count: Math.round(c.terms.reduce((a, t) => a + t.tf, 0)),
+          retired_terms: retired.has(c.id) ? termObject(c.terms) : null,
         }));
         await tx.query(
           `UPDATE memories m SET text = r.text, context = r.context, metadata = r.metadata,
              content_hash = r.content_hash, term_count = r.term_count, encrypted = r.encrypted,
-             embedding = r.embedding::vector, embedding_sealed = r.embedding_sealed
+             embedding = r.embedding::vector, embedding_sealed = r.embedding_sealed, retired_terms = r.retired_terms
            FROM jsonb_to_recordset($3::jsonb) AS r(id uuid, text text, context text, metadata jsonb,
-             content_hash text, term_count int, encrypted boolean, embedding text, embedding_sealed text)
+             content_hash text, term_count int, encrypted boolean, embedding text, embedding_sealed text,
+             retired_terms jsonb)
            WHERE m.project_id = $1 AND m.bank_id = $2 AND m.id = r.id`,
           [projectId, bankId, JSON.stringify(counts.map(({ terms: _t, ...c }) => c))],
         );
-        // Move the keyword index: old terms out of the statistics, new terms in.
-        await tx.query(
-          `UPDATE bank_terms b SET df = b.df - x.n
-           FROM (SELECT term, count(*)::int AS n FROM memory_terms
-                 WHERE project_id = $1 AND bank_id = $2 AND memory_id = ANY($3::uuid[]) GROUP BY term) x
-           WHERE b.project_id = $1 AND b.bank_id = $2 AND b.term = x.term`,
-          [projectId, bankId, ids],
-        );
-        await tx.query(
-          'DELETE FROM memory_terms WHERE project_id = $1 AND bank_id = $2 AND memory_id = ANY($3::uuid[])',
-          [projectId, bankId, ids],
-        );
+        // Move the keyword index: old terms out of the statistics (and, held by no memory any
+        // longer, out of the vocabulary: no plain word stays in an encrypted bank), new terms in.
+        await dropPostingsIn(tx, projectId, bankId, ids);
         const fresh = counts.flatMap((c) =>
-          c.terms.map((t) => ({ m: c.id, t: t.term, f: t.tf, d: c.term_count })),
+          c.retired_terms ? [] : c.terms.map((t) => ({ m: c.id, t: t.term, f: t.tf, d: c.term_count })),
         );
         if (fresh.length) {
           const json = JSON.stringify(fresh);

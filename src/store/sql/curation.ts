@@ -3,7 +3,13 @@ import type { Db, Queryable } from '../db.js';
 import { lockBank } from './bank-lock.js';
 import { lockBankForWrite } from './encryption.js';
 import { vectorLiteral } from './filters.js';
-import { deleteMemoriesIn, indexMemoriesIn, termCountOf, unindexMemoriesIn } from './memories.js';
+import {
+  deleteMemoriesIn,
+  dropPostingsIn,
+  indexMemoriesIn,
+  termCountOf,
+  unindexMemoriesIn,
+} from './memories.js';
 
 /** One change a client made to a memory (PATCH .../memories/{id}). */
 export interface MemoryCuration {
@@ -111,6 +117,49 @@ async function dropDerivedIn(
   return { deleted, requeued: redo.length };
 }
 
+/**
+ * Takes an invalidated memory out of the keyword index and its entities' mention counts, or puts
+ * it back (`retire: false`), exactly: its postings move to `memories.retired_terms` and back
+ * with the document frequencies they count in, and a vocabulary term no memory holds any longer
+ * goes (a later forget of the memory must find none of its words left). Its entity links stay:
+ * an edit or a restore needs them. Runs inside the caller's transaction, under the bank lock.
+ */
+async function retireIn(tx: Queryable, projectId: string, bankId: string, id: string, retire: boolean) {
+  const p = [projectId, bankId, id];
+  if (retire) {
+    await tx.query(
+      `UPDATE memories SET retired_terms = (SELECT coalesce(jsonb_object_agg(term, tf), '{}'::jsonb) FROM memory_terms
+         WHERE project_id = $1 AND bank_id = $2 AND memory_id = $3)
+       WHERE project_id = $1 AND bank_id = $2 AND id = $3`,
+      p,
+    );
+    await dropPostingsIn(tx, projectId, bankId, [id]);
+  } else {
+    await tx.query(
+      `WITH back AS (SELECT r.key AS term, r.value::real AS tf, m.term_count AS dl
+                     FROM memories m CROSS JOIN LATERAL jsonb_each_text(m.retired_terms) r
+                     WHERE m.project_id = $1 AND m.bank_id = $2 AND m.id = $3),
+       posted AS (INSERT INTO memory_terms (project_id, bank_id, memory_id, term, tf, dl)
+                  SELECT $1, $2, $3, term, tf, dl FROM back)
+       INSERT INTO bank_terms (project_id, bank_id, term, df)
+       SELECT $1, $2, term, 1 FROM back ORDER BY term
+       ON CONFLICT (project_id, bank_id, term) DO UPDATE SET df = bank_terms.df + 1`,
+      p,
+    );
+    await tx.query(
+      'UPDATE memories SET retired_terms = NULL WHERE project_id = $1 AND bank_id = $2 AND id = $3',
+      p,
+    );
+  }
+  await tx.query(
+    `UPDATE entities e SET mention_count = greatest(e.mention_count + $4 * x.n, 0)
+     FROM (SELECT entity_id, count(*)::int AS n FROM memory_entities
+           WHERE project_id = $1 AND bank_id = $2 AND memory_id = $3 GROUP BY entity_id) x
+     WHERE e.project_id = $1 AND e.bank_id = $2 AND e.id = x.entity_id`,
+    [...p, retire ? -1 : 1],
+  );
+}
+
 const CONSOLIDATED = `EXISTS (SELECT 1 FROM observations o
   WHERE o.project_id = m.project_id AND o.bank_id = m.bank_id AND o.id = m.id)`;
 
@@ -159,6 +208,11 @@ export function curationQueries(db: Db): CurationStore {
           [...p, state, change.reason !== undefined, change.reason ?? null],
         );
         let derived = { deleted: 0, requeued: 0 };
+        // An invalidated memory is out of the keyword index and its entities' counts: back in
+        // first when it is restored or edited (an edit replaces what is indexed), out again at
+        // the end when it stays invalidated.
+        const indexed = row.state === 'valid' || state === 'valid' || change.content !== undefined;
+        if (row.state === 'invalidated' && indexed) await retireIn(tx, projectId, bankId, id, false);
         if (change.content) {
           const m = change.content.memory;
           await unindexMemoriesIn(tx, projectId, bankId, [id]);
@@ -191,6 +245,7 @@ export function curationQueries(db: Db): CurationStore {
           );
           events.push({ event: 'edited', fields: change.content.fields });
         }
+        if (state === 'invalidated' && indexed) await retireIn(tx, projectId, bankId, id, true);
         // What was derived from what it said no longer stands: an edit or an invalidation takes
         // it back; a memory made valid again is consolidated (again).
         if (change.content || events.some((e) => e.event === 'invalidated'))

@@ -24,6 +24,15 @@ export interface DocumentStore {
     bankId: string,
     filter: MemoryFilter & { q?: string; qTerms?: string[][] },
   ): Promise<number>;
+  /**
+   * How many memories each of these documents holds (every type and state, as `countMemories`
+   * with `documentId` counts), in one query; a document holding none is left out.
+   */
+  documentMemoryCounts(
+    projectId: string,
+    bankId: string,
+    documentIds: string[],
+  ): Promise<Map<string, number>>;
 }
 
 const DOC_SELECT = `SELECT d.id, d.bank_id, d.content_hash, d.created_at, d.updated_at,
@@ -95,6 +104,15 @@ export function documentQueries(db: Db): DocumentStore {
         params,
       );
       return rows[0]!.n;
+    },
+    async documentMemoryCounts(projectId, bankId, documentIds) {
+      if (documentIds.length === 0) return new Map();
+      const rows = await db.query<{ id: string; n: number }>(
+        `SELECT document_id AS id, count(*)::int AS n FROM memories
+          WHERE project_id = $1 AND bank_id = $2 AND document_id = ANY($3::text[]) GROUP BY document_id`,
+        [projectId, bankId, documentIds],
+      );
+      return new Map(rows.map((r) => [r.id, r.n]));
     },
   };
 }

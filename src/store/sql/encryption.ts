@@ -38,15 +38,18 @@ export interface BankKeyStore {
 const KEY_COLUMNS = 'wrapped_key AS wrapped, master_fingerprint AS fingerprint, converting';
 
 /**
- * `AND EXISTS (...)` per group of alternative terms: the memory (alias `m`) holds one of each
- * group's terms. Lets `q` match whole words in banks whose text the database cannot read.
+ * `AND (...)` per group of alternative terms: the memory (alias `m`) holds one of each group's
+ * terms, in the index or, invalidated, kept in its row. Lets `q` match whole words in banks
+ * whose text the database cannot read.
  */
 export function termGroupsClause(groups: string[][], params: unknown[], alias: string): string {
   return groups
     .map((group) => {
       params.push(group);
-      return ` AND EXISTS (SELECT 1 FROM memory_terms qt WHERE qt.project_id = ${alias}.project_id
-        AND qt.bank_id = ${alias}.bank_id AND qt.memory_id = ${alias}.id AND qt.term = ANY($${params.length}::text[]))`;
+      const n = params.length;
+      return ` AND (EXISTS (SELECT 1 FROM memory_terms qt WHERE qt.project_id = ${alias}.project_id
+        AND qt.bank_id = ${alias}.bank_id AND qt.memory_id = ${alias}.id AND qt.term = ANY($${n}::text[]))
+        OR jsonb_exists_any(${alias}.retired_terms, $${n}::text[]))`;
     })
     .join('');
 }
@@ -63,16 +66,15 @@ export async function lockBankForWrite(
   memories: { encrypted?: boolean }[],
 ): Promise<void> {
   const wanted = await lockTarget(tx, projectId, bankId);
-  if (wanted !== null && memories.some((m) => (m.encrypted ?? false) !== wanted)) {
-    throw new AppError(
-      'conflict',
-      `the encryption setting of bank '${bankId}' changed during the write; retry`,
-      {
-        extra: { reason: ENCRYPTION_CHANGED },
-      },
-    );
-  }
+  if (wanted !== null && memories.some((m) => (m.encrypted ?? false) !== wanted))
+    throw encryptionChanged(bankId);
 }
+
+/** What was prepared in one form meets a bank that wants the other: the caller prepares it again. */
+export const encryptionChanged = (bankId: string) =>
+  new AppError('conflict', `the encryption setting of bank '${bankId}' changed during the write; retry`, {
+    extra: { reason: ENCRYPTION_CHANGED },
+  });
 
 /** Locks the bank row (`lockBank`) and says whether its config wants encryption. */
 export async function lockTarget(tx: Queryable, projectId: string, bankId: string): Promise<boolean | null> {

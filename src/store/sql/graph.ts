@@ -19,8 +19,8 @@ export interface GraphStore {
     memoryIds: string[],
   ): Promise<{ memory_id: string; entity_id: string }[]>;
   /**
-   * Up to `perEntity` memories mentioning each entity: observations first, then the most
-   * recently mentioned.
+   * Up to `perEntity` valid memories mentioning each entity (an invalidated one is no
+   * mention): observations first, then the most recently mentioned.
    */
   memoriesOfEntities(
     projectId: string,
@@ -29,7 +29,7 @@ export interface GraphStore {
     perEntity: number,
   ): Promise<{ entity_id: string; memory_id: string }[]>;
   /**
-   * Pairs of entities mentioned by the same memories, at least `minCount` times, most often
+   * Pairs of entities mentioned by the same valid memories, at least `minCount` times, most often
    * first; `total` counts every such pair.
    */
   entityCooccurrences(
@@ -98,7 +98,7 @@ export function graphQueries(db: Db): GraphStore {
          CROSS JOIN LATERAL (
            SELECT m.id::text AS memory_id FROM memory_entities me JOIN memories m
              ON m.project_id = me.project_id AND m.bank_id = me.bank_id AND m.id = me.memory_id
-           WHERE me.project_id = $1 AND me.bank_id = $2 AND me.entity_id = x.entity_id
+           WHERE me.project_id = $1 AND me.bank_id = $2 AND me.entity_id = x.entity_id AND m.state = 'valid'
            ORDER BY (m.type = 'observation') DESC, m.mentioned_at DESC NULLS LAST, m.seq DESC
            LIMIT $4) f`,
         [projectId, bankId, entityIds, perEntity],
@@ -114,7 +114,7 @@ export function graphQueries(db: Db): GraphStore {
              ON b.project_id = a.project_id AND b.bank_id = a.bank_id AND b.memory_id = a.memory_id
             AND b.entity_id > a.entity_id
            JOIN memories m ON m.project_id = a.project_id AND m.bank_id = a.bank_id AND m.id = a.memory_id
-          WHERE a.project_id = $1 AND a.bank_id = $2
+          WHERE a.project_id = $1 AND a.bank_id = $2 AND m.state = 'valid'
           GROUP BY a.entity_id, b.entity_id HAVING count(*) >= $3
           ORDER BY count DESC, a.entity_id, b.entity_id LIMIT $4`,
         [projectId, bankId, q.minCount, q.limit],

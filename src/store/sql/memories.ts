@@ -152,10 +152,13 @@ export async function deleteMemoriesIn(
      WHERE b.project_id = $1 AND b.bank_id = $2 AND b.term = x.term`,
     [projectId, bankId, ids],
   );
+  // An invalidated memory is no mention (curation took it out of the counts already).
   await tx.query(
     `UPDATE entities e SET mention_count = greatest(e.mention_count - x.n, 0)
-     FROM (SELECT entity_id, count(*)::int AS n FROM memory_entities
-           WHERE project_id = $1 AND bank_id = $2 AND memory_id = ANY($3::uuid[]) GROUP BY entity_id) x
+     FROM (SELECT me.entity_id, count(*)::int AS n FROM memory_entities me
+           JOIN memories m ON m.project_id = me.project_id AND m.bank_id = me.bank_id AND m.id = me.memory_id
+           WHERE me.project_id = $1 AND me.bank_id = $2 AND me.memory_id = ANY($3::uuid[]) AND m.state = 'valid'
+           GROUP BY me.entity_id) x
      WHERE e.project_id = $1 AND e.bank_id = $2 AND e.id = x.entity_id`,
     [projectId, bankId, ids],
   );
@@ -264,6 +267,31 @@ export async function indexMemoriesIn(
 }
 
 /**
+ * Removes the keyword postings of memories whose rows stay, keeping the bank's document
+ * frequencies exact; a term no memory holds any longer leaves the vocabulary (`bank_terms`), so
+ * no word of a text taken back (an edit's old text, an invalidated memory's) is left behind.
+ */
+export async function dropPostingsIn(tx: Queryable, projectId: string, bankId: string, ids: string[]) {
+  const p = [projectId, bankId, ids];
+  const touched = await tx.query<{ term: string }>(
+    `UPDATE bank_terms b SET df = b.df - x.n
+     FROM (SELECT term, count(*)::int AS n FROM memory_terms
+           WHERE project_id = $1 AND bank_id = $2 AND memory_id = ANY($3::uuid[]) GROUP BY term) x
+     WHERE b.project_id = $1 AND b.bank_id = $2 AND b.term = x.term RETURNING b.term`,
+    p,
+  );
+  await tx.query(
+    'DELETE FROM memory_terms WHERE project_id = $1 AND bank_id = $2 AND memory_id = ANY($3::uuid[])',
+    p,
+  );
+  if (touched.length)
+    await tx.query(
+      'DELETE FROM bank_terms WHERE project_id = $1 AND bank_id = $2 AND term = ANY($3::text[]) AND df <= 0',
+      [projectId, bankId, touched.map((t) => t.term)],
+    );
+}
+
+/**
  * Removes the keyword postings and entity links of memories whose rows stay (their text is
  * about to change), keeping the bank's document frequencies and entity counts exact.
  */
@@ -274,17 +302,7 @@ export async function unindexMemoriesIn(
   ids: string[],
 ): Promise<void> {
   const p = [projectId, bankId, ids];
-  await tx.query(
-    `UPDATE bank_terms b SET df = b.df - x.n
-     FROM (SELECT term, count(*)::int AS n FROM memory_terms
-           WHERE project_id = $1 AND bank_id = $2 AND memory_id = ANY($3::uuid[]) GROUP BY term) x
-     WHERE b.project_id = $1 AND b.bank_id = $2 AND b.term = x.term`,
-    p,
-  );
-  await tx.query(
-    'DELETE FROM memory_terms WHERE project_id = $1 AND bank_id = $2 AND memory_id = ANY($3::uuid[])',
-    p,
-  );
+  await dropPostingsIn(tx, projectId, bankId, ids);
   await tx.query(
     `UPDATE entities e SET mention_count = greatest(e.mention_count - x.n, 0)
      FROM (SELECT entity_id, count(*)::int AS n FROM memory_entities

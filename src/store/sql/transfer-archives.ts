@@ -1,4 +1,5 @@
 import type { Db } from '../db.js';
+import { encryptionChanged } from './encryption.js';
 
 /** A stored document-transfer archive: what its download needs, and its bytes as stored. */
 export interface TransferArchiveRecord {
@@ -19,7 +20,11 @@ export type NewTransferArchive = Omit<TransferArchiveRecord, 'bank_id' | 'create
 
 /** The archives of document-transfer exports, kept for their download until they expire. */
 export interface TransferArchiveStore {
-  /** Stores an archive; false (nothing stored) when the bank is gone meanwhile. */
+  /**
+   * Stores an archive; false (nothing stored) when the bank is gone meanwhile. Refuses (a
+   * `conflict` whose reason is `ENCRYPTION_CHANGED`) an archive whose `sealed` is not the form
+   * the bank's config wants now.
+   */
   saveArchive(projectId: string, bankId: string, archive: NewTransferArchive): Promise<boolean>;
   /** The archive of the bank under `key`, unless it expired before `now`; null otherwise. */
   getArchive(
@@ -38,25 +43,36 @@ const COLUMNS =
 export function transferArchiveQueries(db: Db): TransferArchiveStore {
   return {
     async saveArchive(projectId, bankId, a) {
-      const rows = await db.query(
-        `INSERT INTO transfer_archives (project_id, bank_id, key, operation_id, filename, byte_size, sealed, data, expires_at)
+      return db.transaction(async (tx) => {
+        // Under the bank row's lock, which a switch of its encryption takes too: an archive
+        // sealed (or not) for the form the bank no longer wants is refused, never stored.
+        const wanted = await tx.query<{ managed: boolean }>(
+          `SELECT coalesce(config->>'encryption', 'none') = 'managed' AS managed FROM banks
+            WHERE project_id = $1 AND id = $2 FOR SHARE`,
+          [projectId, bankId],
+        );
+        if (!wanted[0]) return false;
+        if (wanted[0].managed !== a.sealed) throw encryptionChanged(bankId);
+        const rows = await tx.query(
+          `INSERT INTO transfer_archives (project_id, bank_id, key, operation_id, filename, byte_size, sealed, data, expires_at)
          SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9
           WHERE EXISTS (SELECT 1 FROM banks WHERE project_id = $1 AND id = $2)
          ON CONFLICT (project_id, bank_id, key) DO NOTHING
          RETURNING 1`,
-        [
-          projectId,
-          bankId,
-          a.key,
-          a.operation_id,
-          a.filename,
-          a.byte_size,
-          a.sealed,
-          a.data,
-          a.expires_at.toISOString(),
-        ],
-      );
-      return rows.length > 0;
+          [
+            projectId,
+            bankId,
+            a.key,
+            a.operation_id,
+            a.filename,
+            a.byte_size,
+            a.sealed,
+            a.data,
+            a.expires_at.toISOString(),
+          ],
+        );
+        return rows.length > 0;
+      });
     },
 
     async getArchive(projectId, bankId, key, now) {
