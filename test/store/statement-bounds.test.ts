@@ -164,7 +164,7 @@ for (const engine of ENGINES) {
       const statements = of(/WITH found AS/);
       assert.ok(statements.length >= Math.ceil(keys.length / LOOKUPS_PER_STATEMENT));
       assert.ok(
-        statements.every((st) => st.turned),
+        statements.slice(1).every((st) => st.turned),
         'a turn of the event loop between two lookups',
       );
       for (const s of statements) assert.ok(s.rows <= 2 * LOOKUPS_PER_STATEMENT, `${s.rows} names and words`);

@@ -1,5 +1,6 @@
 import type { Entity } from '../records.js';
 import type { Db } from '../db.js';
+import { breathe } from './memories.js';
 
 /** What Retain reads before it writes, and the bank's language model usage counters. */
 export interface IntakeStore {
@@ -49,6 +50,7 @@ export function intakeQueries(db: Db): IntakeStore {
       const found = new Map<string, Entity & { name_key: string }>();
       const allWords = [...new Set(words)];
       for (let i = 0; i < Math.max(keys.length, allWords.length); i += LOOKUPS_PER_STATEMENT) {
+        if (i > 0) await breathe();
         for (const e of await findEntitiesPart(
           db,
           projectId,
