@@ -50,6 +50,7 @@ const RELEASED: Record<number, string> = {
   33: 'df1c18a59c51c30ca16cc283cfde8c9286bfec30c36c7c2365fb65db9020832c',
   34: '409a501cdd21763df211f02c18a23bfd07a273e53f35251f045f867c986cb272',
   35: '1671446021159c154d3b8638c888e526727c12309faf2dea5f0c1d8f73cec648',
+  37: '1bc12d3f3ab5d8a84257c5735a7152e0f00f19a2674d34ab8435d1f079a6aadd',
 };
 
 describe('the migration list', () => {

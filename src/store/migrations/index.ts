@@ -32,6 +32,7 @@ import m0032 from './0032-temporal-ends.js';
 import m0033 from './0033-transfer-archives.js';
 import m0034 from './0034-document-sources.js';
 import m0035 from './0035-memory-curation.js';
+import m0037 from './0037-long-spans-by-end.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -67,6 +68,7 @@ export const MIGRATIONS: readonly Migration[] = [
   m0033,
   m0034,
   m0035,
+  m0037,
 ];
 
 /** The newest schema version this code knows. */
