@@ -46,8 +46,9 @@ pg.Client.prototype.query = function (this: pg.Client, ...a: unknown[]) {
       text: full,
       values: typeof q === 'string' ? undefined : (q as { values?: unknown[] }).values,
     });
-    database = (this as unknown as { database: string }).database;
   }
+  const db = (this as unknown as { database: string }).database;
+  if (db.startsWith('mnemo_t_')) database = db; // the test database, not the one it was created from
   return original.apply(this, a);
 } as typeof pg.Client.prototype.query;
 
@@ -70,6 +71,16 @@ const one = async () => {
   });
   if (r.status !== 200) throw new Error(`recall: ${r.status} ${JSON.stringify(r.body)}`);
 };
+if (argv.includes('--vacuum') && engine === 'postgres') {
+  // What autovacuum (off on the test server) would have done by now: the visibility map.
+  await one();
+  const url = new URL(process.env.MNEMO_TEST_DATABASE_URL!);
+  url.pathname = `/${database}`;
+  const c = new pg.Client({ connectionString: url.toString() });
+  await c.connect();
+  await c.query('VACUUM (ANALYZE)');
+  await c.end();
+}
 for (let i = 0; i < 100; i++) await one(); // warm-up: compile, prepare, memoize the bank's texts
 /** CPU seconds the backends this process talked to have used so far (PostgreSQL on this machine). */
 const dbCpu = () => {
@@ -153,6 +164,17 @@ if (engine === 'postgres' && argv.includes('--each')) {
     const after = own();
     const ms = (performance.now() - started) / runs;
     if (argv.includes('--plans') && /^SELECT (ch|m\.id)/.test(text)) {
+      // The keyword function's own statement too: auto_explain sends nested plans as notices.
+      const notices: string[] = [];
+      const onNotice = (n: { message?: string }) => notices.push(n.message ?? '');
+      c.on('notice', onNotice);
+      await c.query(
+        "LOAD 'auto_explain'; SET LOCAL auto_explain.log_min_duration = 0; SET LOCAL auto_explain.log_analyze = on; SET LOCAL auto_explain.log_buffers = on; SET LOCAL auto_explain.log_nested_statements = on; SET LOCAL client_min_messages = log",
+      );
+      await c.query({ name, text, values });
+      await c.query('SET LOCAL auto_explain.log_min_duration = -1; SET LOCAL client_min_messages = notice');
+      c.off('notice', onNotice);
+      process.stdout.write(`${notices.filter((n) => n.includes('mnemo_keyword_search') || n.includes('WITH stats')).join('\n')}\n`);
       await c.query(`PREPARE each_plan AS ${text}`);
       const plan = await c.query(
         `EXPLAIN (ANALYZE, BUFFERS) EXECUTE each_plan(${(values ?? []).map((v) => (v === null ? 'NULL' : `'${(Array.isArray(v) ? `{${v.map((x) => JSON.stringify(x)).join(',')}}` : v instanceof Date ? v.toISOString() : String(v)).replace(/'/g, "''")}'`)).join(', ')})`,
