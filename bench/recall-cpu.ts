@@ -174,7 +174,9 @@ if (engine === 'postgres' && argv.includes('--each')) {
       await c.query({ name, text, values });
       await c.query('SET LOCAL auto_explain.log_min_duration = -1; SET LOCAL client_min_messages = notice');
       c.off('notice', onNotice);
-      process.stdout.write(`${notices.filter((n) => n.includes('mnemo_keyword_search') || n.includes('WITH stats')).join('\n')}\n`);
+      process.stdout.write(
+        `${notices.filter((n) => n.includes('mnemo_keyword_search') || n.includes('WITH stats')).join('\n')}\n`,
+      );
       await c.query(`PREPARE each_plan AS ${text}`);
       const plan = await c.query(
         `EXPLAIN (ANALYZE, BUFFERS) EXECUTE each_plan(${(values ?? []).map((v) => (v === null ? 'NULL' : `'${(Array.isArray(v) ? `{${v.map((x) => JSON.stringify(x)).join(',')}}` : v instanceof Date ? v.toISOString() : String(v)).replace(/'/g, "''")}'`)).join(', ')})`,
