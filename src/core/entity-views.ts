@@ -148,7 +148,7 @@ export async function entityGraph(
 const withSections = new WeakMap<object, Map<number | null, unknown>>();
 
 /** The answer with its `entities` section: null when `maxTokens` is null (asked away). */
-export async function withEntities<T extends { results: { id: string }[] }>(
+export async function withEntities<T extends { results: { id: string; entities?: readonly string[] }[] }>(
   s: Services,
   projectId: string,
   bankId: string,
@@ -158,16 +158,21 @@ export async function withEntities<T extends { results: { id: string }[] }>(
   const kept = Object.isFrozen(answer) ? withSections.get(answer) : undefined;
   const hit = kept?.get(maxTokens) as (T & { entities: Record<string, EntityState> | null }) | undefined;
   if (hit) return hit;
+  // Each result names its entities (read in the Recall's snapshot): when none names any, the
+  // section is empty without a statement to find their links.
+  const unnamed = answer.results.every((r) => r.entities?.length === 0);
   const entities =
     maxTokens === null
       ? null
-      : await entityStates(
-          s,
-          projectId,
-          bankId,
-          answer.results.map((r) => r.id),
-          maxTokens,
-        );
+      : unnamed
+        ? (Object.create(null) as Record<string, EntityState>)
+        : await entityStates(
+            s,
+            projectId,
+            bankId,
+            answer.results.map((r) => r.id),
+            maxTokens,
+          );
   const full = { ...answer, entities };
   if (Object.isFrozen(answer)) {
     const sections = kept ?? new Map<number | null, unknown>();

@@ -36,6 +36,8 @@ interface PlanNode {
   'Relation Name'?: string;
   'Actual Rows': number;
   'Actual Loops': number;
+  /** Rows a scan read and its filter then dropped (per loop). */
+  'Rows Removed by Filter'?: number;
   Plans?: PlanNode[];
 }
 
@@ -99,6 +101,8 @@ for (const engine of ENGINES) {
       { name: 'a month', start: new Date(T0 + 60 * DAY), end: new Date(T0 + 90 * DAY) },
       { name: 'a day', start: new Date(T0 + 100 * DAY), end: new Date(T0 + 101 * DAY) },
       { name: 'before everything', start: new Date(T0 - 900 * DAY), end: new Date(T0 - 800 * DAY) },
+      // Later than every long span's end, though all of them start before its middle.
+      { name: 'after everything', start: new Date(T0 + 900 * DAY), end: new Date(T0 + 1000 * DAY) },
     ];
     for (const w of windows) {
       test(`${w.name}: the scores of scoring every row of the window`, async () => {
@@ -111,27 +115,49 @@ for (const engine of ENGINES) {
       });
     }
 
+    /** Rows of memories the last temporal statement read, and its plan's text; after no sequential scan. */
+    const rowsRead = async () => {
+      assert.ok(last, 'the temporal statement ran');
+      const { sql, params } = last;
+      const [row] = await db.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(
+        `EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`,
+        params,
+      );
+      const all = nodes(row!['QUERY PLAN'][0]!.Plan);
+      const scans = all.filter((n) => n['Relation Name'] === 'memories');
+      assert.ok(scans.length > 0);
+      const plan = (await db.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${sql}`, params))
+        .map((r) => r['QUERY PLAN'])
+        .join('\n');
+      assert.deepEqual(
+        scans.filter((n) => n['Node Type'] === 'Seq Scan').map((n) => n['Node Type']),
+        [],
+        `memories only through indexes:\n${plan}`,
+      );
+      const read = scans.reduce(
+        (a, n) => a + (n['Actual Rows'] + (n['Rows Removed by Filter'] ?? 0)) * n['Actual Loops'],
+        0,
+      );
+      return { read, plan };
+    };
+
     // Plans are checked on PostgreSQL, where deployments that grow to a million memories run.
-    if (engine === 'postgres')
+    if (engine === 'postgres') {
       test('a window over the whole bank reads a few dozen rows through indexes', async () => {
         await store.temporalSearch('default', 'big', windows[0]!, {}, LIMIT);
-        assert.ok(last, 'the temporal statement ran');
-        const [row] = await db.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(
-          `EXPLAIN (ANALYZE, FORMAT JSON) ${last.sql}`,
-          last.params,
-        );
-        const all = nodes(row!['QUERY PLAN'][0]!.Plan);
-        const scans = all.filter((n) => n['Relation Name'] === 'memories');
-        assert.ok(scans.length > 0);
-        assert.deepEqual(
-          scans.filter((n) => n['Node Type'] === 'Seq Scan').map((n) => n['Node Type']),
-          [],
-          `memories only through indexes:\n${(await db.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${last.sql}`, last.params)).map((r) => r['QUERY PLAN']).join('\n')}`,
-        );
-        const read = scans.reduce((a, n) => a + n['Actual Rows'] * n['Actual Loops'], 0);
+        const { read } = await rowsRead();
         // Six parts of at most LIMIT rows each (ties of one time may add a few); the spans over the
         // middle read at most ten rows per hit before their filter.
         assert.ok(read <= 16 * LIMIT, `read ${read} rows of a window holding ${SIZE}`);
       });
+
+      test('a window after every long span reads none of them', async () => {
+        // 400 spans of a year, all starting before the window's middle and ending before it:
+        // found by their start, each was read to test its end.
+        await store.temporalSearch('default', 'big', windows[4]!, {}, LIMIT);
+        const { read, plan } = await rowsRead();
+        assert.ok(read <= 16 * LIMIT, `read ${read} rows for a window past every memory:\n${plan}`);
+      });
+    }
   });
 }

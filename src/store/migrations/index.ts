@@ -33,6 +33,7 @@ import m0033 from './0033-transfer-archives.js';
 import m0034 from './0034-document-sources.js';
 import m0035 from './0035-memory-curation.js';
 import m0036 from './0036-operation-payload-parts.js';
+import m0037 from './0037-long-spans-by-end.js';
 import m0039 from './0039-retired-postings.js';
 import type { Migration } from './migration.js';
 
@@ -70,6 +71,7 @@ export const MIGRATIONS: readonly Migration[] = [
   m0034,
   m0035,
   m0036,
+  m0037,
   m0039,
 ];
 

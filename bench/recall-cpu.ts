@@ -1,0 +1,194 @@
+/**
+ * CPU of one computed Recall, in-process, statement by statement: a bank of `--memories`
+ * synthetic memories (as the load benchmark seeds), then `--recalls` Recalls of new queries one
+ * after another through the app (no HTTP socket). Prints the process CPU per Recall, the
+ * PostgreSQL backends' CPU per Recall, and every statement one Recall sends, with how often.
+ *
+ * Run: `npx tsx bench/recall-cpu.ts [--engine pglite|postgres] [--memories 10000] [--recalls 300]
+ *   [--cpu-prof FILE] [--each [--plans]]` (PostgreSQL needs MNEMO_TEST_DATABASE_URL). `--cpu-prof`: a V8
+ * profile of the measured Recalls; `--each`: each statement alone, 50 runs, its backend's CPU per
+ * run; `--plans`: EXPLAIN (ANALYZE, BUFFERS) of the channels and the candidates.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
+import { loadavg } from 'node:os';
+import pg from 'pg';
+import { type EngineName, openTestStore } from '../test/helpers/engines.js';
+import { testApp } from '../test/helpers/app.js';
+import { BANK, RECALL_MAX_TOKENS, sentence, variedQueries } from './load-driver.js';
+
+const argv = process.argv.slice(2);
+const arg = (name: string, dflt: string) => {
+  const i = argv.indexOf(`--${name}`);
+  return i >= 0 ? argv[i + 1]! : dflt;
+};
+const engine = arg('engine', 'postgres') as EngineName;
+const memories = Number(arg('memories', '10000'));
+const recalls = Number(arg('recalls', '300'));
+
+// Every statement text the driver sends (PostgreSQL), counted while `counting`.
+const sent = new Map<string, number>();
+/** The last full text and parameters of each statement counted, to run alone with `--each`. */
+const last = new Map<string, { text: string; values?: unknown[] }>();
+let database = '';
+let counting = false;
+const backends = new Set<number>();
+const original = pg.Client.prototype.query as (...a: unknown[]) => unknown;
+pg.Client.prototype.query = function (this: pg.Client, ...a: unknown[]) {
+  const pid = (this as unknown as { processID?: number }).processID;
+  if (pid) backends.add(pid);
+  if (counting) {
+    const q = a[0] as string | { text?: string };
+    const full = typeof q === 'string' ? q : (q?.text ?? '?');
+    const text = full.replace(/\s+/g, ' ').slice(0, 110);
+    sent.set(text, (sent.get(text) ?? 0) + 1);
+    last.set(text, {
+      text: full,
+      values: typeof q === 'string' ? undefined : (q as { values?: unknown[] }).values,
+    });
+  }
+  const db = (this as unknown as { database: string }).database;
+  if (db.startsWith('mnemo_t_')) database = db; // the test database, not the one it was created from
+  return original.apply(this, a);
+} as typeof pg.Client.prototype.query;
+
+const store = await openTestStore(engine);
+const t = await testApp(engine, { store, recallCacheSize: 0 });
+const path = `/v1/default/banks/${encodeURIComponent(BANK)}/memories`;
+for (let i = 0; i < memories; i += 500) {
+  const items = Array.from({ length: Math.min(500, memories - i) }, (_, k) => ({
+    content: sentence(i + k),
+    fact_type: 'world',
+    timestamp: new Date(Date.UTC(2023, 0, 1) + (i + k) * 3_600_000).toISOString(),
+  }));
+  const r = await t.call('POST', path, { body: { items } });
+  if (r.status !== 200) throw new Error(`seeding: ${r.status} ${JSON.stringify(r.body)}`);
+}
+const next = variedQueries(7);
+const one = async () => {
+  const r = await t.call('POST', `${path}/recall`, {
+    body: { query: next(), budget: 'mid', max_tokens: RECALL_MAX_TOKENS },
+  });
+  if (r.status !== 200) throw new Error(`recall: ${r.status} ${JSON.stringify(r.body)}`);
+};
+if (argv.includes('--vacuum') && engine === 'postgres') {
+  // What autovacuum (off on the test server) would have done by now: the visibility map.
+  await one();
+  const url = new URL(process.env.MNEMO_TEST_DATABASE_URL!);
+  url.pathname = `/${database}`;
+  const c = new pg.Client({ connectionString: url.toString() });
+  await c.connect();
+  await c.query('VACUUM (ANALYZE)');
+  await c.end();
+}
+for (let i = 0; i < 100; i++) await one(); // warm-up: compile, prepare, memoize the bank's texts
+/** CPU seconds the backends this process talked to have used so far (PostgreSQL on this machine). */
+const dbCpu = () => {
+  let sum = 0;
+  for (const pid of backends) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      sum += (Number(f[11]) + Number(f[12])) / 100;
+    } catch {}
+  }
+  return sum;
+};
+const db0 = dbCpu();
+const cpu0 = process.cpuUsage();
+const wall0 = performance.now();
+const profile = arg('cpu-prof', '');
+const session = profile ? new Session() : null;
+const post = (method: string, params?: object) =>
+  new Promise<unknown>((resolve, reject) =>
+    session!.post(method, params, (err, r) => (err ? reject(err) : resolve(r))),
+  );
+if (session) {
+  session.connect();
+  await post('Profiler.enable');
+  await post('Profiler.setSamplingInterval', { interval: 200 });
+  await post('Profiler.start');
+}
+counting = true;
+for (let i = 0; i < recalls; i++) await one();
+counting = false;
+if (session) {
+  const { profile: p } = (await post('Profiler.stop')) as { profile: unknown };
+  writeFileSync(profile, JSON.stringify(p));
+}
+const cpu = process.cpuUsage(cpu0);
+const wall = performance.now() - wall0;
+const db1 = dbCpu();
+process.stdout.write(
+  `${engine}, ${memories} memories, ${recalls} Recalls: Node ${((cpu.user + cpu.system) / 1000 / recalls).toFixed(2)} ms CPU per Recall (user ${(cpu.user / 1000 / recalls).toFixed(2)}, system ${(cpu.system / 1000 / recalls).toFixed(2)}), database ${(((db1 - db0) * 1000) / recalls).toFixed(2)} ms, wall ${(wall / recalls).toFixed(2)} ms; load ${loadavg()[0]!.toFixed(1)}\n`,
+);
+for (const [text, n] of [...sent].sort((a, b) => b[1] - a[1]))
+  process.stdout.write(`${(n / recalls).toFixed(2).padStart(6)} ${text}\n`);
+if (engine === 'postgres' && argv.includes('--each')) {
+  // The last statements seen are those of a query with a window relative to today, over a bank
+  // of older memories: every channel runs.
+  counting = true;
+  await t.call('POST', `${path}/recall`, {
+    body: {
+      query: 'What did Alice cook at the market last week?',
+      budget: 'mid',
+      max_tokens: RECALL_MAX_TOKENS,
+    },
+  });
+  counting = false;
+  // Each statement alone, 50 times on one connection (prepared, with the vector walk's settings
+  // in its transaction): its backend's CPU per run.
+  const url = new URL(process.env.MNEMO_TEST_DATABASE_URL!);
+  url.pathname = `/${database}`;
+  const c = new pg.Client({ connectionString: url.toString() });
+  await c.connect();
+  const pid = (await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+  const own = (): number => {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) / 100;
+  };
+  let i = 0;
+  for (const [short, { text, values }] of last) {
+    if (/^(BEGIN|COMMIT)/.test(text)) continue;
+    const name = `each_${++i}`;
+    const runs = 50;
+    await c.query('BEGIN');
+    await c.query(
+      "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', '200', true), set_config('plan_cache_mode', 'force_custom_plan', true)",
+    );
+    await c.query({ name, text, values });
+    const before = own();
+    const started = performance.now();
+    for (let k = 0; k < runs; k++) await c.query({ name, text, values });
+    const after = own();
+    const ms = (performance.now() - started) / runs;
+    if (argv.includes('--plans') && /^SELECT (ch|m\.id)/.test(text)) {
+      // The keyword function's own statement too: auto_explain sends nested plans as notices.
+      const notices: string[] = [];
+      const onNotice = (n: { message?: string }) => notices.push(n.message ?? '');
+      c.on('notice', onNotice);
+      await c.query(
+        "LOAD 'auto_explain'; SET LOCAL auto_explain.log_min_duration = 0; SET LOCAL auto_explain.log_analyze = on; SET LOCAL auto_explain.log_buffers = on; SET LOCAL auto_explain.log_nested_statements = on; SET LOCAL client_min_messages = log",
+      );
+      await c.query({ name, text, values });
+      await c.query('SET LOCAL auto_explain.log_min_duration = -1; SET LOCAL client_min_messages = notice');
+      c.off('notice', onNotice);
+      process.stdout.write(
+        `${notices.filter((n) => n.includes('mnemo_keyword_search') || n.includes('WITH stats')).join('\n')}\n`,
+      );
+      await c.query(`PREPARE each_plan AS ${text}`);
+      const plan = await c.query(
+        `EXPLAIN (ANALYZE, BUFFERS) EXECUTE each_plan(${(values ?? []).map((v) => (v === null ? 'NULL' : `'${(Array.isArray(v) ? `{${v.map((x) => JSON.stringify(x)).join(',')}}` : v instanceof Date ? v.toISOString() : String(v)).replace(/'/g, "''")}'`)).join(', ')})`,
+      );
+      process.stdout.write(`${plan.rows.map((r) => r['QUERY PLAN']).join('\n')}\n`);
+      await c.query('DEALLOCATE each_plan');
+    }
+    await c.query('ROLLBACK');
+    process.stdout.write(
+      `${(((after - before) * 1000) / runs).toFixed(2).padStart(6)} ms CPU ${ms.toFixed(2).padStart(6)} ms wall  ${short}\n`,
+    );
+  }
+  await c.end();
+}
+await t.close();
