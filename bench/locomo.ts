@@ -7,7 +7,7 @@
  * the same turns (bench/bm25.ts), computed on the questions asked.
  *
  * Run: `npx tsx bench/locomo.ts [--per-turn] [--engine postgres] [--config '{"enable_reranking":false}']
- * [--samples conv-26,conv-30] [--categories 1,3] [--explain]` (or `npm run bench -- locomo`).
+ * [--samples conv-26,conv-30] [--categories 1,3] [--explain | --diagnose]` (or `npm run bench -- locomo`).
  * `--explain` prints, for every evidence turn outside the top 10, its rank, each channel's rank
  * and score for it, and what outranks it. MNEMO_LOCOMO_FILE overrides the data file.
  */
@@ -323,7 +323,7 @@ export function locomoArgs(argv: string[]): LocomoOptions {
     else if (a === '--config') opts.config = JSON.parse(argv[++i] ?? '{}');
     else if (a === '--samples') opts.samples = (argv[++i] ?? '').split(',');
     else if (a === '--categories') opts.categories = (argv[++i] ?? '').split(',').map(Number);
-    else if (a === '--explain') opts.explain = true;
+    else if (a === '--explain' || a === '--diagnose') opts.explain = true;
   }
   return opts;
 }

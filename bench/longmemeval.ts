@@ -7,7 +7,7 @@
  * `question_date`. Beside every figure, BM25 over the same turns (bench/bm25.ts).
  *
  * Run: `npm run bench -- longmemeval [--types temporal-reasoning,multi-session] [--limit 5]
- * [--explain] [--engine postgres] [--config '{"enable_reranking":false}']`.
+ * [--explain | --diagnose] [--engine postgres] [--config '{"enable_reranking":false}']`.
  * `--limit N` keeps the first N questions of each type; `--explain` prints, for every gold turn
  * outside the top 10, its rank, each channel's rank and score for it, and what outranks it.
  * MNEMO_LONGMEMEVAL_FILE overrides the data file.
@@ -290,7 +290,7 @@ export function longMemEvalArgs(argv: string[]): LongMemEvalOptions {
     if (a === '--types') opts.types = (argv[++i] ?? '').split(',');
     else if (a === '--limit') opts.limit = Number(argv[++i]);
     else if (a === '--questions') opts.questions = (argv[++i] ?? '').split(',');
-    else if (a === '--explain') opts.explain = true;
+    else if (a === '--explain' || a === '--diagnose') opts.explain = true;
     else if (a === '--engine') opts.engine = argv[++i] === 'postgres' ? 'postgres' : 'pglite';
     else if (a === '--config') opts.config = JSON.parse(argv[++i] ?? '{}');
   }

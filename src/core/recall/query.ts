@@ -63,11 +63,15 @@ const ASKS_MONEY = /\b(?:money|spen[dt]|spending|costs?|price|paid|pay|budget|do
 /**
  * Questions about time elapsed or order ("how many days passed between…", "how many weeks ago
  * did I…", "which did I do first…", "the order of…"): the answer is worked out from when things
- * happened, so the memories wanted are the dated ones that tell of the events, not ones that
- * state some number. They ask "when", not "how many".
+ * happened, so the memories wanted are the dated ones that tell of the events. Those ask "when".
+ * "How many days ago/passed/between" asks nothing else (a memory stating some number is no
+ * better); "how many days did it take … after …" may be answered by a stated duration too, so it
+ * asks both.
  */
 const ASKS_ELAPSED =
-  /\bhow many (?:minutes|hours|days|weeks|months|years)\b[^?]*\b(?:ago|passed|elapsed|since|between|before|after|when|until|later|earlier)\b/i;
+  /\bhow many (?:minutes|hours|days|weeks|months|years)\b[^?]*\b(?:ago|passed|elapsed|between|since)\b/i;
+const ASKS_DURATION =
+  /\bhow many (?:minutes|hours|days|weeks|months|years)\b[^?]*\b(?:when|before|after|until|later|earlier)\b/i;
 const ASKS_ORDER =
   /\b(?:which|what|who)\b[^?]*\b(?:first|earlier|earliest|later|latest|last)\b[^?]*\bor\b|\b(?:the|what|in) (?:order|sequence)\b[^?]*\b(?:earliest|latest|first|last)\b/i;
 
@@ -122,7 +126,7 @@ export async function analyzeQuery(
     window: parsed ? { start: parsed.start, end: parsed.end } : null,
     windowAbsolute: parsed?.absolute === true,
     anchor: parsed ? null : parseEventAnchor(query),
-    asksWhen: ASKS_WHEN.test(query) || elapsed || ASKS_ORDER.test(query),
+    asksWhen: ASKS_WHEN.test(query) || elapsed || ASKS_DURATION.test(query) || ASKS_ORDER.test(query),
     asksQuantity:
       !elapsed && ASKS_QUANTITY.test(query) ? (ASKS_MONEY.test(query) ? 'money' : 'number') : null,
     reference,
