@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { analyzeQuery } from '../../src/core/recall/query.js';
 import { bankPath, type TestApp, testApp } from '../helpers/app.js';
 import { ENGINES } from '../helpers/engines.js';
 
@@ -45,6 +46,43 @@ for (const engine of ENGINES) {
     test('a plain "how many" still wants the memory that states a number', async () => {
       const results = await recall('How many bags of wood did I buy for the smoker?');
       assert.equal(results[0], NUMBERED, results.join(' | '));
+    });
+
+    test('what each form of question asks for', async () => {
+      const asks = async (query: string) => {
+        const q = await analyzeQuery(t.services, query, new Date('2023-03-20T12:00:00Z'), undefined);
+        return { when: q.asksWhen, quantity: q.asksQuantity };
+      };
+      // Elapsed time: worked out from dates alone.
+      assert.deepEqual(await asks('How many days had passed between the fair and the concert?'), {
+        when: true,
+        quantity: null,
+      });
+      // A duration "when/after" something: a stated number can answer too.
+      assert.deepEqual(await asks('How many days did it take to arrive after I ordered it?'), {
+        when: true,
+        quantity: 'number',
+      });
+      assert.deepEqual(await asks('Which did I visit first, the zoo or the aquarium?'), {
+        when: true,
+        quantity: null,
+      });
+      // An order of purchase is not an order in time.
+      assert.deepEqual(await asks('Was my first order from the bakery cheaper than the second?'), {
+        when: false,
+        quantity: null,
+      });
+      assert.deepEqual(await asks('How many books did I buy?'), { when: false, quantity: 'number' });
+      const terms = async (query: string) =>
+        (await analyzeQuery(t.services, query, new Date(), undefined)).terms;
+      assert.deepEqual(await terms('Can you suggest some useful accessories for my phone?'), [
+        'accessori',
+        'phone',
+      ]);
+      // Not addressed to the assistant: the words are the topic.
+      assert.deepEqual(await terms('What did Melanie recommend?'), ['melani', 'recommend']);
+      // Nothing but request words: they stay.
+      assert.deepEqual(await terms('Any suggestions?'), ['suggest']);
     });
 
     test('a request for advice finds its topic, not other requests', async () => {
