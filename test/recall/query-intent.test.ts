@@ -73,6 +73,14 @@ for (const engine of ENGINES) {
         quantity: null,
       });
       assert.deepEqual(await asks('How many books did I buy?'), { when: false, quantity: 'number' });
+      const windowOf = async (query: string) =>
+        (await analyzeQuery(t.services, query, new Date('2023-03-20T12:00:00Z'), undefined)).window;
+      // Asked today, "before today" holds the whole history: no window. "Before 2020" is one.
+      assert.equal(await windowOf('Which airlines did I fly with before today?'), null);
+      assert.equal(
+        (await windowOf('Which airlines did I fly with before 2020?'))?.end.toISOString().slice(0, 4),
+        '2020',
+      );
       const terms = async (query: string) =>
         (await analyzeQuery(t.services, query, new Date(), undefined)).terms;
       assert.deepEqual(await terms('Can you suggest some useful accessories for my phone?'), [

@@ -109,6 +109,20 @@ function wordRuns(text: string): string[] {
   return out;
 }
 
+/** Earlier than anything a bank holds: where the parse starts an open range ("before 2020"). */
+const OPEN_START = Date.UTC(1900, 0, 1);
+
+/**
+ * A parsed range that rules nothing out is no range: "before today" or "until now", asked as of
+ * today, holds the whole history, and as a window it would only rank the oldest memories (the
+ * nearest its middle) and dilute the reranker.
+ */
+function informative<T extends { start: Date; end: Date }>(parsed: T | null, reference: Date): T | null {
+  if (!parsed) return null;
+  const open = parsed.start.getTime() <= OPEN_START;
+  return open && parsed.end.getTime() >= Math.floor(reference.getTime() / DAY) * DAY ? null : parsed;
+}
+
 /** Parses and embeds a recall query. */
 export async function analyzeQuery(
   s: Services,
@@ -116,7 +130,9 @@ export async function analyzeQuery(
   reference: Date,
   window: { start: Date; end: Date } | undefined,
 ): Promise<AnalyzedQuery> {
-  const parsed = window ? { ...window, absolute: true } : parseTemporalQuery(query, reference);
+  const parsed = window
+    ? { ...window, absolute: true }
+    : informative(parseTemporalQuery(query, reference), reference);
   const [vector] = await s.embedder.embed([query]);
   const elapsed = ASKS_ELAPSED.test(query);
   return {
