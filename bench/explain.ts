@@ -32,6 +32,27 @@ export interface Miss {
   results: Result[];
   /** The BM25 baseline's ranking of keys. */
   bm25: string[];
+  /** Counts each missed turn under its class (see `missClass`), keyed `<group>: <class>`. */
+  tally?: { group: string; counts: Map<string, number> };
+}
+
+/**
+ * The class of a missed gold turn: how far down Recall put it, and whether the keyword channel
+ * found it at all. "ranked 11-50" is reachable by better fusion or reranking; "below 50, keyword
+ * below 100" shares (almost) no word with the question and needs expansion by meaning.
+ */
+export function missClass(rank: number, keywordRank: number): string {
+  const where = rank < 0 || rank >= 50 ? 'below 50' : rank >= 20 ? 'ranked 21-50' : 'ranked 11-20';
+  const kw = keywordRank < 0 ? 'keyword none' : keywordRank < 100 ? 'keyword top 100' : 'keyword below 100';
+  return `${where}, ${kw}`;
+}
+
+/** The tally of `explainMisses`, as printable lines, by group then class. */
+export function formatTally(counts: Map<string, number>): string {
+  return [...counts]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([k, n]) => `  ${k}: ${n}`)
+    .join('\n');
 }
 
 const oneLine = (s: string, n: number) => {
@@ -94,6 +115,11 @@ export async function explainMisses(s: Services, miss: Miss): Promise<string> {
       const i = hits.findIndex((h) => keyOfId(h.id) === key);
       return i < 0 ? `${name} -` : `${name} #${i + 1} (${hits[i]!.score.toFixed(3)})`;
     });
+    if (miss.tally) {
+      const kwRank = channels.keyword.findIndex((h) => keyOfId(h.id) === key);
+      const k = `${miss.tally.group}: ${missClass(rank, kwRank)}`;
+      miss.tally.counts.set(k, (miss.tally.counts.get(k) ?? 0) + 1);
+    }
     const b = miss.bm25.indexOf(key);
     const text =
       result?.text ??

@@ -7,7 +7,7 @@
  * the same turns (bench/bm25.ts), computed on the questions asked.
  *
  * Run: `npx tsx bench/locomo.ts [--per-turn] [--engine postgres] [--config '{"enable_reranking":false}']
- * [--samples conv-26,conv-30] [--categories 1,3] [--explain]` (or `npm run bench -- locomo`).
+ * [--samples conv-26,conv-30] [--categories 1,3] [--explain | --diagnose]` (or `npm run bench -- locomo`).
  * `--explain` prints, for every evidence turn outside the top 10, its rank, each channel's rank
  * and score for it, and what outranks it. MNEMO_LOCOMO_FILE overrides the data file.
  */
@@ -21,7 +21,7 @@ import { startServer } from '../src/runtime/server.js';
 import { loadConfig } from '../src/config/load.js';
 import { createTestDatabase } from '../test/helpers/engines.js';
 import { Bm25 } from './bm25.js';
-import { explainMisses } from './explain.js';
+import { explainMisses, formatTally } from './explain.js';
 
 export const DEFAULT_FILE = fileURLToPath(
   new URL('../../shared/bench/locomo/locomo-dev.json', import.meta.url),
@@ -218,6 +218,7 @@ export async function benchLocomo(opts: LocomoOptions = {}): Promise<Record<stri
       ]),
     );
     const tallies = new Map<string, Tally>();
+    const missCounts = new Map<string, number>();
     const latencies: number[] = [];
     const ask = async (q: Question) => {
       const t0 = performance.now();
@@ -242,6 +243,7 @@ export async function benchLocomo(opts: LocomoOptions = {}): Promise<Record<stri
           `${await explainMisses(server.services, {
             bank: `locomo-${q.sample}`,
             title: `${q.sample} [${CATEGORIES[q.category]}] ${q.question}`,
+            tally: { group: `${q.category} ${CATEGORIES[q.category]}`, counts: missCounts },
             query: q.question,
             gold: evidence,
             keyOf: (m) => (typeof m.metadata.dia_id === 'string' ? m.metadata.dia_id : null),
@@ -268,6 +270,7 @@ export async function benchLocomo(opts: LocomoOptions = {}): Promise<Record<stri
     for (let i = 0; i < questions.length; i += PARALLEL)
       await Promise.all(questions.slice(i, i + PARALLEL).map(ask));
     const recallSeconds = (performance.now() - recallStarted) / 1000;
+    if (opts.explain) process.stderr.write(`\nmissed evidence turns by class:\n${formatTally(missCounts)}\n`);
 
     const r3 = (x: number) => Number(x.toFixed(3));
     const rows: Record<string, string | number>[] = [
@@ -323,7 +326,7 @@ export function locomoArgs(argv: string[]): LocomoOptions {
     else if (a === '--config') opts.config = JSON.parse(argv[++i] ?? '{}');
     else if (a === '--samples') opts.samples = (argv[++i] ?? '').split(',');
     else if (a === '--categories') opts.categories = (argv[++i] ?? '').split(',').map(Number);
-    else if (a === '--explain') opts.explain = true;
+    else if (a === '--explain' || a === '--diagnose') opts.explain = true;
   }
   return opts;
 }

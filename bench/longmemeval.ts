@@ -7,7 +7,7 @@
  * `question_date`. Beside every figure, BM25 over the same turns (bench/bm25.ts).
  *
  * Run: `npm run bench -- longmemeval [--types temporal-reasoning,multi-session] [--limit 5]
- * [--explain] [--engine postgres] [--config '{"enable_reranking":false}']`.
+ * [--explain | --diagnose] [--engine postgres] [--config '{"enable_reranking":false}']`.
  * `--limit N` keeps the first N questions of each type; `--explain` prints, for every gold turn
  * outside the top 10, its rank, each channel's rank and score for it, and what outranks it.
  * MNEMO_LONGMEMEVAL_FILE overrides the data file.
@@ -17,7 +17,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { ADMIN, type TestApp, testApp } from '../test/helpers/app.js';
 import { Bm25 } from './bm25.js';
-import { explainMisses } from './explain.js';
+import { explainMisses, formatTally } from './explain.js';
 
 const DEFAULT_FILE = fileURLToPath(
   new URL('../../shared/bench/longmemeval/longmemeval-s-dev.json.gz', import.meta.url),
@@ -182,6 +182,7 @@ export async function benchLongMemEval(
   const t = await testApp(opts.engine ?? 'pglite');
   try {
     const tallies = new Map<string, Tally>();
+    const missCounts = new Map<string, number>();
     const latencies: number[] = [];
     let memories = 0;
     let retainMs = 0;
@@ -227,6 +228,7 @@ export async function benchLongMemEval(
           await explainMisses(t.services, {
             bank,
             title: `${q.question_id} [${q.question_type}] ${q.question} (asked ${q.question_date}; answer: ${String(q.answer).slice(0, 120)})`,
+            tally: { group: q.question_type, counts: missCounts },
             query: q.question,
             reference: haystackDate(q.question_date),
             gold,
@@ -247,6 +249,7 @@ export async function benchLongMemEval(
       if (!opts.explain) log(`  ${done}/${questions.length} questions`);
     }
     const seconds = (performance.now() - started) / 1000;
+    if (opts.explain) log(`\nmissed gold turns by class:\n${formatTally(missCounts)}`);
 
     const r3 = (x: number) => Number(x.toFixed(3));
     const rows: Record<string, string | number>[] = [...TYPES, 'overall']
@@ -290,7 +293,7 @@ export function longMemEvalArgs(argv: string[]): LongMemEvalOptions {
     if (a === '--types') opts.types = (argv[++i] ?? '').split(',');
     else if (a === '--limit') opts.limit = Number(argv[++i]);
     else if (a === '--questions') opts.questions = (argv[++i] ?? '').split(',');
-    else if (a === '--explain') opts.explain = true;
+    else if (a === '--explain' || a === '--diagnose') opts.explain = true;
     else if (a === '--engine') opts.engine = argv[++i] === 'postgres' ? 'postgres' : 'pglite';
     else if (a === '--config') opts.config = JSON.parse(argv[++i] ?? '{}');
   }

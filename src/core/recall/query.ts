@@ -60,6 +60,41 @@ const ASKS_QUANTITY =
   /\b(?:how (?:many|much|long|old|far|often)|what (?:percentage|percent|amount|number)|total|in all|combined)\b/i;
 const ASKS_MONEY = /\b(?:money|spen[dt]|spending|costs?|price|paid|pay|budget|dollars?)\b|\$/i;
 
+/**
+ * Questions about time elapsed or order ("how many days passed between…", "how many weeks ago
+ * did I…", "which did I do first…", "the order of…"): the answer is worked out from when things
+ * happened, so the memories wanted are the dated ones that tell of the events. Those ask "when".
+ * "How many days ago/passed/between" asks nothing else (a memory stating some number is no
+ * better); "how many days did it take … after …" may be answered by a stated duration too, so it
+ * asks both.
+ */
+const ASKS_ELAPSED =
+  /\bhow many (?:minutes|hours|days|weeks|months|years)\b[^?]*\b(?:ago|passed|elapsed|between|since)\b/i;
+const ASKS_DURATION =
+  /\bhow many (?:minutes|hours|days|weeks|months|years)\b[^?]*\b(?:when|before|after|until|later|earlier)\b/i;
+const ASKS_ORDER =
+  /\b(?:which|what|who)\b[^?]*\b(?:first|earlier|earliest|later|latest|last)\b[^?]*\bor\b|\b(?:the|what|in) (?:order|sequence)\b[^?]*\b(?:earliest|latest|first|last)\b/i;
+
+/**
+ * A request for advice addressed to the assistant ("can you suggest…", "any ideas for…"). Its
+ * request words say what is wanted now, not what to look for: a chat history is full of such
+ * requests on every topic, so they match the wrong ones; the memory that helps is the one that
+ * tells of the topic (a taste, a situation) in its own words.
+ */
+const ADVICE_REQUEST =
+  /\b(?:can|could|would) you (?:please )?(?:suggest|recommend|give me|share|provide|help|think of)\b|\b(?:any|some) (?:suggestions?|recommendations?|ideas?|tips|advice)\b|\bdo you have any\b/i;
+const REQUEST_TERMS = new Set(
+  keywordTerms('suggest suggestion recommend recommendation idea tips advice useful help ways'),
+);
+
+/** Keyword terms of a query; a request for advice loses its request words (if others remain). */
+function queryTerms(query: string): string[] {
+  const terms = keywordTerms(query);
+  if (!ADVICE_REQUEST.test(query)) return terms;
+  const topic = terms.filter((t) => !REQUEST_TERMS.has(t));
+  return topic.length > 0 ? topic : terms;
+}
+
 const WORD = /[\p{L}\p{N}][\p{L}\p{N}'\u2019.-]*/gu;
 
 /** Every run of one to three words, lower case, possessives dropped ("caroline's" -> "caroline"). */
@@ -74,6 +109,20 @@ function wordRuns(text: string): string[] {
   return out;
 }
 
+/** Earlier than anything a bank holds: where the parse starts an open range ("before 2020"). */
+const OPEN_START = Date.UTC(1900, 0, 1);
+
+/**
+ * A parsed range that rules nothing out is no range: "before today" or "until now", asked as of
+ * today, holds the whole history, and as a window it would only rank the oldest memories (the
+ * nearest its middle) and dilute the reranker.
+ */
+function informative<T extends { start: Date; end: Date }>(parsed: T | null, reference: Date): T | null {
+  if (!parsed) return null;
+  const open = parsed.start.getTime() <= OPEN_START;
+  return open && parsed.end.getTime() >= Math.floor(reference.getTime() / DAY) * DAY ? null : parsed;
+}
+
 /** Parses and embeds a recall query. */
 export async function analyzeQuery(
   s: Services,
@@ -81,17 +130,21 @@ export async function analyzeQuery(
   reference: Date,
   window: { start: Date; end: Date } | undefined,
 ): Promise<AnalyzedQuery> {
-  const parsed = window ? { ...window, absolute: true } : parseTemporalQuery(query, reference);
+  const parsed = window
+    ? { ...window, absolute: true }
+    : informative(parseTemporalQuery(query, reference), reference);
   const [vector] = await s.embedder.embed([query]);
+  const elapsed = ASKS_ELAPSED.test(query);
   return {
     text: query,
-    terms: keywordTerms(query),
+    terms: queryTerms(query),
     entityProbes: [...new Set(wordRuns(query))],
     window: parsed ? { start: parsed.start, end: parsed.end } : null,
     windowAbsolute: parsed?.absolute === true,
     anchor: parsed ? null : parseEventAnchor(query),
-    asksWhen: ASKS_WHEN.test(query),
-    asksQuantity: ASKS_QUANTITY.test(query) ? (ASKS_MONEY.test(query) ? 'money' : 'number') : null,
+    asksWhen: ASKS_WHEN.test(query) || elapsed || ASKS_DURATION.test(query) || ASKS_ORDER.test(query),
+    asksQuantity:
+      !elapsed && ASKS_QUANTITY.test(query) ? (ASKS_MONEY.test(query) ? 'money' : 'number') : null,
     reference,
     vector: vector!,
   };

@@ -168,9 +168,11 @@ async function searchBankIn(
       semantic: sims.get(f.id) ?? 0,
       keyword: kw.get(f.id) ?? 0,
       graph: gr.get(f.id) ?? 0,
-      temporal: temporalScore(memory, window),
+      // The reranker reads a relative window loosely; the score shown (and `min_scores`) stays
+      // "inside the window or not".
+      temporal: temporalScore(memory, window, !q.windowAbsolute),
     };
-    return [{ c, fused: f.score }];
+    return [{ c, fused: f.score, inWindow: temporalScore(memory, window) }];
   });
   const reranked = cfg.enable_reranking
     ? rerank(
@@ -179,13 +181,13 @@ async function searchBankIn(
         { graph: graphOn && graph.length > 0, temporal: window !== null },
       )
     : null;
-  const scored = kept.map(({ c, fused: fusedScore }, i) => {
+  const scored = kept.map(({ c, fused: fusedScore, inWindow }, i) => {
     const reranker = reranked ? reranked[i]! : 0;
     const scores: Record<Stage, number> = {
       semantic: round(c.semantic),
       keyword: round(c.keyword),
       graph: round(c.graph),
-      temporal: round(c.temporal),
+      temporal: round(inWindow),
       reranker: round(reranker),
       final: round(reranked ? reranker : fusedScore),
     };

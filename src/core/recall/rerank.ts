@@ -78,26 +78,31 @@ const DAY = 86_400_000;
 
 /**
  * Closeness to a time window: 1 at its middle, 0.5 at its edges, 0 outside; from the nearer of
- * the time the memory tells of (occurred) and the time it was said (mentioned).
+ * the time the memory tells of (occurred) and the time it was said (mentioned). A `loose` window
+ * (one relative to when the question is asked: "a couple of days ago", "two weeks ago", which
+ * people use loosely) goes on falling past its edges, to 0 at half its width beyond them.
  */
-export function temporalScore(m: Memory, window: { start: Date; end: Date } | null): number {
+export function temporalScore(m: Memory, window: { start: Date; end: Date } | null, loose = false): number {
   if (!window) return 0;
   const s = window.start.getTime();
   const e = window.end.getTime();
   const mid = s + (e - s) / 2;
   const half = Math.max((e - s) / 2, 1000);
+  // Inside the window (or, loose, within half its width of it): the distance to the middle.
+  const reach = loose ? half : 0;
   let best = Number.POSITIVE_INFINITY;
   if (m.occurred_start) {
     const os = new Date(m.occurred_start).getTime();
     const oe = m.occurred_end ? new Date(m.occurred_end).getTime() : os;
-    if (os < e && oe >= s)
+    if (os < e + reach && oe >= s - reach)
       best = os <= mid && mid <= oe ? 0 : Math.min(Math.abs(os - mid), Math.abs(oe - mid));
   }
   if (m.mentioned_at) {
     const t = new Date(m.mentioned_at).getTime();
-    if (t >= s && t < e) best = Math.min(best, Math.abs(t - mid));
+    if (t >= s - reach && t < e + reach) best = Math.min(best, Math.abs(t - mid));
   }
-  return best === Number.POSITIVE_INFINITY ? 0 : 1 - 0.5 * Math.min(best / half, 1);
+  if (best === Number.POSITIVE_INFINITY) return 0;
+  return loose ? Math.max(0, 1 - 0.5 * (best / half)) : 1 - 0.5 * Math.min(best / half, 1);
 }
 
 /**
