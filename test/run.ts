@@ -24,6 +24,7 @@ import {
 import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { costliestFirstByTable, readCosts } from './runner/costs.js';
 import { costliestFirst, fillQueue } from './runner/queue.js';
 import { isSlow } from './runner/tiers.js';
 
@@ -68,11 +69,14 @@ const args = process.argv.slice(2);
 const fast = args.includes('--fast');
 const filters = args.filter((a) => a !== '--fast');
 const ci = process.env.CI === '1' || process.env.CI === 'true';
-const files = ['src', 'test', 'packages']
+const found = ['src', 'test', 'packages']
   .flatMap((d) => find(d, []))
   .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
   .filter((f) => !fast || !isSlow(f))
   .sort();
+// The whole suite starts its costliest files first (test/runner/costs.ts); the fast tier's
+// queue orders itself below, by this machine's history.
+const files = fast ? found : costliestFirstByTable(found, readCosts());
 if (files.length === 0) {
   process.stderr.write('no test files matched\n');
   process.exit(1);
