@@ -2,8 +2,10 @@
  * The order of the whole suite (`npm test`). Node's test runner starts the files in the order
  * it is given them, two at a time on a 2-core machine, so a costly file started late runs on
  * alone at the end while the other core idles. `test/run.ts` starts the costliest first, by a
- * small committed table (`costs.json`: seconds of wall time per file in the last whole run on
- * both engines), so the order is the same on a clean clone, which has no history of its own.
+ * small committed table (`costs.json`: seconds per file in the last whole run on both engines:
+ * a slow-tier file's process's wall time, a fast-tier file's CPU time in its worker; the two
+ * kinds are only ever compared among themselves), so the order is the same on a clean clone,
+ * which has no history of its own.
  * A file the table does not know goes first when it is in the slow tier (it may be costly) and
  * last otherwise.
  *
