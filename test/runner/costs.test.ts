@@ -22,7 +22,7 @@ test('the whole suite’s order: costliest first by the table, unknown slow file
   ]);
 });
 
-test('the table from a CPU log: wall seconds per file from the root, the longest of several runs', () => {
+test('the table from a CPU log: seconds per file from the root (wall, else CPU), the longest of several runs, no worker processes', () => {
   const log = [
     { kind: 'cpu', file: '/ci/test/b.slow.test.ts', ms: 30_000, wallMs: 61_400 },
     { kind: 'cpu', file: '/ci/src/a.test.ts', ms: 2_100 },
@@ -32,5 +32,9 @@ test('the table from a CPU log: wall seconds per file from the root, the longest
   ]
     .map((l) => JSON.stringify(l))
     .join('\n');
-  assert.deepEqual(costsFromCpuLog(`${log}\n`, '/ci'), { 'src/a.test.ts': 2, 'test/b.slow.test.ts': 61 });
+  assert.deepEqual(costsFromCpuLog(`${log}\n`, '/ci'), {
+    'src/a.test.ts': 2,
+    'test/b.slow.test.ts': 61,
+    'test/c.test.ts': 9,
+  });
 });

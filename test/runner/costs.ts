@@ -47,16 +47,17 @@ export function costliestFirstByTable(files: string[], costs: Record<string, num
 }
 
 /**
- * The table from a CPU log of `test/run.ts` (lines `{kind: 'cpu', file, ms, wallMs}` written by
- * `cpu.ts`): the wall time of each file's process in seconds (the longest, when the log holds
- * several runs; the CPU time where a line has no wall time).
+ * The table from a CPU log of `test/run.ts` (`{kind: 'cpu', file, ms, wallMs}` for a file in a
+ * process of its own, written by `cpu.ts`; `{kind: 'cpu-file', file, ms}` for a file in a worker,
+ * by `worker.ts`): the wall time of each file's process in seconds, or its CPU time where a line
+ * has no wall time (the longest, when the log holds several runs).
  */
 export function costsFromCpuLog(text: string, root = ROOT): Record<string, number> {
   const out: Record<string, number> = {};
   for (const line of text.split('\n')) {
     if (!line.trim()) continue;
     const l = JSON.parse(line) as { kind: string; file: string; ms: number; wallMs?: number };
-    if (l.kind !== 'cpu' || /mnemo-test-worker-\d+\.mjs$/.test(l.file)) continue;
+    if (/mnemo-test-worker-\d+\.mjs$/.test(l.file)) continue;
     const key = relative(root, resolve(root, l.file)).replaceAll('\\', '/');
     const seconds = Math.max(1, Math.round((l.wallMs ?? l.ms) / 1000));
     out[key] = Math.max(out[key] ?? 0, seconds);
