@@ -24,6 +24,7 @@ import {
 import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { costliestFirstByTable, readCosts } from './runner/costs.js';
 import { costliestFirst, fillQueue } from './runner/queue.js';
 import { isSlow } from './runner/tiers.js';
 
@@ -68,11 +69,14 @@ const args = process.argv.slice(2);
 const fast = args.includes('--fast');
 const filters = args.filter((a) => a !== '--fast');
 const ci = process.env.CI === '1' || process.env.CI === 'true';
-const files = ['src', 'test', 'packages']
+const found = ['src', 'test', 'packages']
   .flatMap((d) => find(d, []))
   .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
   .filter((f) => !fast || !isSlow(f))
   .sort();
+// The whole suite starts its costliest files first (test/runner/costs.ts); the fast tier's
+// queue orders itself below, by this machine's history.
+const files = fast ? found : costliestFirstByTable(found, readCosts());
 if (files.length === 0) {
   process.stderr.write('no test files matched\n');
   process.exit(1);
@@ -91,27 +95,29 @@ env.MNEMO_TEST_CPU_LOG ??= join(work, 'cpu.jsonl');
 const started = Date.now();
 
 /**
- * The fast tier runs its files in one worker process per core, each taking files from a shared
- * queue (test/runner/queue.ts); the whole suite runs each file in a process of its own.
+ * Fast-tier files run in one worker process per core, each taking files from a shared queue
+ * (test/runner/queue.ts): the fast tier's by this machine's history, the whole suite's by the
+ * committed table. The whole suite runs each slow-tier file in a process of its own (they start
+ * servers and processes, bound themselves, fill large banks), costliest first, and the workers
+ * after them: the workers share out the rest, so both cores stay busy to the end.
  */
-const workers = fast ? Math.min(concurrency, files.length) : 0;
+const own = fast ? [] : files.filter((f) => isSlow(f));
+const pooled = fast ? files : files.filter((f) => !isSlow(f));
+const workers = Math.min(concurrency, pooled.length);
 const queue = join(work, 'queue');
-let targets = files;
-if (fast) {
-  fillQueue(
-    queue,
-    costliestFirst(
-      files.map((f) => resolve(f)),
-      readHistory(),
-    ),
-  );
+let targets = own;
+if (workers > 0) {
+  const paths = pooled.map((f) => resolve(f));
+  fillQueue(queue, fast ? costliestFirst(paths, readHistory()) : paths);
   env.MNEMO_TEST_QUEUE = queue;
   const worker = pathToFileURL(resolve('test/runner/worker.ts')).href;
-  targets = Array.from({ length: workers }, (_, i) => {
-    const path = join(work, `mnemo-test-worker-${i + 1}.mjs`);
-    writeFileSync(path, `import ${JSON.stringify(worker)};\n`);
-    return path;
-  });
+  targets = targets.concat(
+    Array.from({ length: workers }, (_, i) => {
+      const path = join(work, `mnemo-test-worker-${i + 1}.mjs`);
+      writeFileSync(path, `import ${JSON.stringify(worker)};\n`);
+      return path;
+    }),
+  );
 }
 
 const child = spawn(
@@ -150,7 +156,7 @@ child.on('exit', (code, signal) => {
 
 /**
  * Prints what did not run and the slowest files; true when the run must fail for it (in CI, a
- * skipped engine or browser; in the fast tier, files a worker never finished).
+ * skipped engine or browser; files a worker never finished).
  */
 function summary(ms: number, testsFailed: boolean): boolean {
   const lines = existsSync(events)
@@ -167,7 +173,7 @@ function summary(ms: number, testsFailed: boolean): boolean {
         .map((l) => JSON.parse(l) as CpuLine)
     : [];
   const skips = lines.filter((l): l is SkipLine => l.kind === 'skip');
-  const unfinished = fast ? unfinishedFiles(cpu) : [];
+  const unfinished = workers > 0 ? unfinishedFiles(cpu) : [];
   const perFile = new Map<string, number>();
   for (const l of lines)
     if (l.kind === 'time') perFile.set(rel(l.file), (perFile.get(rel(l.file)) ?? 0) + l.ms);
@@ -221,9 +227,9 @@ function summary(ms: number, testsFailed: boolean): boolean {
   const inFiles = perFileCpu.reduce((sum, c) => sum + c.ms, 0);
   out.push(
     '',
-    `${files.length} files${fast ? ` (fast tier, ${workers} worker processes)` : ''}, concurrency ${fast ? workers : concurrency}, ` +
+    `${files.length} files${fast ? ' (fast tier)' : ''}${workers > 0 ? ` (${pooled.length} in ${workers} worker processes)` : ''}, concurrency ${fast ? workers : concurrency}, ` +
       `${(ms / 1000).toFixed(1)} s wall, ${(cpuTotal / 1000).toFixed(1)} s CPU in test processes` +
-      (fast ? ` (${((cpuTotal - inFiles) / 1000).toFixed(1)} s of it starting the workers)` : ''),
+      (workers > 0 ? ` (${((cpuTotal - inFiles) / 1000).toFixed(1)} s of it starting the workers)` : ''),
     `slowest files (wall): ${top(perFile)}`,
     `costliest files (CPU): ${top(perFileCpu.map((c) => [rel(c.file), c.ms] as [string, number]))}`,
   );

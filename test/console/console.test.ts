@@ -13,6 +13,7 @@ import { createLogger } from '../../src/api/logger.js';
 import { type RunningServer, startServer } from '../../src/runtime/server.js';
 import { loadConfig } from '../../src/config/load.js';
 import { CHROMIUM, launchChromium } from '../helpers/chromium.js';
+import { seedDataDir } from '../helpers/engines.js';
 
 const ADMIN = 'console-test-admin-token';
 const BANK = 'alice@example.com';
@@ -75,6 +76,7 @@ describe('web console in headless Chromium', { skip }, () => {
     const profile = mkdtempSync(join(tmpdir(), 'mnemo-console-chromium-'));
     dirs.push(dataDir, profile);
     mkdirSync(shots, { recursive: true });
+    await seedDataDir(dataDir, 'migrated'); // no initdb in a test
     const config = loadConfig(
       { adminToken: ADMIN, port: 0, host: '127.0.0.1', dataDir, logLevel: 'silent' },
       {},

@@ -20,7 +20,7 @@ import pg from 'pg';
 import type { Db } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
 import { MIGRATIONS } from '../../src/store/migrations/index.js';
-import { openStore, storeOver } from '../../src/store/open.js';
+import { storeOver } from '../../src/store/open.js';
 import { lease } from './pglite-pool.js';
 import { openPglite } from '../../src/store/pglite.js';
 import { openPostgres } from '../../src/store/postgres.js';
@@ -164,8 +164,15 @@ export async function openTestDb(engine: EngineName): Promise<{ db: Db; dispose(
     const db = await openTestPglite();
     return { db, dispose: () => db.close() };
   }
+  return openTestPostgres(4);
+}
+
+/** A migrated PostgreSQL database of its own on a pool of `poolSize`; `dispose` drops it. */
+async function openTestPostgres(
+  poolSize: number,
+): Promise<{ db: Db; url: string; dispose(): Promise<void> }> {
   const testDb = await createTestDatabase();
-  const db = await openPostgres(testDb.url!, { poolSize: 4 });
+  const db = await openPostgres(testDb.url!, { poolSize });
   try {
     await migrate(db);
   } catch (err) {
@@ -175,6 +182,7 @@ export async function openTestDb(engine: EngineName): Promise<{ db: Db; dispose(
   }
   return {
     db,
+    url: testDb.url!,
     async dispose() {
       await db.close();
       await testDb.drop();
@@ -189,20 +197,21 @@ export async function openTestDb(engine: EngineName): Promise<{ db: Db; dispose(
  */
 export async function oneConnectionPostgres(): Promise<{
   store: Store;
+  /** The store's database: its one connection. */
+  db: Db;
   admin: pg.Client;
   close(): Promise<void>;
 }> {
-  const testDb = await createTestDatabase();
-  const store = await openStore({ databaseUrl: testDb.url, poolSize: 1 });
-  const admin = new pg.Client({ connectionString: testDb.url });
+  const { db, url, dispose } = await openTestPostgres(1);
+  const admin = new pg.Client({ connectionString: url });
   await admin.connect();
   return {
-    store,
+    store: storeOver(db),
+    db,
     admin,
     async close() {
       await admin.end();
-      await store.close();
-      await testDb.drop();
+      await dispose();
     },
   };
 }

@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { openStore } from '../../src/store/open.js';
-import { createTestDatabase, ENGINES, type TestDatabase } from '../helpers/engines.js';
+import { createTestDatabase, ENGINES, seedDataDir, type TestDatabase } from '../helpers/engines.js';
 import { call, type McpTestServer, mcpTestServer, textOf } from './helpers.js';
 import { until } from '../helpers/until.js';
 
@@ -130,6 +130,7 @@ for (const engine of ENGINES) {
     const storeArgs = () => (db ? ['--database-url', db.url!] : ['--data-dir', dir]);
     before(async () => {
       if (engine === 'postgres') db = await createTestDatabase();
+      else await seedDataDir(dir, 'migrated'); // no initdb in the process under test
     });
     after(async () => {
       await db?.drop();

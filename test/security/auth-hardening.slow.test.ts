@@ -3,7 +3,7 @@ import { rmSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { checkExposure } from '../../src/runtime/server.js';
 import { loadConfig } from '../../src/config/load.js';
-import { ENGINES } from '../helpers/engines.js';
+import { ENGINES, seedDataDir } from '../helpers/engines.js';
 import { ADMIN, type TestApp, testApp } from '../helpers/app.js';
 import { http, runCli, startChildServer } from './servers.js';
 
@@ -28,6 +28,7 @@ describe('the operator token beyond loopback', () => {
     });
     assert.equal(refused.code, 1);
     assert.match(refused.output, /refusing to listen on 0\.0\.0\.0 without MNEMO_ADMIN_TOKEN/);
+    await seedDataDir(`/tmp/mnemo-exposed-${process.pid}`, 'migrated'); // no initdb in a test
     const server = await startChildServer({ MNEMO_ADMIN_TOKEN: 'exposed-token', MNEMO_LOG_LEVEL: 'silent' }, [
       '--host',
       '0.0.0.0',

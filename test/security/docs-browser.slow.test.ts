@@ -13,6 +13,7 @@ import { createLogger } from '../../src/api/logger.js';
 import { loadConfig } from '../../src/config/load.js';
 import { type RunningServer, startServer } from '../../src/runtime/server.js';
 import { CHROMIUM, launchChromium } from '../helpers/chromium.js';
+import { seedDataDir } from '../helpers/engines.js';
 
 describe('/docs in headless Chromium', {
   skip: existsSync(CHROMIUM) ? false : `no browser at ${CHROMIUM}`,
@@ -22,6 +23,7 @@ describe('/docs in headless Chromium', {
   before(async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'mnemo-docs-data-'));
     dirs.push(dataDir);
+    await seedDataDir(dataDir, 'migrated'); // no initdb in a test
     const config = loadConfig(
       { adminToken: 'docs-t', port: 0, host: '127.0.0.1', dataDir, logLevel: 'silent', worker: false },
       {},

@@ -188,6 +188,11 @@ for (const engine of ENGINES) {
 
     test('consolidation finds neighbours by sealed vectors; observations are sealed too', async () => {
       await makeBank('habits', true);
+      // No consolidation queued by the Retain: a's worker would race the run below to it.
+      const off = await a.call('PATCH', '/v1/default/banks/habits/config', {
+        updates: { enable_observations: false },
+      });
+      assert.equal(off.status, 200, JSON.stringify(off.body));
       await retain(a, 'habits', [
         { content: 'Carol drinks green tea every morning.' },
         { content: 'Carol drinks green tea every morning.' },

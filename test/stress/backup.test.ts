@@ -6,16 +6,17 @@
  *   same memories, entities and documents.
  */
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
-import { createTestDatabase, type TestDatabase } from '../helpers/engines.js';
+import { runCli } from '../cli/cli.js';
+import { createTestDatabase, seedDataDir, type TestDatabase } from '../helpers/engines.js';
 import { integrityProblems } from './integrity.js';
-import { ADMIN, bankPath, call, type MnemoChild, ROOT, startServe } from './helpers.js';
+import { ADMIN, bankPath, call, type MnemoChild, startServe } from './helpers.js';
 
 const run = promisify(execFile);
 const BANK = 'backup@example.com';
@@ -146,29 +147,17 @@ describe('backup and restore', { timeout: 900_000 }, () => {
     const dirA = mkdtempSync(join(tmpdir(), 'mnemo-export-a-'));
     const dirB = mkdtempSync(join(tmpdir(), 'mnemo-export-b-'));
     const file = join(dirA, 'bank.jsonl');
+    // Data directories from the migrated template (no initdb in a test); empty of banks.
+    await Promise.all([seedDataDir(dirA, 'migrated'), seedDataDir(dirB, 'migrated')]);
     const [a, b] = await Promise.all([startServe({ dataDir: dirA }), startServe({ dataDir: dirB })]);
     try {
       await seed(a.url);
       const before = await view(a.url);
-      const cli = (args: string[], url: string) =>
-        new Promise<{ code: number | null; out: string }>((resolve) => {
-          const child = spawn(
-            process.execPath,
-            ['--import', 'tsx', 'src/cli/main.ts', ...args, '--url', url, '--admin-token', ADMIN],
-            {
-              cwd: ROOT,
-              stdio: ['ignore', 'pipe', 'pipe'],
-            },
-          );
-          let out = '';
-          child.stdout.on('data', (d) => {
-            out += d;
-          });
-          child.stderr.on('data', (d) => {
-            out += d;
-          });
-          child.once('exit', (code) => resolve({ code, out }));
-        });
+      // The CLI is an HTTP client of the servers: run in this process (test/cli/cli.ts).
+      const cli = async (args: string[], url: string) => {
+        const r = await runCli([...args, '--url', url, '--admin-token', ADMIN], {});
+        return { code: r.code, out: r.stdout + r.stderr };
+      };
       const exported = await cli(['export', '--bank', BANK, '--output', file], a.url);
       assert.equal(exported.code, 0, exported.out);
       const imported = await cli(['import', file], b.url);
