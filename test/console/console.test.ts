@@ -197,7 +197,8 @@ describe('web console in headless Chromium', { skip }, () => {
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { level: 1, name: 'Projects' }).waitFor();
     assert.equal(await page.evaluate(() => location.hash), '#/projects');
-    assert.ok(await page.getByRole('link', { name: 'default' }).isVisible());
+    // The list arrives after the heading: wait for it (isVisible does not wait).
+    await page.getByRole('link', { name: 'default' }).waitFor();
   });
 
   test('create a project, mint a key, use it on /v1/me, revoke it: 401', async () => {
