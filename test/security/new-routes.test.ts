@@ -101,7 +101,7 @@ for (const engine of ENGINES) {
     // The app closes the store it was given (and with it the database).
     after(() => t.close());
 
-    test('a project with its character budget spent gets 429 before its files are parsed', async () => {
+    test('a project with its character budget spent gets 429 before its files or archives are read', async () => {
       clock += 60_000;
       await setLimits('hostile', { characters_per_minute: 100 });
       const spent = await t.call('POST', me('spent', '/memories'), {
@@ -118,6 +118,9 @@ for (const engine of ENGINES) {
       );
       assert.equal(r.status, 429, JSON.stringify(r.body));
       assert.equal(r.body.error.limit, 'characters_per_minute');
+      // Likewise an archive: a 400 (not a ZIP) would mean it was inflated and read first.
+      const imp = await importArchive(t, me('spent', '/document-transfer'), randomBytes(4096), keys.hostile!);
+      assert.equal(imp.status, 429, JSON.stringify(imp.body));
       await setLimits('hostile', { characters_per_minute: null });
     });
 

@@ -3,8 +3,7 @@ import { htmlToText } from '../../text/html.js';
 import { pdfText } from '../../text/pdf.js';
 import { AppError, invalid } from '../errors.js';
 import type { Services } from '../services.js';
-import { chargeCost } from '../budgets.js';
-import { chargeRetain } from '../quotas.js';
+import { chargeRetain, requireRetainBudget } from '../quotas.js';
 import { checkRetainRequest, type RetainItem, type RetainRequest } from './retain.js';
 import { queueRetain } from './retain-async.js';
 
@@ -164,8 +163,7 @@ export async function retainFiles(
   if (files.length > MAX_FILES) throw invalid('files', `at most ${MAX_FILES} files per upload`);
   if (meta.length > files.length)
     throw invalid('request.files_metadata', `${meta.length} entries for ${files.length} files`);
-  // A project with none of its budget left gets its 429 before its files cost any parsing.
-  await chargeCost(s, projectId, { retained_items: 0, characters: 0 }, 'check');
+  await requireRetainBudget(s, projectId);
   const since = Date.now();
   const requests: { file: UploadedFile; kind: FileKind; text: string; req: RetainRequest }[] = [];
   for (const [i, file] of files.entries()) {

@@ -82,37 +82,47 @@ function factOf(m: Memory, types: Map<string, string>): TransferFact {
 /** Consolidation's observations are derived: left out (the importing bank makes its own). */
 const consolidated = (m: Memory) => m.type === 'observation' && Array.isArray(m.metadata.source_memory_ids);
 
-/** Every memory of the bank (of one document), oldest first. */
-async function memoriesOf(s: Services, projectId: string, bankId: string, documentId?: string) {
+/**
+ * Every memory of the bank, or of the documents named (one after another, never all at once),
+ * oldest first within each; at most MAX_EXPORT_MEMORIES in all, however many documents are named.
+ */
+async function memoriesOf(s: Services, projectId: string, bankId: string, documentIds: string[] | null) {
   const pace = pacer();
   const out: Memory[] = [];
-  let cursor: string | undefined;
-  do {
-    await pace();
-    const page = await s.store.listMemories(
-      projectId,
-      bankId,
-      documentId === undefined ? {} : { documentId },
-      { limit: PAGE, cursor },
-    );
-    out.push(...page.items);
-    if (out.length > MAX_EXPORT_MEMORIES)
-      throw new AppError(
-        'validation_error',
-        `an export carries at most ${MAX_EXPORT_MEMORIES} memories; export a bigger bank with \`mnemo export\` or name its documents`,
+  for (const documentId of documentIds ?? [undefined]) {
+    const start = out.length;
+    let cursor: string | undefined;
+    do {
+      await pace();
+      const page = await s.store.listMemories(
+        projectId,
+        bankId,
+        documentId === undefined ? {} : { documentId },
+        { limit: PAGE, cursor },
       );
-    cursor = page.next_cursor ?? undefined;
-  } while (cursor !== undefined);
-  return out.reverse();
+      for (const m of page.items) out.push(m);
+      if (out.length > MAX_EXPORT_MEMORIES)
+        throw new AppError(
+          'validation_error',
+          `an export carries at most ${MAX_EXPORT_MEMORIES} memories; export a bigger bank with \`mnemo export\` or name fewer documents`,
+        );
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor !== undefined);
+    reverseFrom(out, start);
+  }
+  return out;
+}
+
+/** Reverses `a[start..]` in place (a page listing is newest first). */
+function reverseFrom<T>(a: T[], start: number) {
+  for (let i = start, j = a.length - 1; i < j; i++, j--) [a[i], a[j]] = [a[j]!, a[i]!];
 }
 
 /** Runs an export: reads the bank, writes the archive, stores it (sealed for an encrypted bank). */
 export const runExportOperation: OperationRunner = async (s, op) => {
   const p = op.payload as ExportPayload;
   const { projectId, bankId } = op;
-  const memories = p.document_ids
-    ? (await Promise.all(p.document_ids.map((d) => memoriesOf(s, projectId, bankId, d)))).flat()
-    : await memoriesOf(s, projectId, bankId);
+  const memories = await memoriesOf(s, projectId, bankId, p.document_ids);
   const types = new Map<string, string>();
   for (let offset = 0; ; offset += PAGE) {
     const page = await s.store.listEntities(projectId, bankId, { limit: PAGE, offset });
@@ -125,7 +135,12 @@ export const runExportOperation: OperationRunner = async (s, op) => {
     if (consolidated(m)) continue;
     const fact = factOf(m, types);
     if (m.document_id === null) loose.push(fact);
-    else byDocument.set(m.document_id, [...(byDocument.get(m.document_id) ?? []), fact]);
+    else {
+      // Appended in place: copying the list per fact made one big document quadratic.
+      const facts = byDocument.get(m.document_id);
+      if (facts) facts.push(fact);
+      else byDocument.set(m.document_id, [fact]);
+    }
   }
   const documents: TransferDocument[] = [];
   for (const [id, facts] of byDocument) {
