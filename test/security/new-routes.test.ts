@@ -247,14 +247,58 @@ for (const engine of ENGINES) {
     });
   });
 
-  describe(`two instances import the same archive at once (${engine})`, () => {
+  describe(`two instances at once (${engine})`, () => {
     let t: TestApp;
     let u: TestApp;
+    let db: Db;
     before(async () => {
-      t = await testApp(engine, { runWorker: true });
+      ({ db } = await openTestDb(engine));
+      t = await testApp(engine, { store: storeOver(db), runWorker: true });
       u = await t.reconfigured({ runWorker: true });
     });
     after(() => t.close());
+    const finished = (bank: string, id: string) =>
+      until(
+        () => t.call('GET', `/v1/default/banks/${bank}/operations/${id}`),
+        (o) => ['completed', 'failed'].includes(o.body?.status),
+      );
+
+    test('repeated exports: one of a bank queued at a time, and a bank keeps its 5 newest archives', async () => {
+      const bank = 'exports';
+      const r = await t.call('POST', `/v1/default/banks/${bank}/memories`, {
+        body: { items: [{ content: 'Perpetua waters the ferns on Thursdays.', document_id: 'ferns' }] },
+      });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      const exportOn = (app: TestApp) =>
+        app.call('POST', `/v1/default/banks/${bank}/document-transfer/export`);
+      // Many at once on two instances: one is queued, the others are told to retry.
+      const burst = await Promise.all([t, u, t, u, t, u].map(exportOn));
+      const queued = burst.filter((x) => x.status === 202);
+      assert.equal(queued.length, 1, JSON.stringify(burst.map((x) => x.body)));
+      for (const x of burst.filter((b) => b.status !== 202)) {
+        assert.equal(x.status, 429, JSON.stringify(x.body));
+        assert.equal(x.body.error.limit, 'exports_per_bank');
+        assert.ok(Number(x.headers.get('retry-after')) >= 1);
+      }
+      const urls: string[] = [];
+      await finished(bank, queued[0]!.body.operation_id);
+      for (let i = 0; i < 6; i++) {
+        const q = await exportOn(i % 2 ? t : u);
+        assert.equal(q.status, 202, JSON.stringify(q.body));
+        const done = await finished(bank, q.body.operation_id);
+        assert.equal(done.body.status, 'completed', JSON.stringify(done.body));
+        urls.push(done.body.result_metadata.download_url);
+      }
+      const kept = await db.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM transfer_archives WHERE bank_id = $1',
+        [bank],
+      );
+      assert.equal(kept[0]!.n, 5);
+      const status = async (url: string) =>
+        (await t.app.request(url, { headers: { authorization: `Bearer ${ADMIN}` } })).status;
+      assert.equal(await status(urls[5]!), 200);
+      assert.equal(await status(urls[0]!), 404);
+    });
 
     test('each document is stored once, whoever ran first', async () => {
       const word = canary('race');

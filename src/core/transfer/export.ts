@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { requireBank } from '../banks.js';
 import { AppError } from '../errors.js';
 import { checkId } from '../ids.js';
-import { enqueueOperation, type OperationRunner } from '../operations.js';
+import { type OperationRunner, queueOperation } from '../operations.js';
+import { rateLimited } from '../windows.js';
 import { pacer } from '../pace.js';
 import type { Services } from '../services.js';
 import type { Memory } from '../types.js';
@@ -22,6 +23,8 @@ export const MAX_EXPORT_MEMORIES = 100_000;
 /** Most document ids one export may name. */
 export const MAX_EXPORT_DOCUMENT_IDS = 1000;
 const PAGE = 500;
+/** `Retry-After` of an export refused because another of the bank's is queued. */
+const EXPORT_RETRY_SECONDS = 5;
 
 interface ExportPayload {
   document_ids: string[] | null;
@@ -53,8 +56,20 @@ export async function queueExport(
   if (ids && ids.length > MAX_EXPORT_DOCUMENT_IDS)
     throw new AppError('validation_error', `an export names at most ${MAX_EXPORT_DOCUMENT_IDS} documents`);
   const payload: ExportPayload = { document_ids: ids, base: opts.base };
-  const op = await enqueueOperation(s, projectId, bankId, EXPORT_DOCUMENTS, payload);
-  return { operation_id: op.id, status: op.status };
+  // One export of a bank at a time: each reads the whole bank and keeps an archive of up to
+  // 10 MB, so a key repeating the request must not queue that work (and storage) without end.
+  const q = await queueOperation(s, projectId, bankId, EXPORT_DOCUMENTS, payload, {
+    onceAmong: ['pending', 'processing'],
+  });
+  if (!q.created)
+    throw rateLimited(
+      'exports_per_bank',
+      `an export of bank '${bankId}' is already queued (operation ${q.operation.id}); retry once it has finished`,
+      1,
+      1,
+      EXPORT_RETRY_SECONDS,
+    );
+  return { operation_id: q.operation.id, status: q.operation.status };
 }
 
 const iso = (d: Date | null) => (d === null ? null : d.toISOString());
