@@ -207,6 +207,33 @@ for (const engine of ENGINES) {
       assert.equal(await operations('victim', 'b'), queued);
     });
 
+    test('a reprocess queued before its document is deleted does not bring the document back', async () => {
+      const word = canary('forgotten');
+      const bank = `/v1/default/banks/forget`;
+      const r = await t.call('POST', `${bank}/memories`, {
+        body: { items: [{ content: `The ${word} was burnt in the stove.`, document_id: 'letter' }] },
+      });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      const rp = await t.call('POST', `${bank}/documents/letter/reprocess`);
+      assert.equal(rp.status, 200, JSON.stringify(rp.body));
+      const del = await t.call('DELETE', `${bank}/documents/letter`);
+      assert.equal(del.status, 200, JSON.stringify(del.body));
+      // The worker (this app runs none) takes the queued reprocess only now.
+      const w = await t.reconfigured({ runWorker: true });
+      const op = await until(
+        () => w.call('GET', `${bank}/operations/${rp.body.operation_id}`),
+        (o) => !['pending', 'processing'].includes(o.body?.status),
+      );
+      assert.equal(op.body.status, 'completed', JSON.stringify(op.body));
+      const left = (await w.call('GET', `${bank}/memories?limit=100`)).body.items;
+      assert.deepEqual(
+        left.filter((m: any) => m.text.includes(word)).map((m: any) => m.text),
+        [],
+        'the deleted text is back',
+      );
+      assert.equal((await w.call('GET', `${bank}/documents/letter`)).status, 404);
+    });
+
     test('an encrypted bank: queued imports and uploads hold its text in no row', async () => {
       const word = canary('import');
       const fileWord = canary('file');

@@ -342,6 +342,8 @@ async function retainSliceOf(
   const created = await insertWithinQuota(s, projectId, bankId, memories, {
     replaceDocuments: changed,
     dropDerived: req.reprocess === true,
+    // A reprocess re-creates a document only while it exists: one forgotten since it was queued stays gone.
+    ...(req.reprocess ? { requireDocuments: [...replacing.keys()] } : {}),
     documents: [
       ...[...changed, ...touched].map((id) =>
         complete(id)

@@ -32,6 +32,11 @@ export interface MemoryStore {
        * the other memories behind them are consolidated again, as when a document is forgotten.
        */
       dropDerived?: boolean;
+      /**
+       * Documents that must still exist (a reprocess): when one is gone (forgotten since the
+       * write was prepared), nothing is written and 0 is returned, decided under the bank's lock.
+       */
+      requireDocuments?: string[];
     },
   ): Promise<number>;
   listMemories(
@@ -332,6 +337,13 @@ export function memoryQueries(db: Db): MemoryStore {
         // Lock the bank row next: serialises writers of one bank so statistics stay exact (and
         // refuses rows prepared for the other side of an encryption switch).
         await lockBankForWrite(tx, projectId, bankId, memories);
+        if (opts.requireDocuments?.length) {
+          const [found] = await tx.query<{ n: number }>(
+            'SELECT count(*)::int AS n FROM documents WHERE project_id = $1 AND bank_id = $2 AND id = ANY($3::text[])',
+            [projectId, bankId, opts.requireDocuments],
+          );
+          if ((found?.n ?? 0) < new Set(opts.requireDocuments).size) return 0;
+        }
         if (memories[0]) {
           const seen = await tx.query(
             'SELECT 1 FROM memories WHERE project_id = $1 AND bank_id = $2 AND id = $3',
