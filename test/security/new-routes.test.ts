@@ -234,7 +234,7 @@ for (const engine of ENGINES) {
       assert.equal((await w.call('GET', `${bank}/documents/letter`)).status, 404);
     });
 
-    test('an encrypted bank: queued imports and uploads hold its text in no row', async () => {
+    test('an encrypted bank: queued imports, uploads and curation hold its text in no row', async () => {
       const word = canary('import');
       const fileWord = canary('file');
       const vault = 'vault';
@@ -260,6 +260,26 @@ for (const engine of ENGINES) {
         ADMIN,
       );
       assert.equal(up.status, 200, JSON.stringify(up.body));
+      // Curation of its memories: new text, context and entities, then an invalidation's reason.
+      const editWord = canary('edit');
+      const retained = await t.call('POST', `/v1/default/banks/${vault}/memories`, {
+        body: { items: [{ content: 'The kettle is on the hob.' }] },
+      });
+      assert.equal(retained.status, 200, JSON.stringify(retained.body));
+      const id = (await t.call('GET', `/v1/default/banks/${vault}/memories?limit=100`)).body.items.find(
+        (m: any) => m.text === 'The kettle is on the hob.',
+      ).id;
+      for (const body of [
+        {
+          text: `The ${editWord} kettle is on the hob.`,
+          context: `${editWord} kitchen`,
+          entities: [editWord],
+        },
+        { state: 'invalidated', reason: `${editWord} was wrong` },
+      ]) {
+        const r = await t.call('PATCH', `/v1/default/banks/${vault}/memories/${id}`, { body });
+        assert.equal(r.status, 200, JSON.stringify(r.body));
+      }
       const tables = await db.query<{ table_name: string }>(
         "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'",
       );
@@ -268,7 +288,7 @@ for (const engine of ENGINES) {
           `SELECT string_agg(to_jsonb(x)::text, ' ') AS row FROM "${table_name}" x`,
         );
         const text = rows[0]?.row ?? '';
-        for (const w of [word, fileWord])
+        for (const w of [word, fileWord, editWord])
           assert.ok(!text.includes(w), `${table_name} holds ${w} of an encrypted bank in clear`);
       }
     });
