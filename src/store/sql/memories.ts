@@ -505,7 +505,11 @@ async function linkEntities(
   // returns: joining the new rows to `entities` by key let the planner, with statistics from
   // before this transaction, scan the whole table per row (200 items x 100 entities: 170 s).
   const byKey = new Map<string, typeof links>();
-  for (const l of links) byKey.set(l.key, [...(byKey.get(l.key) ?? []), l]);
+  for (const l of links) {
+    const list = byKey.get(l.key);
+    if (list) list.push(l);
+    else byKey.set(l.key, [l]);
+  }
   const keys = [...byKey.keys()].sort();
   const idOf = new Map<string, string>();
   for (let i = 0; i < keys.length; i += ENTITIES_PER_STATEMENT) {
