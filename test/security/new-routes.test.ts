@@ -234,6 +234,33 @@ for (const engine of ENGINES) {
       assert.equal((await w.call('GET', `${bank}/documents/letter`)).status, 404);
     });
 
+    test('two reprocesses of one document of many slices, queued together, leave it whole once', async () => {
+      const bank = `/v1/default/banks/twice`;
+      const items = Array.from({ length: 60 }, (_, i) => ({ content: `Line ${i} of the long ledger.` }));
+      const r = await t.call('POST', `${bank}/memories`, { body: { items, document_id: 'ledger' } });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      const texts = async (app: TestApp) =>
+        ((await app.call('GET', `${bank}/memories?document_id=ledger&limit=500`)).body.items as any[])
+          .map((m) => m.text as string)
+          .sort();
+      const before = await texts(t);
+      const ops = [];
+      for (let i = 0; i < 2; i++) {
+        const rp = await t.call('POST', `${bank}/documents/ledger/reprocess`);
+        assert.equal(rp.status, 200, JSON.stringify(rp.body));
+        ops.push(rp.body.operation_id as string);
+      }
+      const w = await t.reconfigured({ runWorker: true });
+      for (const id of ops) {
+        const op = await until(
+          () => w.call('GET', `${bank}/operations/${id}`),
+          (o) => !['pending', 'processing'].includes(o.body?.status),
+        );
+        assert.equal(op.body.status, 'completed', JSON.stringify(op.body));
+      }
+      assert.deepEqual(await texts(w), before);
+    });
+
     test('an encrypted bank: queued imports, uploads and curation hold its text in no row', async () => {
       const word = canary('import');
       const fileWord = canary('file');
