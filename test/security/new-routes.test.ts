@@ -124,6 +124,20 @@ for (const engine of ENGINES) {
       await setLimits('hostile', { characters_per_minute: null });
     });
 
+    test('an export is charged recall units before it is queued: a spent budget is a 429', async () => {
+      clock += 60_000;
+      await setLimits('hostile', { recall_units_per_minute: 2 });
+      const recall = await t.call('POST', me('spent', '/memories/recall'), {
+        token: keys.hostile,
+        body: { query: 'anything' },
+      });
+      assert.equal(recall.status, 200, JSON.stringify(recall.body));
+      const r = await t.call('POST', me('spent', '/document-transfer/export'), { token: keys.hostile });
+      assert.equal(r.status, 429, JSON.stringify(r.body));
+      assert.equal(r.body.error.limit, 'recall_units_per_minute');
+      await setLimits('hostile', { recall_units_per_minute: null });
+    });
+
     test('an upload over the budget is refused whole: no file of it queued, nothing charged', async () => {
       clock += 60_000;
       await setLimits('hostile', { characters_per_minute: 1000 });

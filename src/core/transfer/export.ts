@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { requireBank } from '../banks.js';
+import { chargeCost } from '../budgets.js';
 import { AppError } from '../errors.js';
 import { checkId } from '../ids.js';
 import { type OperationRunner, queueOperation } from '../operations.js';
@@ -32,6 +33,10 @@ interface ExportPayload {
   base: string;
 }
 
+/** Recall units an export of a bank of `memories` costs: 1 per whole 1,000 memories it reads, at least 1. */
+export const exportUnits = (memories: number) =>
+  1 + Math.floor(Math.min(memories, MAX_EXPORT_MEMORIES) / 1000);
+
 /** The download key of an archive: its bank (base64url), then 256 random bits. */
 export const archiveKey = (bankId: string) =>
   `${Buffer.from(bankId).toString('base64url')}.${randomBytes(32).toString('hex')}.zip`;
@@ -49,12 +54,14 @@ export async function queueExport(
   bankId: string,
   opts: { documentIds?: string[]; base: string },
 ) {
-  await requireBank(s, projectId, bankId);
+  const bank = await requireBank(s, projectId, bankId);
   const ids = opts.documentIds?.length
     ? [...new Set(opts.documentIds.map((d) => checkId('document id', d, 'document_id').normalize('NFC')))]
     : null;
   if (ids && ids.length > MAX_EXPORT_DOCUMENT_IDS)
     throw new AppError('validation_error', `an export names at most ${MAX_EXPORT_DOCUMENT_IDS} documents`);
+  // Reading the bank is Recall-like work: charged before it is queued, by the bank's size.
+  await chargeCost(s, projectId, { recall_units: exportUnits(bank.memory_count) }, 'check');
   const payload: ExportPayload = { document_ids: ids, base: opts.base };
   // One export of a bank at a time: each reads the whole bank and keeps an archive of up to
   // 10 MB, so a key repeating the request must not queue that work (and storage) without end.
