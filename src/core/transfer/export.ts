@@ -24,6 +24,8 @@ export const MAX_EXPORT_MEMORIES = 100_000;
 /** Most document ids one export may name. */
 export const MAX_EXPORT_DOCUMENT_IDS = 1000;
 const PAGE = 500;
+/** Archives a bank keeps (each up to 10 MB, for a day): what repeated exports can make it hold. */
+export const MAX_ARCHIVES_PER_BANK = 5;
 /** `Retry-After` of an export refused because another of the bank's is queued. */
 const EXPORT_RETRY_SECONDS = 5;
 
@@ -201,6 +203,7 @@ export const runExportOperation: OperationRunner = async (s, op) => {
     expires_at: new Date(now.getTime() + ARCHIVE_TTL_MS),
   });
   if (!saved) throw new AppError('not_found', `bank '${bankId}' not found`);
+  await s.store.pruneArchives(projectId, bankId, MAX_ARCHIVES_PER_BANK);
   return {
     result_metadata: {
       download_url: `${p.base}/files/download/${key}`,

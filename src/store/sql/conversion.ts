@@ -152,11 +152,8 @@ export function conversionQueries(db: Db): ConversionStore {
           [projectId, bankId, ids],
         );
         const termsOf = new Map<string, { term: string; tf: number }[]>();
-        for (const t of terms) {
-          const list = termsOf.get(t.memory_id);
-          if (list) list.push({ term: t.term, tf: t.tf });
-          else termsOf.set(t.memory_id, [{ term: t.term, tf: t.tf }]);
-        }
+        for (const t of terms)
+          termsOf.set(t.memory_id, [...(termsOf.get(t.memory_id) ?? []), { term: t.term, tf: t.tf }]);
         const converted: ConvertedMemory[] = convert(
           rows.map((r) => ({ ...r, terms: termsOf.get(r.id) ?? [] })),
         );

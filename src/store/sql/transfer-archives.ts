@@ -19,10 +19,7 @@ export type NewTransferArchive = Omit<TransferArchiveRecord, 'bank_id' | 'create
 
 /** The archives of document-transfer exports, kept for their download until they expire. */
 export interface TransferArchiveStore {
-  /**
-   * Stores an archive; false (nothing stored) when the bank is gone meanwhile. A bank keeps its
-   * MAX_ARCHIVES_PER_BANK newest archives: storing one deletes the older ones past that.
-   */
+  /** Stores an archive; false (nothing stored) when the bank is gone meanwhile. */
   saveArchive(projectId: string, bankId: string, archive: NewTransferArchive): Promise<boolean>;
   /** The archive of the bank under `key`, unless it expired before `now`; null otherwise. */
   getArchive(
@@ -33,10 +30,9 @@ export interface TransferArchiveStore {
   ): Promise<TransferArchiveRecord | null>;
   /** Deletes the archives of every bank that expired before `now`; how many went. */
   deleteExpiredArchives(now: Date): Promise<number>;
+  /** Deletes the bank's archives past its `keep` newest (what repeated exports leave); how many went. */
+  pruneArchives(projectId: string, bankId: string, keep: number): Promise<number>;
 }
-
-/** Archives a bank keeps (each up to 10 MB, for a day): what repeated exports can make it hold. */
-export const MAX_ARCHIVES_PER_BANK = 5;
 
 const COLUMNS =
   'bank_id, key, operation_id::text AS operation_id, filename, byte_size, sealed, data, created_at, expires_at';
@@ -62,15 +58,7 @@ export function transferArchiveQueries(db: Db): TransferArchiveStore {
           a.expires_at.toISOString(),
         ],
       );
-      if (rows.length === 0) return false;
-      await db.query(
-        `DELETE FROM transfer_archives
-          WHERE project_id = $1 AND bank_id = $2 AND key NOT IN (
-            SELECT key FROM transfer_archives WHERE project_id = $1 AND bank_id = $2
-             ORDER BY created_at DESC, key DESC LIMIT $3)`,
-        [projectId, bankId, MAX_ARCHIVES_PER_BANK],
-      );
-      return true;
+      return rows.length > 0;
     },
 
     async getArchive(projectId, bankId, key, now) {
@@ -88,6 +76,18 @@ export function transferArchiveQueries(db: Db): TransferArchiveStore {
       const rows = await db.query('DELETE FROM transfer_archives WHERE expires_at <= $1 RETURNING 1', [
         now.toISOString(),
       ]);
+      return rows.length;
+    },
+
+    async pruneArchives(projectId, bankId, keep) {
+      const rows = await db.query(
+        `DELETE FROM transfer_archives
+          WHERE project_id = $1 AND bank_id = $2 AND key NOT IN (
+            SELECT key FROM transfer_archives WHERE project_id = $1 AND bank_id = $2
+             ORDER BY created_at DESC, key DESC LIMIT $3)
+         RETURNING 1`,
+        [projectId, bankId, keep],
+      );
       return rows.length;
     },
   };
