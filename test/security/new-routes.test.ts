@@ -351,6 +351,33 @@ for (const engine of ENGINES) {
         (o) => ['completed', 'failed'].includes(o.body?.status),
       );
 
+    test('concurrent edits of one memory on two instances: each applied or refused, none lost or half-made', async () => {
+      const bank = '/v1/default/banks/edits';
+      const r = await t.call('POST', `${bank}/memories`, {
+        body: { items: [{ content: 'The gate is green.' }] },
+      });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      const id = (await t.call('GET', `${bank}/memories`)).body.items[0].id as string;
+      const colours = ['red', 'blue', 'amber', 'white', 'black', 'grey', 'teal', 'ochre'];
+      const answers = await Promise.all(
+        colours.map((c, i) =>
+          (i % 2 ? t : u).call('PATCH', `${bank}/memories/${id}`, {
+            body: { text: `The gate is ${c}.`, entities: [`${c} gate`] },
+          }),
+        ),
+      );
+      for (const a of answers) assert.ok(a.status === 200 || a.status === 409, JSON.stringify(a.body));
+      const applied = answers.filter((a) => a.status === 200).length;
+      assert.ok(applied >= 1);
+      const m = (await t.call('GET', `${bank}/memories/${id}`)).body;
+      const colour = /^The gate is (\w+)\.$/.exec(m.text)?.[1];
+      assert.ok(colour && colours.includes(colour), m.text);
+      // The text and the entities are of the same edit.
+      assert.deepEqual(m.entities, [`${colour} gate`]);
+      const history = (await t.call('GET', `${bank}/memories/${id}/history`)).body.history as any[];
+      assert.equal(history.filter((e) => e.event === 'edited').length, applied);
+    });
+
     test('repeated exports: one of a bank queued at a time, and a bank keeps its 5 newest archives', async () => {
       const bank = 'exports';
       const r = await t.call('POST', `/v1/default/banks/${bank}/memories`, {
