@@ -38,6 +38,14 @@ export async function chargeRetain(
   return refund;
 }
 
+/**
+ * Asks only that some of the project's Retain budgets (items, characters) is left: a 429 for a
+ * project that has spent one, before a request makes the server read what it uploaded (a PDF, an
+ * archive), whose cost is known, and charged, only once it is read.
+ */
+export const requireRetainBudget = (s: Services, projectId: string) =>
+  chargeCost(s, projectId, { retained_items: 0, characters: 0 }, 'check');
+
 async function chargeItemQuotas(
   s: Services,
   projectId: string,

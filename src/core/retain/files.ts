@@ -3,8 +3,9 @@ import { htmlToText } from '../../text/html.js';
 import { pdfText } from '../../text/pdf.js';
 import { AppError, invalid } from '../errors.js';
 import type { Services } from '../services.js';
+import { chargeRetain, requireRetainBudget } from '../quotas.js';
 import { checkRetainRequest, type RetainItem, type RetainRequest } from './retain.js';
-import { retainAsync } from './retain-async.js';
+import { queueRetain } from './retain-async.js';
 
 /** A file as uploaded: its name, declared type and bytes. */
 export interface UploadedFile {
@@ -26,7 +27,7 @@ export interface FileMeta {
 export const MAX_FILES = 20;
 /** Characters of text one file may yield: ten Retain items of the longest content. */
 export const MAX_FILE_TEXT_CHARS = 10 * MAX_CONTENT_CHARS;
-/** Pages of one PDF, and the time reading all of them may take. */
+/** Pages of one PDF, and the time reading all the PDFs of one upload may take. */
 export const MAX_PDF_PAGES = 500;
 export const MAX_PDF_MS = 20_000;
 
@@ -84,13 +85,17 @@ const tooLarge = (name: string) => {
   });
 };
 
-/** The text of a file of a known kind, bounded (413 past the bounds). */
-export async function fileText(f: UploadedFile, kind: FileKind): Promise<string> {
+/**
+ * The text of a file of a known kind, bounded (413 past the bounds). `since`: when the upload's
+ * reading started, so that its PDFs share one time limit rather than each having its own.
+ */
+export async function fileText(f: UploadedFile, kind: FileKind, since = Date.now()): Promise<string> {
   if (kind === 'pdf')
     return pdfText(f.name, f.data, {
       maxPages: MAX_PDF_PAGES,
       maxChars: MAX_FILE_TEXT_CHARS,
       maxMs: MAX_PDF_MS,
+      since,
     });
   let raw: string;
   try {
@@ -139,10 +144,12 @@ export interface FileRetainResult {
 }
 
 /**
- * Retains uploaded files: every file's kind and text are checked and extracted first (a 415, 413
- * or 400 for one refuses the upload, nothing queued), then each file's text goes through the
- * normal async Retain as one document (its id given or the file's name), in items of at most
- * the longest Retain content. One operation per file, as Hindsight answers.
+ * Retains uploaded files: a project with no budget left is refused (429) before any file is read;
+ * every file's kind and text are checked and extracted first (a 415, 413 or 400 for one refuses
+ * the upload, nothing queued; PDFs share one time limit per upload); the whole upload is charged
+ * at once (429, nothing queued); then each file's text is queued as an async Retain of one
+ * document (its id given or the file's name), in items of at most the longest Retain content.
+ * One operation per file, as Hindsight answers.
  */
 export async function retainFiles(
   s: Services,
@@ -156,10 +163,12 @@ export async function retainFiles(
   if (files.length > MAX_FILES) throw invalid('files', `at most ${MAX_FILES} files per upload`);
   if (meta.length > files.length)
     throw invalid('request.files_metadata', `${meta.length} entries for ${files.length} files`);
+  await requireRetainBudget(s, projectId);
+  const since = Date.now();
   const requests: { file: UploadedFile; kind: FileKind; text: string; req: RetainRequest }[] = [];
   for (const [i, file] of files.entries()) {
     const kind = fileKind(file);
-    const text = await fileText(file, kind);
+    const text = await fileText(file, kind, since);
     if (text === '') throw invalid(`files.${i}`, `file '${file.name}' holds no text`);
     const m = meta[i] ?? {};
     const item = (content: string): RetainItem => ({
@@ -178,9 +187,18 @@ export async function retainFiles(
     checkRetainRequest(req);
     requests.push({ file, kind, text, req });
   }
+  // The upload is charged whole (quotas and budgets), so it is queued whole or refused whole.
+  const refund = await chargeRetain(
+    s,
+    projectId,
+    requests.flatMap((r) => r.req.items),
+  );
   const out: FileRetainResult['files'] = [];
-  for (const { file, kind, text, req } of requests) {
-    const r = await retainAsync(s, projectId, bankId, req);
+  for (const [i, { file, kind, text, req }] of requests.entries()) {
+    const r = await queueRetain(s, projectId, bankId, req, {}).catch(async (err: unknown) => {
+      await refund(requests.slice(i).reduce((n, q) => n + q.req.items.length, 0));
+      throw err;
+    });
     out.push({
       name: file.name,
       document_id: r.document_id ?? file.name,

@@ -53,7 +53,8 @@ export async function retainAsync(
   });
 }
 
-async function queueRetain(
+/** Creates the bank and queues the Retain of a request already checked and charged. */
+export async function queueRetain(
   s: Services,
   projectId: string,
   bankId: string,

@@ -195,6 +195,22 @@ export async function retain(
   }
 }
 
+/**
+ * The documents a request replaces, each with its items in order. Appended in place: copying a
+ * document's list per item made one document of many items quadratic, in every slice.
+ */
+function replacedDocuments(req: RetainRequest): Map<string, RetainItem[]> {
+  const replacing = new Map<string, RetainItem[]>();
+  for (const item of req.items) {
+    const doc = item.document_id ?? req.document_id ?? null;
+    if (doc === null || (item.update_mode ?? 'replace') !== 'replace') continue;
+    const items = replacing.get(doc);
+    if (items) items.push(item);
+    else replacing.set(doc, [item]);
+  }
+  return replacing;
+}
+
 /** One slice (or a whole request that is one): extract, resolve, embed, store in one transaction. */
 async function retainSliceOf(
   s: Services,
@@ -218,12 +234,7 @@ async function retainSliceOf(
   const docOf = (item: RetainItem) => item.document_id ?? req.document_id ?? null;
 
   // Documents to replace, and which of them arrive unchanged (same content hash): no work.
-  const replacing = new Map<string, RetainItem[]>();
-  for (const item of req.items) {
-    const doc = docOf(item);
-    if (doc !== null && (item.update_mode ?? 'replace') === 'replace')
-      replacing.set(doc, [...(replacing.get(doc) ?? []), item]);
-  }
+  const replacing = replacedDocuments(req);
   const hashes = new Map([...replacing].map(([doc, items]) => [doc, documentHash(items)]));
   const unchanged = new Set(
     slice ? slice.unchanged : req.reprocess ? [] : await unchangedOf(s, projectId, bankId, hashes),
@@ -342,6 +353,8 @@ async function retainSliceOf(
   const created = await insertWithinQuota(s, projectId, bankId, memories, {
     replaceDocuments: changed,
     dropDerived: req.reprocess === true,
+    // A reprocess re-creates a document only while it exists: one forgotten since it was queued stays gone.
+    ...(req.reprocess ? { requireDocuments: [...replacing.keys()] } : {}),
     documents: [
       ...[...changed, ...touched].map((id) =>
         complete(id)
@@ -390,12 +403,7 @@ export async function unchangedDocuments(
   req: RetainRequest,
 ): Promise<string[]> {
   if (req.reprocess) return [];
-  const replacing = new Map<string, RetainItem[]>();
-  for (const item of req.items) {
-    const doc = item.document_id ?? req.document_id ?? null;
-    if (doc !== null && (item.update_mode ?? 'replace') === 'replace')
-      replacing.set(doc, [...(replacing.get(doc) ?? []), item]);
-  }
+  const replacing = replacedDocuments(req);
   return unchangedOf(
     s,
     projectId,

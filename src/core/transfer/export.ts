@@ -2,9 +2,11 @@ import { randomBytes } from 'node:crypto';
 import type { z } from 'zod';
 import type { TransferExportResult } from '../../contract/transfer.js';
 import { requireBank } from '../banks.js';
+import { chargeCost } from '../budgets.js';
 import { AppError } from '../errors.js';
 import { checkId } from '../ids.js';
-import { enqueueOperation, type OperationRunner } from '../operations.js';
+import { type OperationRunner, queueOperation } from '../operations.js';
+import { rateLimited } from '../windows.js';
 import { pacer } from '../pace.js';
 import type { Services } from '../services.js';
 import type { Memory } from '../types.js';
@@ -24,12 +26,20 @@ export const MAX_EXPORT_MEMORIES = 100_000;
 /** Most document ids one export may name. */
 export const MAX_EXPORT_DOCUMENT_IDS = 1000;
 const PAGE = 500;
+/** Archives a bank keeps (each up to 10 MB, for a day): what repeated exports can make it hold. */
+export const MAX_ARCHIVES_PER_BANK = 5;
+/** `Retry-After` of an export refused because another of the bank's is queued. */
+const EXPORT_RETRY_SECONDS = 5;
 
 interface ExportPayload {
   document_ids: string[] | null;
   /** Where the download is served for the caller that asked (`/v1/default` or `/v1/me`). */
   base: string;
 }
+
+/** Recall units an export of a bank of `memories` costs: 1 per whole 1,000 memories it reads, at least 1. */
+export const exportUnits = (memories: number) =>
+  1 + Math.floor(Math.min(memories, MAX_EXPORT_MEMORIES) / 1000);
 
 /** The download key of an archive: its bank (base64url), then 256 random bits. */
 export const archiveKey = (bankId: string) =>
@@ -48,15 +58,29 @@ export async function queueExport(
   bankId: string,
   opts: { documentIds?: string[]; base: string },
 ) {
-  await requireBank(s, projectId, bankId);
+  const bank = await requireBank(s, projectId, bankId);
   const ids = opts.documentIds?.length
     ? [...new Set(opts.documentIds.map((d) => checkId('document id', d, 'document_id').normalize('NFC')))]
     : null;
   if (ids && ids.length > MAX_EXPORT_DOCUMENT_IDS)
     throw new AppError('validation_error', `an export names at most ${MAX_EXPORT_DOCUMENT_IDS} documents`);
+  // Reading the bank is Recall-like work: charged before it is queued, by the bank's size.
+  await chargeCost(s, projectId, { recall_units: exportUnits(bank.memory_count) }, 'check');
   const payload: ExportPayload = { document_ids: ids, base: opts.base };
-  const op = await enqueueOperation(s, projectId, bankId, EXPORT_DOCUMENTS, payload);
-  return { operation_id: op.id, status: op.status };
+  // One export of a bank at a time: each reads the whole bank and keeps an archive of up to
+  // 10 MB, so a key repeating the request must not queue that work (and storage) without end.
+  const q = await queueOperation(s, projectId, bankId, EXPORT_DOCUMENTS, payload, {
+    onceAmong: ['pending', 'processing'],
+  });
+  if (!q.created)
+    throw rateLimited(
+      'exports_per_bank',
+      `an export of bank '${bankId}' is already queued (operation ${q.operation.id}); retry once it has finished`,
+      1,
+      1,
+      EXPORT_RETRY_SECONDS,
+    );
+  return { operation_id: q.operation.id, status: q.operation.status };
 }
 
 const iso = (d: Date | null) => (d === null ? null : d.toISOString());
@@ -84,37 +108,47 @@ function factOf(m: Memory, types: Map<string, string>): TransferFact {
 /** Consolidation's observations are derived: left out (the importing bank makes its own). */
 const consolidated = (m: Memory) => m.type === 'observation' && Array.isArray(m.metadata.source_memory_ids);
 
-/** Every memory of the bank (of one document), oldest first. */
-async function memoriesOf(s: Services, projectId: string, bankId: string, documentId?: string) {
+/**
+ * Every memory of the bank, or of the documents named (one after another, never all at once),
+ * oldest first within each; at most MAX_EXPORT_MEMORIES in all, however many documents are named.
+ */
+async function memoriesOf(s: Services, projectId: string, bankId: string, documentIds: string[] | null) {
   const pace = pacer();
   const out: Memory[] = [];
-  let cursor: string | undefined;
-  do {
-    await pace();
-    const page = await s.store.listMemories(
-      projectId,
-      bankId,
-      documentId === undefined ? {} : { documentId },
-      { limit: PAGE, cursor },
-    );
-    out.push(...page.items);
-    if (out.length > MAX_EXPORT_MEMORIES)
-      throw new AppError(
-        'validation_error',
-        `an export carries at most ${MAX_EXPORT_MEMORIES} memories; export a bigger bank with \`mnemo export\` or name its documents`,
+  for (const documentId of documentIds ?? [undefined]) {
+    const start = out.length;
+    let cursor: string | undefined;
+    do {
+      await pace();
+      const page = await s.store.listMemories(
+        projectId,
+        bankId,
+        documentId === undefined ? {} : { documentId },
+        { limit: PAGE, cursor },
       );
-    cursor = page.next_cursor ?? undefined;
-  } while (cursor !== undefined);
-  return out.reverse();
+      for (const m of page.items) out.push(m);
+      if (out.length > MAX_EXPORT_MEMORIES)
+        throw new AppError(
+          'validation_error',
+          `an export carries at most ${MAX_EXPORT_MEMORIES} memories; export a bigger bank with \`mnemo export\` or name fewer documents`,
+        );
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor !== undefined);
+    reverseFrom(out, start);
+  }
+  return out;
+}
+
+/** Reverses `a[start..]` in place (a page listing is newest first). */
+function reverseFrom<T>(a: T[], start: number) {
+  for (let i = start, j = a.length - 1; i < j; i++, j--) [a[i], a[j]] = [a[j]!, a[i]!];
 }
 
 /** Runs an export: reads the bank, writes the archive, stores it (sealed for an encrypted bank). */
 export const runExportOperation: OperationRunner = async (s, op) => {
   const p = op.payload as ExportPayload;
   const { projectId, bankId } = op;
-  const memories = p.document_ids
-    ? (await Promise.all(p.document_ids.map((d) => memoriesOf(s, projectId, bankId, d)))).flat()
-    : await memoriesOf(s, projectId, bankId);
+  const memories = await memoriesOf(s, projectId, bankId, p.document_ids);
   const types = new Map<string, string>();
   for (let offset = 0; ; offset += PAGE) {
     const page = await s.store.listEntities(projectId, bankId, { limit: PAGE, offset });
@@ -127,7 +161,12 @@ export const runExportOperation: OperationRunner = async (s, op) => {
     if (consolidated(m)) continue;
     const fact = factOf(m, types);
     if (m.document_id === null) loose.push(fact);
-    else byDocument.set(m.document_id, [...(byDocument.get(m.document_id) ?? []), fact]);
+    else {
+      // Appended in place: copying the list per fact made one big document quadratic.
+      const facts = byDocument.get(m.document_id);
+      if (facts) facts.push(fact);
+      else byDocument.set(m.document_id, [fact]);
+    }
   }
   const documents: TransferDocument[] = [];
   for (const [id, facts] of byDocument) {
@@ -166,6 +205,7 @@ export const runExportOperation: OperationRunner = async (s, op) => {
     expires_at: new Date(now.getTime() + ARCHIVE_TTL_MS),
   });
   if (!saved) throw new AppError('not_found', `bank '${bankId}' not found`);
+  await s.store.pruneArchives(projectId, bankId, MAX_ARCHIVES_PER_BANK);
   return {
     result_metadata: {
       download_url: `${p.base}/files/download/${key}`,

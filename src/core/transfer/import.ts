@@ -6,7 +6,7 @@ import { FACT_TYPES, type FactType } from '../../text/fact-type.js';
 import { bankForWrite } from '../banks.js';
 import { AppError } from '../errors.js';
 import { enqueueOperation, type OperationRunner } from '../operations.js';
-import { chargeRetain } from '../quotas.js';
+import { chargeRetain, requireRetainBudget } from '../quotas.js';
 import { checkRetainRequest, type RetainItem } from '../retain/retain.js';
 import { runRetainOperation } from '../retain/retain-async.js';
 import type { Services } from '../services.js';
@@ -69,8 +69,8 @@ function itemOf(
 }
 
 /**
- * Queues the import of an archive into the bank. Everything is checked before anything is
- * written or charged: the archive (caps, layout, every fact as a Retain item), the number of
+ * Queues the import of an archive into the bank. A project with its Retain budget spent is a 429
+ * before the archive is read. Everything is checked before anything is written or charged: the archive (caps, layout, every fact as a Retain item), the number of
  * facts, then the project's quotas. Documents already in the bank are skipped, replaced, or
  * imported under a new id (`on_conflict`), decided now. The facts are stored as they were (no
  * extraction, no model call) by one queued Retain.
@@ -82,6 +82,7 @@ export async function queueImport(
   zip: Uint8Array,
   onConflict: OnConflict,
 ) {
+  await requireRetainBudget(s, projectId);
   const archive = readArchive(zip);
   const facts = archive.documents.reduce((n, d) => n + d.facts.length, 0) + archive.loose.length;
   if (facts > MAX_IMPORT_FACTS)

@@ -32,6 +32,11 @@ export interface MemoryStore {
        * the other memories behind them are consolidated again, as when a document is forgotten.
        */
       dropDerived?: boolean;
+      /**
+       * Documents that must still exist (a reprocess): when one is gone (forgotten since the
+       * write was prepared), nothing is written and 0 is returned, decided under the bank's lock.
+       */
+      requireDocuments?: string[];
     },
   ): Promise<number>;
   listMemories(
@@ -350,6 +355,13 @@ export function memoryQueries(db: Db): MemoryStore {
         // Lock the bank row next: serialises writers of one bank so statistics stay exact (and
         // refuses rows prepared for the other side of an encryption switch).
         await lockBankForWrite(tx, projectId, bankId, memories);
+        if (opts.requireDocuments?.length) {
+          const [found] = await tx.query<{ n: number }>(
+            'SELECT count(*)::int AS n FROM documents WHERE project_id = $1 AND bank_id = $2 AND id = ANY($3::text[])',
+            [projectId, bankId, opts.requireDocuments],
+          );
+          if ((found?.n ?? 0) < new Set(opts.requireDocuments).size) return 0;
+        }
         if (memories[0]) {
           const seen = await tx.query(
             'SELECT 1 FROM memories WHERE project_id = $1 AND bank_id = $2 AND id = $3',
@@ -511,7 +523,11 @@ async function linkEntities(
   // returns: joining the new rows to `entities` by key let the planner, with statistics from
   // before this transaction, scan the whole table per row (200 items x 100 entities: 170 s).
   const byKey = new Map<string, typeof links>();
-  for (const l of links) byKey.set(l.key, [...(byKey.get(l.key) ?? []), l]);
+  for (const l of links) {
+    const list = byKey.get(l.key);
+    if (list) list.push(l);
+    else byKey.set(l.key, [l]);
+  }
   const keys = [...byKey.keys()].sort();
   const idOf = new Map<string, string>();
   for (let i = 0; i < keys.length; i += ENTITIES_PER_STATEMENT) {

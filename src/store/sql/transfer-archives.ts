@@ -35,6 +35,8 @@ export interface TransferArchiveStore {
   ): Promise<TransferArchiveRecord | null>;
   /** Deletes the archives of every bank that expired before `now`; how many went. */
   deleteExpiredArchives(now: Date): Promise<number>;
+  /** Deletes the bank's archives past its `keep` newest (what repeated exports leave); how many went. */
+  pruneArchives(projectId: string, bankId: string, keep: number): Promise<number>;
 }
 
 const COLUMNS =
@@ -90,6 +92,18 @@ export function transferArchiveQueries(db: Db): TransferArchiveStore {
       const rows = await db.query('DELETE FROM transfer_archives WHERE expires_at <= $1 RETURNING 1', [
         now.toISOString(),
       ]);
+      return rows.length;
+    },
+
+    async pruneArchives(projectId, bankId, keep) {
+      const rows = await db.query(
+        `DELETE FROM transfer_archives
+          WHERE project_id = $1 AND bank_id = $2 AND key NOT IN (
+            SELECT key FROM transfer_archives WHERE project_id = $1 AND bank_id = $2
+             ORDER BY created_at DESC, key DESC LIMIT $3)
+         RETURNING 1`,
+        [projectId, bankId, keep],
+      );
       return rows.length;
     },
   };
