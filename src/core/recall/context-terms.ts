@@ -63,7 +63,11 @@ export async function addNeighbourContext(
   const groups = new Map<string, NewMemory[]>();
   for (const m of memories) {
     const key = contextGroup(m);
-    if (key !== null) groups.set(key, [...(groups.get(key) ?? []), m]);
+    if (key === null) continue;
+    // Appended in place: a copy per member is quadratic in a conversation's length.
+    const group = groups.get(key);
+    if (group) group.push(m);
+    else groups.set(key, [m]);
   }
   const own = new Map(memories.map((m) => [m, new Map(m.terms)]));
   for (const [key, members] of groups) {

@@ -91,9 +91,7 @@ export async function queueImport(
       `an import stores at most ${MAX_IMPORT_FACTS} facts (this archive has ${facts})`,
     );
   const ids = [...new Set(archive.documents.map((d) => d.id))];
-  const existing = new Set(
-    (await s.store.documentHashes(projectId, bankId, ids).catch(() => new Map<string, string>())).keys(),
-  );
+  const existing = new Set((await s.store.documentHashes(projectId, bankId, ids)).keys());
   const items: ImportPayload['items'] = [];
   const outcome: ImportOutcome = {
     documents_imported: 0,

@@ -161,8 +161,12 @@ export function conversionQueries(db: Db): ConversionStore {
           [projectId, bankId, ids],
         );
         const termsOf = new Map<string, { term: string; tf: number }[]>();
-        for (const t of terms)
-          termsOf.set(t.memory_id, [...(termsOf.get(t.memory_id) ?? []), { term: t.term, tf: t.tf }]);
+        for (const t of terms) {
+          // Appended in place: a copy per posting is quadratic in a memory's terms.
+          const list = termsOf.get(t.memory_id);
+          if (list) list.push({ term: t.term, tf: t.tf });
+          else termsOf.set(t.memory_id, [{ term: t.term, tf: t.tf }]);
+        }
         // An invalidated memory's postings wait in its row, out of the index: converted with it
         // and kept there (`retired` below), never put in the index.
         const retired = new Set(rows.filter((r) => r.retired_terms !== null).map((r) => r.id));
