@@ -3,7 +3,14 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { AppError } from '../core/errors.js';
 import { type BankScope, requireInScope } from '../core/bank-scope.js';
 import { verifyKey } from '../core/projects.js';
-import { ACTIONS, type Action, type ActionSpec, bankFiltered } from '../contract/actions.js';
+import {
+  ACTIONS,
+  type Action,
+  type ActionSpec,
+  bankFiltered,
+  scopesAdmit,
+  scopesNeeded,
+} from '../contract/actions.js';
 import type { AppEnv, Auth } from './env.js';
 import { idempotency } from './idempotency.js';
 
@@ -96,22 +103,17 @@ export type Guard = MiddlewareHandler<AppEnv> & { readonly action: Action };
  */
 export function guard(action: Action): Guard {
   const spec: ActionSpec = ACTIONS[action];
-  const { scope, orScope } = spec;
+  const { scope } = spec;
   const check: MiddlewareHandler<AppEnv> = async (c, next) => {
     c.set('action', action);
     const auth = authOf(c);
-    const allowed =
-      scope === 'operator'
-        ? auth.actor.type !== 'key'
-        : auth.scopes === 'all' ||
-          auth.scopes.has(scope) ||
-          (orScope !== undefined && auth.scopes.has(orScope));
+    const allowed = scope === 'operator' ? auth.actor.type !== 'key' : scopesAdmit(spec, auth.scopes);
     if (!allowed) {
       throw new AppError(
         'forbidden',
         scope === 'operator'
           ? 'this endpoint needs the operator token'
-          : `this key lacks the '${scope}'${orScope ? ` or '${orScope}'` : ''} scope`,
+          : `this key lacks the ${scopesNeeded(spec)} scope`,
         { extra: { required_scope: scope } },
       );
     }

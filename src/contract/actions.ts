@@ -155,3 +155,20 @@ export const bankFiltered = (action: Action): boolean =>
 /** The spec of an action named at run time (an unknown name has none). */
 export const actionSpec = (name: string | undefined): ActionSpec | undefined =>
   name !== undefined && Object.hasOwn(ACTIONS, name) ? ACTIONS[name as Action] : undefined;
+
+/**
+ * Whether a key with these scopes may take an action a key may take at all (not an operator
+ * one): it holds the action's scope or its `orScope`. `all` is the operator's (or the embedded
+ * stdio server's) every scope. Routes and MCP tools both decide by it.
+ */
+export function scopesAdmit(spec: ActionSpec, scopes: ReadonlySet<Scope> | 'all'): boolean {
+  if (scopes === 'all') return true;
+  return (
+    (spec.scope !== 'operator' && scopes.has(spec.scope)) ||
+    (spec.orScope !== undefined && scopes.has(spec.orScope))
+  );
+}
+
+/** The scope(s) an action needs, as a refusal names them: `'retain' or 'recall'`. */
+export const scopesNeeded = (spec: ActionSpec): string =>
+  `'${spec.scope}'${spec.orScope ? ` or '${spec.orScope}'` : ''}`;

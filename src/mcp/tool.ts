@@ -9,7 +9,14 @@ import { AppError, invalid } from '../core/errors.js';
 import { type BankScope, requireInScope } from '../core/bank-scope.js';
 import type { Services } from '../core/services.js';
 import type { Actor, Scope } from '../core/types.js';
-import { ACTIONS, type Action, bankFiltered } from '../contract/actions.js';
+import {
+  ACTIONS,
+  type Action,
+  type ActionSpec,
+  bankFiltered,
+  scopesAdmit,
+  scopesNeeded,
+} from '../contract/actions.js';
 
 /** Who the tools act for, and how: one per MCP server instance (per HTTP request, or per stdio process). */
 export interface ToolContext {
@@ -78,8 +85,8 @@ export const defineTool = <I extends Shape, O extends z.ZodObject, B extends boo
 export const hasScope = (scopes: ToolContext['scopes'], scope: Scope) =>
   scopes === 'all' || scopes.has(scope);
 
-/** The scope a tool needs, from the catalogue. */
-export const scopeOf = (spec: AnyTool): Scope => ACTIONS[spec.action as ToolAction].scope;
+/** What a tool needs and does, from the catalogue. */
+const actionOf = (spec: AnyTool): ActionSpec => ACTIONS[spec.action as ToolAction];
 
 function bankArgument(defaultBank: string | undefined) {
   const base = z.string().min(1).max(256);
@@ -137,10 +144,10 @@ export async function callTool(
   const bank = typeof chosen === 'string' ? nfc(chosen) : chosen;
   let status = 200;
   try {
-    const scope = scopeOf(spec);
-    if (!hasScope(ctx.scopes, scope)) {
-      const message = `this key lacks the '${scope}' scope, which the ${spec.name} tool needs`;
-      throw new AppError('forbidden', message, { extra: { required_scope: scope } });
+    const action = actionOf(spec);
+    if (!scopesAdmit(action, ctx.scopes)) {
+      const message = `this key lacks the ${scopesNeeded(action)} scope, which the ${spec.name} tool needs`;
+      throw new AppError('forbidden', message, { extra: { required_scope: action.scope } });
     }
     if (spec.bank && bank === undefined) throw invalid('bank', 'bank is required: no default bank is set');
     // The same bank check as every route's guard (api/auth.ts): a bank outside a scoped key's
@@ -191,7 +198,7 @@ export function registerTool(server: McpServer, ctx: ToolContext, spec: AnyTool)
     spec.name,
     {
       title: spec.title,
-      description: `${spec.description}\nNeeds the '${scopeOf(spec)}' scope.`,
+      description: `${spec.description}\nNeeds the ${scopesNeeded(actionOf(spec))} scope.`,
       inputSchema,
       outputSchema: spec.output,
       annotations: {
