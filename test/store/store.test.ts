@@ -7,7 +7,10 @@ import { openPostgres } from '../../src/store/postgres.js';
 import { MIGRATIONS } from '../../src/store/migrations/index.js';
 import { DRIVER_POSTINGS } from '../../src/store/sql/search.js';
 import type { Store } from '../../src/store/store.js';
-import { createTestDatabase, ENGINES, emptyTemplate, openTestStore } from '../helpers/engines.js';
+import type { Db } from '../../src/store/db.js';
+import { storeOver } from '../../src/store/open.js';
+import { withVectorIndexesBuiltAfter } from '../helpers/bulk.js';
+import { createTestDatabase, ENGINES, emptyTemplate, openTestDb } from '../helpers/engines.js';
 import { newMemory } from '../helpers/memory.js';
 
 const P = 'default';
@@ -35,11 +38,46 @@ function mem(text: string, over: Partial<NewMemory> = {}): NewMemory {
 
 for (const engine of ENGINES) {
   describe(`store (${engine})`, () => {
-    let s: Store & { dispose(): Promise<void> };
+    let s: Store;
+    let db: Db;
+    let dispose: () => Promise<void>;
     before(async () => {
-      s = await openTestStore(engine);
+      ({ db, dispose } = await openTestDb(engine));
+      s = storeOver(db);
     });
-    after(() => s.dispose());
+    after(() => dispose());
+
+    /**
+     * One bank past the driver budget for the keyword-search tests, filled once per engine (with
+     * the vector indexes built after) and then only read: 'apple' and 'river' are each in more
+     * memories than the budget, three memories hold both, and 'zephyr' (30 memories) fits it.
+     */
+    let common: Promise<NewMemory[]> | undefined;
+    function commonBank(): Promise<NewMemory[]> {
+      common ??= (async () => {
+        await s.ensureBank(P, 'common', {});
+        const n = DRIVER_POSTINGS + 200;
+        const filler = (i: number) => `entry${i} filler`;
+        const rows = [
+          ...Array.from({ length: n }, (_, i) => mem(`apple ${filler(i)}`)),
+          ...Array.from({ length: n }, (_, i) => mem(`river ${filler(i)}`)),
+          mem('apple river'),
+          mem('apple river by the apple orchard', { tags: ['farm'] }),
+          // Strong in the second word, weak in the first: reading only the rarest word's postings
+          // (phase 1 before migration 12) ranked it among thousands of 'apple' memories and lost it.
+          mem('river river river apple'),
+          ...Array.from({ length: 30 }, (_, i) =>
+            mem(`zephyr ${'apple '.repeat(i % 4)}${'pad '.repeat(i % 7)}note${i}`.trim()),
+          ),
+        ];
+        await withVectorIndexesBuiltAfter(db, async () => {
+          for (let i = 0; i < rows.length; i += 1000)
+            await s.insertMemories(P, 'common', rows.slice(i, i + 1000));
+        });
+        return rows;
+      })();
+      return common;
+    }
 
     test('projects, keys and settings', async () => {
       assert.equal((await s.getProject('default'))?.name, 'Default project');
@@ -210,19 +248,7 @@ for (const engine of ENGINES) {
     test('a query of only common words reads the best postings of each and still ranks exactly', async () => {
       // Every query word is in more memories than the driver budget: phase 1 takes each word's
       // highest-impact postings instead of all of the rarest word's.
-      await s.ensureBank(P, 'common', {});
-      const n = DRIVER_POSTINGS + 200;
-      const filler = (i: number) => `entry${i} filler`;
-      const rows = [
-        ...Array.from({ length: n }, (_, i) => mem(`apple ${filler(i)}`)),
-        ...Array.from({ length: n }, (_, i) => mem(`river ${filler(i)}`)),
-        mem('apple river'),
-        mem('apple river by the apple orchard', { tags: ['farm'] }),
-        // Strong in the second word, weak in the first: reading only the rarest word's postings
-        // (phase 1 before migration 12) ranked it among thousands of 'apple' memories and lost it.
-        mem('river river river apple'),
-      ];
-      for (let i = 0; i < rows.length; i += 500) await s.insertMemories(P, 'common', rows.slice(i, i + 500));
+      await commonBank();
       const hits = await s.keywordSearch(P, 'common', ['apple', 'river'], {}, 5);
       const texts = await s.getMemories(
         P,
@@ -256,15 +282,8 @@ for (const engine of ENGINES) {
     test('a rare word with a common one: the common word adds its exact BM25 part to each candidate', async () => {
       // 'zephyr' fits the driver budget and is read in full; 'apple' does not and is looked up
       // for the candidates only. Scores must equal BM25 computed here from the texts.
-      await s.ensureBank(P, 'mixed', {});
-      const rows = [
-        ...Array.from({ length: DRIVER_POSTINGS + 100 }, (_, i) => mem(`apple entry${i} filler`)),
-        ...Array.from({ length: 30 }, (_, i) =>
-          mem(`zephyr ${'apple '.repeat(i % 4)}${'pad '.repeat(i % 7)}note${i}`.trim()),
-        ),
-      ];
-      for (let i = 0; i < rows.length; i += 500) await s.insertMemories(P, 'mixed', rows.slice(i, i + 500));
-      const bank = (await s.getBank(P, 'mixed'))!;
+      const rows = await commonBank();
+      const bank = (await s.getBank(P, 'common'))!;
       const n = bank.memory_count;
       const avgdl = Math.max(bank.term_total / n, 1);
       const idfs = new Map(
@@ -289,7 +308,7 @@ for (const engine of ENGINES) {
         .map((e) => ({ ...e, score: Math.min(1, e.bm25 / (idf('zephyr') + idf('apple'))) }))
         .sort((a, b) => b.bm25 - a.bm25 || (b.id < a.id ? -1 : 1))
         .slice(0, 10);
-      const hits = await s.keywordSearch(P, 'mixed', ['zephyr', 'apple'], {}, 10);
+      const hits = await s.keywordSearch(P, 'common', ['zephyr', 'apple'], {}, 10);
       assert.deepEqual(
         hits.map((h) => h.id),
         expected.map((e) => e.id),
