@@ -74,6 +74,6 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     process.exit(2);
   }
   const table = costsFromCpuLog(readFileSync(log, 'utf8'), ranIn ? resolve(ranIn) : ROOT);
-  writeFileSync(TABLE, `${JSON.stringify(table, null, 1)}\n`);
+  writeFileSync(TABLE, `${JSON.stringify(table, null, 2)}\n`);
   process.stdout.write(`${Object.keys(table).length} files written to ${relative(process.cwd(), TABLE)}\n`);
 }
