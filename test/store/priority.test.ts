@@ -84,10 +84,10 @@ describe('priority on the embedded engine', () => {
   });
 
   test("requests' statements let the event loop turn between them", async () => {
-    // Four requests, each running 25 statements one after the other; every statement takes
+    // Four requests, each running 10 statements one after the other; every statement takes
     // longer than a slice (a few ms), so each turn of the event loop starts about one.
     const CHAINS = 4;
-    const STEPS = 25;
+    const STEPS = 10;
     let done = 0;
     let finished = false;
     const requests = Promise.all(
@@ -101,7 +101,7 @@ describe('priority on the embedded engine', () => {
       finished = true;
     });
     // A callback that runs on every turn (as socket reads and accepts do) notes how many
-    // statements finished since its last run. Without turns between statements, all 100 settle
+    // statements finished since its last run. Without turns between statements, all 40 settle
     // in one chain of promise callbacks before it runs again.
     let most = 0;
     let seen = 0;
