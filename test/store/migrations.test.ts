@@ -130,7 +130,7 @@ for (const engine of ENGINES) {
       });
     });
 
-    test('status after migrating: every version applied with its name and date, none pending', async () => {
+    test('status after migrating: every version applied with its name and date, none pending; re-running applies nothing', async () => {
       const store = await openStore(opts);
       await store.close();
       await withDb(async (db) => {
@@ -145,6 +145,7 @@ for (const engine of ENGINES) {
         );
         assert.deepEqual(status.pending, []);
         assert.equal(status.newer, false);
+        assert.deepEqual(await migrate(db), [], 're-running applies nothing');
       });
     });
 

@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { NewMemory } from '../../src/core/types.js';
 import { migrate } from '../../src/store/migrate.js';
-import { openPglite } from '../../src/store/pglite.js';
 import { openPostgres } from '../../src/store/postgres.js';
 import { MIGRATIONS } from '../../src/store/migrations/index.js';
 import { DRIVER_POSTINGS } from '../../src/store/sql/search.js';
@@ -10,7 +9,7 @@ import type { Store } from '../../src/store/store.js';
 import type { Db } from '../../src/store/db.js';
 import { storeOver } from '../../src/store/open.js';
 import { withVectorIndexesBuiltAfter } from '../helpers/bulk.js';
-import { createTestDatabase, ENGINES, emptyTemplate, openTestDb } from '../helpers/engines.js';
+import { createTestDatabase, ENGINES, openTestDb } from '../helpers/engines.js';
 import { newMemory } from '../helpers/memory.js';
 
 const P = 'default';
@@ -357,19 +356,10 @@ for (const engine of ENGINES) {
   });
 }
 
-describe('migrations', () => {
-  test('from empty on PGlite, and re-running applies nothing', async () => {
-    const db = await openPglite(undefined, { template: await emptyTemplate() });
-    assert.deepEqual(
-      await migrate(db),
-      MIGRATIONS.map((m) => m.version),
-    );
-    assert.deepEqual(await migrate(db), []);
-    await db.close();
-  });
-
-  // Registered only where PostgreSQL is tested (ENGINES), never skipped.
-  if (ENGINES.includes('postgres'))
+// Migrating an empty PGlite, and re-running: test/store/migrations.test.ts. This suite is
+// registered only where PostgreSQL is tested (ENGINES), never skipped.
+if (ENGINES.includes('postgres'))
+  describe('migrations', () => {
     test('several processes migrating one PostgreSQL at once migrate it exactly once', async () => {
       const tdb = await createTestDatabase();
       const dbs = await Promise.all(Array.from({ length: 4 }, () => openPostgres(tdb.url!, { poolSize: 2 })));
@@ -380,4 +370,4 @@ describe('migrations', () => {
       await Promise.all(dbs.map((db) => db.close()));
       await tdb.drop();
     });
-});
+  });
