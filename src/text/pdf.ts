@@ -1,4 +1,6 @@
+import { Worker } from 'node:worker_threads';
 import { AppError } from '../contract/errors.js';
+import type { PdfJob, PdfOutcome } from './pdf-worker.js';
 
 /** Bounds on reading one PDF: what a hostile file (a "PDF bomb") can make the server do. */
 export interface PdfLimits {
@@ -6,91 +8,81 @@ export interface PdfLimits {
   maxPages: number;
   /** Characters of text beyond this: refused (413) as soon as they are passed. */
   maxChars: number;
-  /** Milliseconds of reading, all pages together: past it, refused (413). */
+  /** Milliseconds of reading, all pages together: past it, the reading thread is ended and the file refused (413). */
   maxMs: number;
   /** When that time started (`Date.now()`): the files of one upload share one deadline. Default: now. */
   since?: number;
 }
 
-interface TextItem {
-  str?: string;
-  hasEOL?: boolean;
-}
+/** Heap one reading thread may use: past it the thread is ended and the file refused (413). */
+const PDF_HEAP_MB = 256;
 
 const tooLarge = (name: string, why: string) =>
   new AppError('payload_too_large', `file '${name}': ${why}`, {
     details: [{ path: 'files', message: why }],
   });
 
-/** The event loop's turn: other requests (and the embedded engine's users) run between pages. */
-const yieldTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+const unreadable = (name: string, why: string) =>
+  new AppError('validation_error', `file '${name}' ${why}`, {
+    details: [{ path: 'files', message: why }],
+  });
+
+/**
+ * The thread's script, beside this file: `.js` once compiled; `.ts` when run through tsx (tests,
+ * `npm start`, the `mnemo` bin), where a thread does not inherit tsx's loader, so a two-line
+ * bootstrap registers it in the thread before importing the script.
+ */
+const WORKER_URL = new URL(
+  import.meta.url.endsWith('.ts') ? './pdf-worker.ts' : './pdf-worker.js',
+  import.meta.url,
+);
+const WORKER_ENTRY: string | URL = WORKER_URL.pathname.endsWith('.ts')
+  ? `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))})
+       .then((tsx) => { tsx.register(); return import(${JSON.stringify(WORKER_URL.href)}); });`
+  : WORKER_URL;
 
 /**
  * The text of a PDF, page by page, through pdf.js (its legacy build, for Node 20; no canvas: text
- * extraction draws nothing). Script evaluation and font loading are off. The page count is
- * checked before any page is read, the text length after each page, and the time spent against
- * one deadline; the event loop gets a turn between pages. A file pdf.js cannot read (damaged,
- * encrypted with a password, nested past the parser's stack) is a 400 naming it.
+ * extraction draws nothing) in a worker thread, so that no page, however crafted, holds the event
+ * loop. Script evaluation and font loading are off. The page count is checked before any page is
+ * read and the text length after each page (in the thread); the time against one deadline here:
+ * past it the thread is terminated, mid-page if need be, and the file refused (413), as it is
+ * when the thread runs out of its heap. A file pdf.js cannot read (damaged, encrypted with a
+ * password, nested past the parser's stack) is a 400 naming it.
  */
 export async function pdfText(name: string, data: Uint8Array, limits: PdfLimits): Promise<string> {
-  const { getDocument } = await import('pdfjs-dist/legacy/build/pdf.mjs');
-  const started = limits.since ?? Date.now();
-  const task = getDocument({
-    // pdf.js takes ownership of (detaches) the buffer it is given: hand it a copy.
-    data: new Uint8Array(data),
-    isEvalSupported: false,
-    disableFontFace: true,
-    useSystemFonts: false,
-    isOffscreenCanvasSupported: false,
-    stopAtErrors: false,
-    verbosity: 0,
+  const left = (limits.since ?? Date.now()) + limits.maxMs - Date.now();
+  const late = () => tooLarge(name, `reading the PDF took longer than ${limits.maxMs / 1000} s`);
+  if (left <= 0) throw late();
+  // pdf.js takes ownership of (detaches) the buffer it is given: the thread gets a copy.
+  const copy = new Uint8Array(data);
+  const job: PdfJob = { data: copy, maxPages: limits.maxPages, maxChars: limits.maxChars };
+  const worker = new Worker(WORKER_ENTRY, {
+    eval: typeof WORKER_ENTRY === 'string',
+    workerData: job,
+    transferList: [copy.buffer],
+    resourceLimits: { maxOldGenerationSizeMb: PDF_HEAP_MB },
+    stdout: true,
+    stderr: true,
   });
+  let timer: NodeJS.Timeout | undefined;
   try {
-    const doc = await task.promise.catch((err: unknown) => {
-      throw unreadable(name, err);
+    const outcome = await new Promise<PdfOutcome>((resolve, reject) => {
+      timer = setTimeout(() => reject(late()), left);
+      worker.once('message', resolve);
+      worker.once('error', (err: Error & { code?: string }) =>
+        reject(
+          err.code === 'ERR_WORKER_OUT_OF_MEMORY'
+            ? tooLarge(name, `reading the PDF needs more than the ${PDF_HEAP_MB} MB of memory accepted`)
+            : unreadable(name, `could not be read as a PDF (${err.message})`),
+        ),
+      );
+      worker.once('exit', () => reject(unreadable(name, 'could not be read as a PDF (its reader stopped)')));
     });
-    if (doc.numPages > limits.maxPages)
-      throw tooLarge(name, `the PDF has ${doc.numPages} pages, more than the ${limits.maxPages} accepted`);
-    const pages: string[] = [];
-    let chars = 0;
-    for (let n = 1; n <= doc.numPages; n++) {
-      await yieldTurn();
-      if (Date.now() - started > limits.maxMs)
-        throw tooLarge(name, `reading the PDF took longer than ${limits.maxMs / 1000} s`);
-      const text = await pageText(doc, n).catch((err: unknown) => {
-        throw unreadable(name, err);
-      });
-      chars += text.length;
-      if (chars > limits.maxChars)
-        throw tooLarge(name, `its text is longer than the ${limits.maxChars} characters accepted`);
-      if (text) pages.push(text);
-    }
-    return pages.join('\n\n');
+    if (outcome.ok) return outcome.text;
+    throw outcome.refusal === 'too_large' ? tooLarge(name, outcome.why) : unreadable(name, outcome.why);
   } finally {
-    await task.destroy();
+    clearTimeout(timer);
+    await worker.terminate();
   }
-}
-
-async function pageText(
-  doc: { getPage(n: number): Promise<{ getTextContent(): Promise<{ items: unknown[] }>; cleanup(): void }> },
-  n: number,
-): Promise<string> {
-  const page = await doc.getPage(n);
-  const content = await page.getTextContent();
-  page.cleanup();
-  let text = '';
-  for (const item of content.items as TextItem[]) {
-    if (typeof item.str !== 'string') continue;
-    text += item.str;
-    text += item.hasEOL ? '\n' : item.str && !item.str.endsWith(' ') ? ' ' : '';
-  }
-  return text.replace(/[ \t]+\n/g, '\n').trim();
-}
-
-function unreadable(name: string, err: unknown): AppError {
-  if (err instanceof AppError) return err;
-  const why = `could not be read as a PDF (${err instanceof Error ? err.message : String(err)})`;
-  return new AppError('validation_error', `file '${name}' ${why}`, {
-    details: [{ path: 'files', message: why }],
-  });
 }
