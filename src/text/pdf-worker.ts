@@ -1,9 +1,10 @@
 /**
  * The thread that reads a PDF (started by `pdfText` in `pdf.ts`): pdf.js reads a page in one turn,
  * and a crafted page can make that turn long, so the reading runs here, where it holds no request
- * and the server can end it by terminating the thread. It posts one `PdfOutcome` and exits.
+ * and the server can end it by terminating the thread. It answers each `PdfJob` it is sent with a
+ * `PdfOutcome`, and is kept for the next PDF (starting a thread and loading pdf.js costs ~1 s of CPU).
  */
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort } from 'node:worker_threads';
 
 /** What the server hands the thread: the bytes (transferred) and the count caps. */
 export interface PdfJob {
@@ -70,18 +71,18 @@ async function pageText(
   return text.replace(/[ \t]+\n/g, '\n').trim();
 }
 
-if (parentPort) {
-  const port = parentPort;
-  read(workerData as PdfJob).then(
-    (text) => port.postMessage({ ok: true, text } satisfies PdfOutcome),
-    (err: unknown) =>
-      port.postMessage({
-        ok: false,
-        refusal: err instanceof Refusal ? 'too_large' : 'unreadable',
-        why:
-          err instanceof Refusal
-            ? err.message
-            : `could not be read as a PDF (${err instanceof Error ? err.message : String(err)})`,
-      } satisfies PdfOutcome),
-  );
+/** Jobs are read one at a time, in the order they come: the server sends one, then waits. */
+async function serve(job: PdfJob): Promise<PdfOutcome> {
+  try {
+    return { ok: true, text: await read(job) };
+  } catch (err) {
+    if (err instanceof Refusal) return { ok: false, refusal: 'too_large', why: err.message };
+    const why = `could not be read as a PDF (${err instanceof Error ? err.message : String(err)})`;
+    return { ok: false, refusal: 'unreadable', why };
+  }
 }
+
+const port = parentPort;
+port?.on('message', (job: PdfJob) => {
+  serve(job).then((outcome) => port.postMessage(outcome));
+});

@@ -55,6 +55,8 @@ describe('pdfText: PDFs are read in a worker thread, under a deadline', () => {
     reading = false;
     await counting;
     assert.ok(turns > 0, 'the event loop turned while the PDF was being read');
+    // The thread cut off is not the one that reads the next PDF.
+    assert.equal(await pdfText('next.pdf', minimalPdf(['after the bomb']), LIMITS), 'after the bomb');
   });
 
   test('the page and character caps still refuse (413); a damaged file is a 400', async () => {

@@ -57,32 +57,61 @@ export async function pdfText(name: string, data: Uint8Array, limits: PdfLimits)
   // pdf.js takes ownership of (detaches) the buffer it is given: the thread gets a copy.
   const copy = new Uint8Array(data);
   const job: PdfJob = { data: copy, maxPages: limits.maxPages, maxChars: limits.maxChars };
-  const worker = new Worker(WORKER_ENTRY, {
-    eval: typeof WORKER_ENTRY === 'string',
-    workerData: job,
-    transferList: [copy.buffer],
-    resourceLimits: { maxOldGenerationSizeMb: PDF_HEAP_MB },
-    stdout: true,
-    stderr: true,
-  });
+  const worker = idle.pop() ?? startWorker();
+  worker.ref();
   let timer: NodeJS.Timeout | undefined;
+  let onMessage: ((o: PdfOutcome) => void) | undefined;
+  let onError: ((err: Error & { code?: string }) => void) | undefined;
+  let onExit: (() => void) | undefined;
+  let reusable = false;
   try {
     const outcome = await new Promise<PdfOutcome>((resolve, reject) => {
       timer = setTimeout(() => reject(late()), left);
-      worker.once('message', resolve);
-      worker.once('error', (err: Error & { code?: string }) =>
+      onMessage = resolve;
+      onError = (err) =>
         reject(
           err.code === 'ERR_WORKER_OUT_OF_MEMORY'
             ? tooLarge(name, `reading the PDF needs more than the ${PDF_HEAP_MB} MB of memory accepted`)
             : unreadable(name, `could not be read as a PDF (${err.message})`),
-        ),
-      );
-      worker.once('exit', () => reject(unreadable(name, 'could not be read as a PDF (its reader stopped)')));
+        );
+      onExit = () => reject(unreadable(name, 'could not be read as a PDF (its reader stopped)'));
+      worker.once('message', onMessage);
+      worker.once('error', onError);
+      worker.once('exit', onExit);
+      worker.postMessage(job, [copy.buffer]);
     });
+    reusable = true;
     if (outcome.ok) return outcome.text;
     throw outcome.refusal === 'too_large' ? tooLarge(name, outcome.why) : unreadable(name, outcome.why);
   } finally {
     clearTimeout(timer);
-    await worker.terminate();
+    if (onMessage) worker.off('message', onMessage);
+    if (onError) worker.off('error', onError);
+    if (onExit) worker.off('exit', onExit);
+    // A thread that answered is kept for the next PDF; one cut off mid-read is ended.
+    if (reusable && idle.length < MAX_IDLE) {
+      worker.unref();
+      idle.push(worker);
+    } else await worker.terminate();
   }
+}
+
+/** Reading threads kept between PDFs, at most MAX_IDLE; one is taken per PDF being read. */
+const idle: Worker[] = [];
+const MAX_IDLE = 2;
+
+function startWorker(): Worker {
+  const worker = new Worker(WORKER_ENTRY, {
+    eval: typeof WORKER_ENTRY === 'string',
+    resourceLimits: { maxOldGenerationSizeMb: PDF_HEAP_MB },
+    stdout: true,
+    stderr: true,
+  });
+  // A kept thread that dies (its heap, a crash) is no longer offered.
+  worker.on('exit', () => {
+    const at = idle.indexOf(worker);
+    if (at >= 0) idle.splice(at, 1);
+  });
+  worker.on('error', () => {});
+  return worker;
 }
