@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import { deflateSync } from 'node:zlib';
 import { AppError } from '../contract/errors.js';
 import { minimalPdf } from '../../test/helpers/pdf.js';
-import { pdfText } from './pdf.js';
+import { MAX_READING, pdfText } from './pdf.js';
 
 const LIMITS = { maxPages: 10, maxChars: 100_000, maxMs: 60_000 };
 
@@ -57,6 +57,29 @@ describe('pdfText: PDFs are read in a worker thread, under a deadline', () => {
     assert.ok(turns > 0, 'the event loop turned while the PDF was being read');
     // The thread cut off is not the one that reads the next PDF.
     assert.equal(await pdfText('next.pdf', minimalPdf(['after the bomb']), LIMITS), 'after the bomb');
+  });
+
+  test('PDFs read at once beyond MAX_READING wait their turn, within their deadline', async () => {
+    const names = Array.from({ length: MAX_READING * 2 + 1 }, (_, i) => `file ${i}`);
+    const texts = await Promise.all(names.map((n) => pdfText(`${n}.pdf`, minimalPdf([n]), LIMITS)));
+    assert.deepEqual(texts, names);
+    // One waiting behind bombs that hold every thread: refused at its deadline, not left waiting.
+    const started = Date.now();
+    let bombsRead = false;
+    const bombs = Promise.all(
+      Array.from({ length: MAX_READING }, (_, i) =>
+        pdfText(`bomb${i}.pdf`, inflatingPdf(32), { ...LIMITS, maxMs: 60_000, since: started }),
+      ),
+    ).then((texts) => {
+      bombsRead = true;
+      return texts;
+    });
+    await assert.rejects(
+      pdfText('queued.pdf', minimalPdf(['queued']), { ...LIMITS, maxMs: 1, since: started }),
+      refused('payload_too_large', /queued\.pdf.*took longer/),
+    );
+    assert.equal(bombsRead, false);
+    assert.deepEqual(await bombs, Array(MAX_READING).fill('hi'));
   });
 
   test('the page and character caps still refuse (413); a damaged file is a 400', async () => {

@@ -54,19 +54,35 @@ export async function pdfText(name: string, data: Uint8Array, limits: PdfLimits)
   const left = (limits.since ?? Date.now()) + limits.maxMs - Date.now();
   const late = () => tooLarge(name, `reading the PDF took longer than ${limits.maxMs / 1000} s`);
   if (left <= 0) throw late();
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(late()), left);
+  });
+  deadline.catch(() => {});
+  // At most MAX_READING PDFs are read at once, server-wide; waiting for a turn counts against the deadline.
+  const turn = takeTurn();
+  try {
+    await Promise.race([turn.ready, deadline]);
+    return await readIn(name, data, limits, deadline);
+  } finally {
+    clearTimeout(timer);
+    turn.release();
+  }
+}
+
+/** Reads one PDF in a reading thread (a kept one if there is one), racing the deadline. */
+async function readIn(name: string, data: Uint8Array, limits: PdfLimits, deadline: Promise<never>) {
   // pdf.js takes ownership of (detaches) the buffer it is given: the thread gets a copy.
   const copy = new Uint8Array(data);
   const job: PdfJob = { data: copy, maxPages: limits.maxPages, maxChars: limits.maxChars };
   const worker = idle.pop() ?? startWorker();
   worker.ref();
-  let timer: NodeJS.Timeout | undefined;
   let onMessage: ((o: PdfOutcome) => void) | undefined;
   let onError: ((err: Error & { code?: string }) => void) | undefined;
   let onExit: (() => void) | undefined;
   let reusable = false;
   try {
-    const outcome = await new Promise<PdfOutcome>((resolve, reject) => {
-      timer = setTimeout(() => reject(late()), left);
+    const answer = new Promise<PdfOutcome>((resolve, reject) => {
       onMessage = resolve;
       onError = (err) =>
         reject(
@@ -80,11 +96,11 @@ export async function pdfText(name: string, data: Uint8Array, limits: PdfLimits)
       worker.once('exit', onExit);
       worker.postMessage(job, [copy.buffer]);
     });
+    const outcome = await Promise.race([answer, deadline]);
     reusable = true;
     if (outcome.ok) return outcome.text;
     throw outcome.refusal === 'too_large' ? tooLarge(name, outcome.why) : unreadable(name, outcome.why);
   } finally {
-    clearTimeout(timer);
     if (onMessage) worker.off('message', onMessage);
     if (onError) worker.off('error', onError);
     if (onExit) worker.off('exit', onExit);
@@ -96,9 +112,42 @@ export async function pdfText(name: string, data: Uint8Array, limits: PdfLimits)
   }
 }
 
+/** PDFs read at once, server-wide: each thread may take a core and 256 MB, whatever the number of uploads. */
+export const MAX_READING = 2;
+let reading = 0;
+const waiting: (() => void)[] = [];
+
+/** A turn to read: `ready` once one of the MAX_READING is free; `release` gives it up (or leaves the queue). */
+function takeTurn(): { ready: Promise<void>; release(): void } {
+  let granted = false;
+  let grant!: () => void;
+  const ready = new Promise<void>((resolve) => {
+    grant = () => {
+      granted = true;
+      reading++;
+      resolve();
+    };
+  });
+  if (reading < MAX_READING) grant();
+  else waiting.push(grant);
+  return {
+    ready,
+    release() {
+      if (!granted) {
+        const at = waiting.indexOf(grant);
+        if (at >= 0) waiting.splice(at, 1);
+        return;
+      }
+      granted = false;
+      reading--;
+      waiting.shift()?.();
+    },
+  };
+}
+
 /** Reading threads kept between PDFs, at most MAX_IDLE; one is taken per PDF being read. */
 const idle: Worker[] = [];
-const MAX_IDLE = 2;
+const MAX_IDLE = MAX_READING;
 
 function startWorker(): Worker {
   const worker = new Worker(WORKER_ENTRY, {
