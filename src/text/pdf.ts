@@ -1,4 +1,6 @@
+import { Worker } from 'node:worker_threads';
 import { AppError } from '../contract/errors.js';
+import type { PdfJob, PdfOutcome } from './pdf-worker.js';
 
 /** Bounds on reading one PDF: what a hostile file (a "PDF bomb") can make the server do. */
 export interface PdfLimits {
@@ -6,91 +8,159 @@ export interface PdfLimits {
   maxPages: number;
   /** Characters of text beyond this: refused (413) as soon as they are passed. */
   maxChars: number;
-  /** Milliseconds of reading, all pages together: past it, refused (413). */
+  /** Milliseconds of reading, all pages together: past it, the reading thread is ended and the file refused (413). */
   maxMs: number;
   /** When that time started (`Date.now()`): the files of one upload share one deadline. Default: now. */
   since?: number;
 }
 
-interface TextItem {
-  str?: string;
-  hasEOL?: boolean;
-}
+/** Heap one reading thread may use: past it the thread is ended and the file refused (413). */
+const PDF_HEAP_MB = 256;
 
 const tooLarge = (name: string, why: string) =>
   new AppError('payload_too_large', `file '${name}': ${why}`, {
     details: [{ path: 'files', message: why }],
   });
 
-/** The event loop's turn: other requests (and the embedded engine's users) run between pages. */
-const yieldTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+const unreadable = (name: string, why: string) =>
+  new AppError('validation_error', `file '${name}' ${why}`, {
+    details: [{ path: 'files', message: why }],
+  });
+
+/**
+ * The thread's script, beside this file: `.js` once compiled; `.ts` when run through tsx (tests,
+ * `npm start`, the `mnemo` bin), where a thread does not inherit tsx's loader, so a two-line
+ * bootstrap registers it in the thread before importing the script.
+ */
+const WORKER_URL = new URL(
+  import.meta.url.endsWith('.ts') ? './pdf-worker.ts' : './pdf-worker.js',
+  import.meta.url,
+);
+const WORKER_ENTRY: string | URL = WORKER_URL.pathname.endsWith('.ts')
+  ? `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))})
+       .then((tsx) => { tsx.register(); return import(${JSON.stringify(WORKER_URL.href)}); });`
+  : WORKER_URL;
 
 /**
  * The text of a PDF, page by page, through pdf.js (its legacy build, for Node 20; no canvas: text
- * extraction draws nothing). Script evaluation and font loading are off. The page count is
- * checked before any page is read, the text length after each page, and the time spent against
- * one deadline; the event loop gets a turn between pages. A file pdf.js cannot read (damaged,
- * encrypted with a password, nested past the parser's stack) is a 400 naming it.
+ * extraction draws nothing) in a worker thread, so that no page, however crafted, holds the event
+ * loop. Script evaluation and font loading are off. The page count is checked before any page is
+ * read and the text length after each page (in the thread); the time against one deadline here:
+ * past it the thread is terminated, mid-page if need be, and the file refused (413), as it is
+ * when the thread runs out of its heap. A file pdf.js cannot read (damaged, encrypted with a
+ * password, nested past the parser's stack) is a 400 naming it.
  */
 export async function pdfText(name: string, data: Uint8Array, limits: PdfLimits): Promise<string> {
-  const { getDocument } = await import('pdfjs-dist/legacy/build/pdf.mjs');
-  const started = limits.since ?? Date.now();
-  const task = getDocument({
-    // pdf.js takes ownership of (detaches) the buffer it is given: hand it a copy.
-    data: new Uint8Array(data),
-    isEvalSupported: false,
-    disableFontFace: true,
-    useSystemFonts: false,
-    isOffscreenCanvasSupported: false,
-    stopAtErrors: false,
-    verbosity: 0,
+  const left = (limits.since ?? Date.now()) + limits.maxMs - Date.now();
+  const late = () => tooLarge(name, `reading the PDF took longer than ${limits.maxMs / 1000} s`);
+  if (left <= 0) throw late();
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(late()), left);
   });
+  deadline.catch(() => {});
+  // At most MAX_READING PDFs are read at once, server-wide; waiting for a turn counts against the deadline.
+  const turn = takeTurn();
   try {
-    const doc = await task.promise.catch((err: unknown) => {
-      throw unreadable(name, err);
-    });
-    if (doc.numPages > limits.maxPages)
-      throw tooLarge(name, `the PDF has ${doc.numPages} pages, more than the ${limits.maxPages} accepted`);
-    const pages: string[] = [];
-    let chars = 0;
-    for (let n = 1; n <= doc.numPages; n++) {
-      await yieldTurn();
-      if (Date.now() - started > limits.maxMs)
-        throw tooLarge(name, `reading the PDF took longer than ${limits.maxMs / 1000} s`);
-      const text = await pageText(doc, n).catch((err: unknown) => {
-        throw unreadable(name, err);
-      });
-      chars += text.length;
-      if (chars > limits.maxChars)
-        throw tooLarge(name, `its text is longer than the ${limits.maxChars} characters accepted`);
-      if (text) pages.push(text);
-    }
-    return pages.join('\n\n');
+    await Promise.race([turn.ready, deadline]);
+    return await readIn(name, data, limits, deadline);
   } finally {
-    await task.destroy();
+    clearTimeout(timer);
+    turn.release();
   }
 }
 
-async function pageText(
-  doc: { getPage(n: number): Promise<{ getTextContent(): Promise<{ items: unknown[] }>; cleanup(): void }> },
-  n: number,
-): Promise<string> {
-  const page = await doc.getPage(n);
-  const content = await page.getTextContent();
-  page.cleanup();
-  let text = '';
-  for (const item of content.items as TextItem[]) {
-    if (typeof item.str !== 'string') continue;
-    text += item.str;
-    text += item.hasEOL ? '\n' : item.str && !item.str.endsWith(' ') ? ' ' : '';
+/** Reads one PDF in a reading thread (a kept one if there is one), racing the deadline. */
+async function readIn(name: string, data: Uint8Array, limits: PdfLimits, deadline: Promise<never>) {
+  // pdf.js takes ownership of (detaches) the buffer it is given: the thread gets a copy.
+  const copy = new Uint8Array(data);
+  const job: PdfJob = { data: copy, maxPages: limits.maxPages, maxChars: limits.maxChars };
+  const worker = idle.pop() ?? startWorker();
+  worker.ref();
+  let onMessage: ((o: PdfOutcome) => void) | undefined;
+  let onError: ((err: Error & { code?: string }) => void) | undefined;
+  let onExit: (() => void) | undefined;
+  let reusable = false;
+  try {
+    const answer = new Promise<PdfOutcome>((resolve, reject) => {
+      onMessage = resolve;
+      onError = (err) =>
+        reject(
+          err.code === 'ERR_WORKER_OUT_OF_MEMORY'
+            ? tooLarge(name, `reading the PDF needs more than the ${PDF_HEAP_MB} MB of memory accepted`)
+            : unreadable(name, `could not be read as a PDF (${err.message})`),
+        );
+      onExit = () => reject(unreadable(name, 'could not be read as a PDF (its reader stopped)'));
+      worker.once('message', onMessage);
+      worker.once('error', onError);
+      worker.once('exit', onExit);
+      worker.postMessage(job, [copy.buffer]);
+    });
+    const outcome = await Promise.race([answer, deadline]);
+    reusable = true;
+    if (outcome.ok) return outcome.text;
+    throw outcome.refusal === 'too_large' ? tooLarge(name, outcome.why) : unreadable(name, outcome.why);
+  } finally {
+    if (onMessage) worker.off('message', onMessage);
+    if (onError) worker.off('error', onError);
+    if (onExit) worker.off('exit', onExit);
+    // A thread that answered is kept for the next PDF; one cut off mid-read is ended.
+    if (reusable && idle.length < MAX_IDLE) {
+      worker.unref();
+      idle.push(worker);
+    } else await worker.terminate();
   }
-  return text.replace(/[ \t]+\n/g, '\n').trim();
 }
 
-function unreadable(name: string, err: unknown): AppError {
-  if (err instanceof AppError) return err;
-  const why = `could not be read as a PDF (${err instanceof Error ? err.message : String(err)})`;
-  return new AppError('validation_error', `file '${name}' ${why}`, {
-    details: [{ path: 'files', message: why }],
+/** PDFs read at once, server-wide: each thread may take a core and 256 MB, whatever the number of uploads. */
+export const MAX_READING = 2;
+let reading = 0;
+const waiting: (() => void)[] = [];
+
+/** A turn to read: `ready` once one of the MAX_READING is free; `release` gives it up (or leaves the queue). */
+function takeTurn(): { ready: Promise<void>; release(): void } {
+  let granted = false;
+  let grant!: () => void;
+  const ready = new Promise<void>((resolve) => {
+    grant = () => {
+      granted = true;
+      reading++;
+      resolve();
+    };
   });
+  if (reading < MAX_READING) grant();
+  else waiting.push(grant);
+  return {
+    ready,
+    release() {
+      if (!granted) {
+        const at = waiting.indexOf(grant);
+        if (at >= 0) waiting.splice(at, 1);
+        return;
+      }
+      granted = false;
+      reading--;
+      waiting.shift()?.();
+    },
+  };
+}
+
+/** Reading threads kept between PDFs, at most MAX_IDLE; one is taken per PDF being read. */
+const idle: Worker[] = [];
+const MAX_IDLE = MAX_READING;
+
+function startWorker(): Worker {
+  const worker = new Worker(WORKER_ENTRY, {
+    eval: typeof WORKER_ENTRY === 'string',
+    resourceLimits: { maxOldGenerationSizeMb: PDF_HEAP_MB },
+    stdout: true,
+    stderr: true,
+  });
+  // A kept thread that dies (its heap, a crash) is no longer offered.
+  worker.on('exit', () => {
+    const at = idle.indexOf(worker);
+    if (at >= 0) idle.splice(at, 1);
+  });
+  worker.on('error', () => {});
+  return worker;
 }

@@ -237,6 +237,34 @@ for (const engine of ENGINES) {
       await consistent();
     });
 
+    test('the memory graph draws no link to or from an invalidated memory, even when it is a node', async () => {
+      const bank = 'curate-graph';
+      const [a, b, c] = await retain(bank, [
+        { content: 'Quirin repairs clocks in Graz.', entities: [{ text: 'Quirin' }, { text: 'Graz' }] },
+        { content: 'Quirin bakes rye bread.', entities: [{ text: 'Quirin' }] },
+        { content: 'Graz has a clock tower.', entities: [{ text: 'Graz' }] },
+      ]);
+      const links = async () => {
+        const r = await t.call('GET', bankPath(bank, '/graph'));
+        assert.equal(r.status, 200, JSON.stringify(r.body));
+        return {
+          nodes: (r.body.nodes as { id: string }[]).map((n) => n.id).sort(),
+          edges: (r.body.edges as { from: string; to: string }[])
+            .map((e) => [e.from, e.to].sort().join(' '))
+            .sort(),
+        };
+      };
+      const pair = (x: string, y: string) => [x, y].sort().join(' ');
+      assert.deepEqual((await links()).edges, [pair(a!, b!), pair(a!, c!)].sort());
+      assert.equal((await patch(bank, a!, { state: 'invalidated' })).status, 200);
+      const after = await links();
+      // The listing shows every state, so it is still a node; it links to nothing.
+      assert.ok(after.nodes.includes(a!));
+      assert.deepEqual(after.edges, []);
+      assert.equal((await patch(bank, a!, { state: 'valid' })).status, 200);
+      assert.deepEqual((await links()).edges, [pair(a!, b!), pair(a!, c!)].sort());
+    });
+
     test('an edit rebuilds the keyword postings, entities and vector in place', async () => {
       const bank = 'curate-edit';
       const [id] = await retain(bank, [

@@ -138,6 +138,32 @@ for (const engine of ENGINES) {
       await setLimits('hostile', { recall_units_per_minute: null });
     });
 
+    test('an export refused because another of the bank is queued keeps no charge', async () => {
+      clock += 60_000;
+      await setLimits('hostile', { recall_units_per_minute: 10 });
+      const units = async () =>
+        (await t.call('GET', '/v1/default/projects/hostile')).body.usage.budgets.recall_units_per_minute ?? 0;
+      const stored = await t.call('POST', me('exporting', '/memories'), {
+        token: keys.hostile,
+        body: { items: [{ content: 'Ottoline keeps the ledger.' }] },
+      });
+      assert.equal(stored.status, 200, JSON.stringify(stored.body));
+      const exportIt = () =>
+        t.call('POST', me('exporting', '/document-transfer/export'), { token: keys.hostile });
+      const first = await exportIt();
+      assert.equal(first.status, 202, JSON.stringify(first.body));
+      const charged = await units();
+      assert.equal(charged, 1);
+      // No worker runs here: the first stays queued, so every further one is refused, uncharged.
+      for (let i = 0; i < 3; i++) {
+        const again = await exportIt();
+        assert.equal(again.status, 429, JSON.stringify(again.body));
+        assert.equal(again.body.error.limit, 'exports_per_bank');
+      }
+      assert.equal(await units(), charged);
+      await setLimits('hostile', { recall_units_per_minute: null });
+    });
+
     test('an upload over the budget is refused whole: no file of it queued, nothing charged', async () => {
       clock += 60_000;
       await setLimits('hostile', { characters_per_minute: 1000 });

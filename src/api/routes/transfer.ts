@@ -62,7 +62,7 @@ export const transferRoutes = router()
       tags: TAG,
       summary: 'Export documents (asynchronous)',
       description:
-        'Queues an export of the bank’s documents and their memories (all, or those named by `document_id`) as a ZIP archive. The operation’s `result_metadata` names `download_url` and `storage_key`; the archive can be downloaded for 24 hours. An encrypted bank’s archive is stored sealed under its data key. It is charged recall units (1 per whole 1,000 memories of the bank) before it is queued; one export of a bank is queued at a time (another is a 429 `exports_per_bank`), and a bank keeps its 5 newest archives.',
+        'Queues an export of the bank’s documents and their memories (all, or those named by `document_id`) as a ZIP archive. The operation’s `result_metadata` names `download_url` and `storage_key`; the archive can be downloaded for 24 hours. An encrypted bank’s archive is stored sealed under its data key. It is charged recall units (1 per whole 1,000 memories of the bank) before it is queued; one export of a bank is queued at a time (another is a 429 `exports_per_bank`, refused before it is charged), and a bank keeps its 5 newest archives.',
       middleware: [guard('banks.transfer.export')] as const,
       request: { params: BankParam, query: TransferExportQuery },
       responses: submitted,

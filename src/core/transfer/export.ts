@@ -64,24 +64,35 @@ export async function queueExport(
     : null;
   if (ids && ids.length > MAX_EXPORT_DOCUMENT_IDS)
     throw new AppError('validation_error', `an export names at most ${MAX_EXPORT_DOCUMENT_IDS} documents`);
+  // One export of a bank at a time: each reads the whole bank and keeps an archive of up to
+  // 10 MB, so a key repeating the request must not queue that work (and storage) without end.
+  // Asked before charging, so a refused export costs nothing; the queueing below decides under
+  // the bank's row lock (two requests at once both get here, and the one refused is charged).
+  for (const status of ['pending', 'processing']) {
+    const [queued] = (
+      await s.store.listOperations(projectId, bankId, { kind: EXPORT_DOCUMENTS, status }, { limit: 1 })
+    ).items;
+    if (queued) throw exportQueued(bankId, queued.id);
+  }
   // Reading the bank is Recall-like work: charged before it is queued, by the bank's size.
   await chargeCost(s, projectId, { recall_units: exportUnits(bank.memory_count) }, 'check');
   const payload: ExportPayload = { document_ids: ids, base: opts.base };
-  // One export of a bank at a time: each reads the whole bank and keeps an archive of up to
-  // 10 MB, so a key repeating the request must not queue that work (and storage) without end.
   const q = await queueOperation(s, projectId, bankId, EXPORT_DOCUMENTS, payload, {
     onceAmong: ['pending', 'processing'],
   });
-  if (!q.created)
-    throw rateLimited(
-      'exports_per_bank',
-      `an export of bank '${bankId}' is already queued (operation ${q.operation.id}); retry once it has finished`,
-      1,
-      1,
-      EXPORT_RETRY_SECONDS,
-    );
+  if (!q.created) throw exportQueued(bankId, q.operation.id);
   return { operation_id: q.operation.id, status: q.operation.status };
 }
+
+/** The 429 of a second export of a bank while one (`id`) is queued. */
+const exportQueued = (bankId: string, id: string) =>
+  rateLimited(
+    'exports_per_bank',
+    `an export of bank '${bankId}' is already queued (operation ${id}); retry once it has finished`,
+    1,
+    1,
+    EXPORT_RETRY_SECONDS,
+  );
 
 const iso = (d: Date | null) => (d === null ? null : d.toISOString());
 

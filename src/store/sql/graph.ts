@@ -38,9 +38,9 @@ export interface GraphStore {
     q: { minCount: number; limit: number },
   ): Promise<{ pairs: { a: string; b: string; count: number; last: Date }[]; total: number }>;
   /**
-   * Links among these memories, at most `limit`: an observation and a memory behind it
-   * (`supports` / `contradicts`), and two memories mentioning the same entities (`entity`,
-   * weighed by how many).
+   * Links among the valid ones of these memories (an invalidated memory links to nothing), at
+   * most `limit`: an observation and a memory behind it (`supports` / `contradicts`), and two
+   * memories mentioning the same entities (`entity`, weighed by how many).
    */
   memoryLinks(
     projectId: string,
@@ -125,7 +125,16 @@ export function graphQueries(db: Db): GraphStore {
       };
     },
 
-    async memoryLinks(projectId, bankId, memoryIds, limit) {
+    async memoryLinks(projectId, bankId, asked, limit) {
+      if (asked.length === 0) return [];
+      // An invalidated memory links to nothing, as it is no mention of its entities.
+      const memoryIds = (
+        await db.query<{ id: string }>(
+          `SELECT id::text AS id FROM memories
+            WHERE project_id = $1 AND bank_id = $2 AND id = ANY($3::uuid[]) AND state = 'valid'`,
+          [projectId, bankId, asked],
+        )
+      ).map((r) => r.id);
       if (memoryIds.length === 0) return [];
       const sources = await db.query<{ from: string; to: string; type: string; weight: number }>(
         `SELECT observation_id::text AS from, memory_id::text AS to, relation AS type, 1 AS weight
