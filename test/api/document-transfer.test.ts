@@ -122,6 +122,31 @@ for (const engine of ENGINES) {
       assert.equal((await memories('dst')).length, 9, 'two documents again (3 facts) and the loose one');
     });
 
+    test('an invalidated memory is not exported: an import would bring it back as valid', async () => {
+      await retain('curated', [
+        { content: 'Eve keeps bees on the roof.', document_id: 'doc-c' },
+        { content: 'Eve keeps goats on the roof.', document_id: 'doc-c' },
+      ]);
+      const listed = (await t.call('GET', bankPath('curated', '/memories?limit=10'))).body.items;
+      const goats = listed.find((m: any) => m.text.includes('goats'));
+      const r = await t.call('PATCH', bankPath('curated', `/memories/${goats.id}`), {
+        body: { state: 'invalidated', reason: 'wrong animal' },
+      });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      const meta = await exportOf('curated');
+      assert.equal(meta.fact_count, 1);
+      const zip = new Uint8Array(await (await download(meta.download_url)).arrayBuffer());
+      const op = await finished(
+        'curated-copy',
+        ((await (await upload('curated-copy', zip)).json()) as any).operation_id,
+      );
+      assert.equal(op.body.status, 'completed', JSON.stringify(op.body));
+      assert.deepEqual(
+        (await memories('curated-copy')).map((m: any) => m.text),
+        ['Eve keeps bees on the roof.'],
+      );
+    });
+
     test('the synchronous GET is retired: 410 naming the asynchronous export', async () => {
       const r = await t.call('GET', bankPath('src', '/document-transfer'));
       assert.equal(r.status, 410);

@@ -134,7 +134,9 @@ async function memoriesOf(s: Services, projectId: string, bankId: string, docume
       const page = await s.store.listMemories(
         projectId,
         bankId,
-        documentId === undefined ? {} : { documentId },
+        // Valid memories only: the archive has no curation state, and an invalidated memory
+        // imported from it would come back as valid.
+        documentId === undefined ? { state: 'valid' } : { documentId, state: 'valid' },
         { limit: PAGE, cursor },
       );
       for (const m of page.items) out.push(m);
