@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { breathe } from './breathe.js';
 
 const background = new AsyncLocalStorage<true>();
 
@@ -40,12 +41,12 @@ export function priorityGate(): <T>(fn: () => Promise<T>) => Promise<T> {
   /** A statement runs in this turn of the event loop if the turn is young, else in the next. */
   const nextSlot = async () => {
     if (performance.now() - turnStarted < SLICE_MS) return;
-    await turn();
+    await breathe();
     turnStarted = performance.now();
   };
   return async <T>(fn: () => Promise<T>): Promise<T> => {
     if (background.getStore()) {
-      await turn();
+      await breathe();
       const deadline = Date.now() + MAX_WAIT_MS;
       for (;;) {
         const now = Date.now();
@@ -66,8 +67,5 @@ export function priorityGate(): <T>(fn: () => Promise<T>) => Promise<T> {
     }
   };
 }
-
-/** Lets pending I/O and timers in before the statement runs. */
-const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(1, ms)));

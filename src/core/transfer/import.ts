@@ -70,8 +70,9 @@ function itemOf(
 
 /**
  * Queues the import of an archive into the bank. A project with its Retain budget spent is a 429
- * before the archive is read. Everything is checked before anything is written or charged: the archive (caps, layout, every fact as a Retain item), the number of
- * facts, then the project's quotas. Documents already in the bank are skipped, replaced, or
+ * before the archive is read. Everything is checked before anything is written or charged: the
+ * archive (caps, layout, every fact as a Retain item), the number of facts, then the project's
+ * quotas. Documents already in the bank are skipped, replaced, or
  * imported under a new id (`on_conflict`), decided now. The facts are stored as they were (no
  * extraction, no model call) by one queued Retain.
  */

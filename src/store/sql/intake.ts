@@ -1,6 +1,6 @@
 import type { Entity } from '../records.js';
 import type { Db } from '../db.js';
-import { breathe } from './memories.js';
+import { breathe } from '../breathe.js';
 
 /** What Retain reads before it writes, and the bank's language model usage counters. */
 export interface IntakeStore {

@@ -1,6 +1,7 @@
 import { FACT_TYPES } from '../../contract/vocabulary.js';
 import type { Memory, MemoryFilter, NewMemory, Page } from '../records.js';
 import type { Db, Queryable } from '../db.js';
+import { breathe } from '../breathe.js';
 import { lockBank } from './bank-lock.js';
 import { lockBankForWrite, termGroupsClause } from './encryption.js';
 import { decodeCursor, encodeCursor, filterClauses, vectorLiteral } from './filters.js';
@@ -615,9 +616,3 @@ function chunks<T>(xs: readonly T[], n: number): T[][] {
 
 /** New entities in one Retain past which their table's statistics are refreshed before linking. */
 const ANALYZE_AFTER = 1000;
-
-/**
- * Between two statements of a long transaction on the embedded engine, lets the event loop take
- * a turn (sockets, timers, /health): its statements otherwise settle back to back without one.
- */
-export const breathe = () => new Promise<void>((resolve) => setImmediate(resolve));

@@ -1,5 +1,5 @@
 import type { Queryable } from '../db.js';
-import { breathe } from './memories.js';
+import { breathe } from '../breathe.js';
 
 /**
  * Characters of a queued payload's JSON text one part holds, and one statement writes or reads:
