@@ -1,7 +1,8 @@
 import { type BankScope, scopeParts } from './bank-scope.js';
 import { bankProfile } from './banks.js';
 import { notFound } from './errors.js';
-import type { Services } from './services.js';
+import type { Deps } from './services.js';
+import type { BankStore } from '../store/store.js';
 
 /** Cursors of the bank list: the last bank id of a page, base64url-encoded (opaque to callers). */
 const encodeAfter = (id: string) => Buffer.from(id).toString('base64url');
@@ -29,7 +30,7 @@ export interface BankListScope {
  * mnemo's, and how many banks match over every page.
  */
 export async function listBankPage(
-  s: Services,
+  s: Deps<BankStore>,
   projectId: string,
   q: BankListRequest,
   who: BankListScope = {},

@@ -2,7 +2,8 @@ import { effectiveConfig } from './bank-config.js';
 import { type BankConfigView, requireBank, updateConfig, updateIdentity } from './banks.js';
 import { notFound } from './errors.js';
 import { isUuid } from './ids.js';
-import type { Services } from './services.js';
+import type { Deps } from './services.js';
+import type { BankStore, MemoryStore, UpkeepStore } from '../store/store.js';
 import type { Bank, FactType } from './types.js';
 
 /**
@@ -10,7 +11,7 @@ import type { Bank, FactType } from './types.js';
  * `encryption`, which is not a tuning to reset: dropping it would decrypt the bank.
  */
 export async function resetConfig(
-  s: Services,
+  s: Deps<BankStore>,
   bank: Bank,
   opts: { masterKeySet: boolean },
 ): Promise<BankConfigView> {
@@ -24,7 +25,7 @@ export async function resetConfig(
 
 /** Hindsight's older disposition call: the three traits as config. */
 export async function setDisposition(
-  s: Services,
+  s: Deps<BankStore>,
   bank: Bank,
   d: { skepticism: number; literalism: number; empathy: number },
   opts: { masterKeySet: boolean },
@@ -43,7 +44,7 @@ export async function setDisposition(
 }
 
 /** Hindsight's older `background` call, which sets the mission. */
-export async function setBackground(s: Services, bank: Bank, content: string) {
+export async function setBackground(s: Deps<BankStore>, bank: Bank, content: string) {
   const updated = await updateIdentity(s, bank, { mission: content.trim() || null });
   const cfg = effectiveConfig(updated.config);
   return {
@@ -58,7 +59,12 @@ export async function setBackground(s: Services, bank: Bank, content: string) {
 }
 
 /** Deletes the bank's memories (of one fact type, when given) and documents left empty; keeps the bank. */
-export async function clearMemories(s: Services, projectId: string, bankId: string, type?: FactType) {
+export async function clearMemories(
+  s: Deps<BankStore & MemoryStore>,
+  projectId: string,
+  bankId: string,
+  type?: FactType,
+) {
   await requireBank(s, projectId, bankId);
   const n = await s.store.clearMemories(projectId, bankId, type ? [type] : undefined);
   return {
@@ -72,7 +78,7 @@ export async function clearMemories(s: Services, projectId: string, bankId: stri
  * Deletes the observations consolidation wrote and rewinds it, so its next run (after the next
  * Retain, or `POST .../consolidate`) rebuilds them from every memory.
  */
-export async function clearObservations(s: Services, projectId: string, bankId: string) {
+export async function clearObservations(s: Deps<BankStore & UpkeepStore>, projectId: string, bankId: string) {
   await requireBank(s, projectId, bankId);
   const n = await s.store.clearObservations(projectId, bankId);
   return {
@@ -83,14 +89,14 @@ export async function clearObservations(s: Services, projectId: string, bankId: 
 }
 
 /** The tag sets observations were consolidated under, with how many each, most populous first. */
-export async function observationScopes(s: Services, projectId: string, bankId: string) {
+export async function observationScopes(s: Deps<BankStore & UpkeepStore>, projectId: string, bankId: string) {
   await requireBank(s, projectId, bankId);
   return { scopes: await s.store.observationScopes(projectId, bankId) };
 }
 
 /** Replaces the tags of every memory of a document. */
 export async function setDocumentTags(
-  s: Services,
+  s: Deps<BankStore & UpkeepStore>,
   projectId: string,
   bankId: string,
   documentId: string,
@@ -103,7 +109,7 @@ export async function setDocumentTags(
 }
 
 /** A piece of a document by its id (a memory's id), whichever bank of the project holds it. */
-export async function getChunk(s: Services, projectId: string, chunkId: string) {
+export async function getChunk(s: Deps<MemoryStore & UpkeepStore>, projectId: string, chunkId: string) {
   const place = isUuid(chunkId) ? await s.store.memoryPlace(projectId, chunkId) : null;
   const [m] = place ? await s.store.getMemories(projectId, place.bank_id, [chunkId]) : [];
   if (!place || !m || m.document_id === null) throw notFound(`chunk '${chunkId}'`);

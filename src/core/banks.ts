@@ -1,15 +1,16 @@
 import { type BankConfig, effectiveConfig, validateConfigUpdates } from './bank-config.js';
 import { AppError, notFound } from './errors.js';
 import { checkId, orgSpaceOf } from './ids.js';
-import type { Services } from './services.js';
+import type { Deps, Services } from './services.js';
+import type { BankStore } from '../store/store.js';
 import type { Bank } from './types.js';
 
 /** The bank's vectors come from another embedder than the server's: not comparable to its queries. */
-export const staleVectors = (s: Services, bank: Bank) =>
+export const staleVectors = (s: Pick<Services, 'embedder'>, bank: Bank) =>
   bank.embedder !== null && bank.embedder !== s.embedder.id;
 
 /** The bank, or 404. A bank of another project is simply not found. */
-export async function requireBank(s: Services, projectId: string, bankId: string): Promise<Bank> {
+export async function requireBank(s: Deps<BankStore>, projectId: string, bankId: string): Promise<Bank> {
   checkId('bank id', bankId, 'bank');
   const bank = await s.store.getBank(projectId, bankId);
   if (!bank) throw notFound(`bank '${bankId}'`);
@@ -22,7 +23,7 @@ export async function requireBank(s: Services, projectId: string, bankId: string
  * the whole request before: a request refused after this leaves its new bank behind.
  */
 export async function bankForWrite(
-  s: Services,
+  s: Deps<BankStore>,
   projectId: string,
   bankId: string,
   opts: { space?: string } = {},
@@ -52,7 +53,7 @@ export interface BankProfile {
   llm_usage: { input_tokens: number; output_tokens: number };
 }
 
-export async function bankProfile(s: Services, bank: Bank): Promise<BankProfile> {
+export async function bankProfile(s: Deps<BankStore>, bank: Bank): Promise<BankProfile> {
   const counts = await s.store.bankCounts(bank.project_id, bank.id);
   const cfg = effectiveConfig(bank.config);
   return {
@@ -104,7 +105,7 @@ export function checkConfigUpdates(updates: Record<string, unknown>, opts: { mas
 }
 
 export async function updateConfig(
-  s: Services,
+  s: Deps<BankStore>,
   bank: Bank,
   updates: Record<string, unknown>,
   opts: { masterKeySet: boolean },
@@ -119,7 +120,7 @@ export async function updateConfig(
 
 /** Disposition shortcut used by Hindsight-style profile updates. */
 export async function updateIdentity(
-  s: Services,
+  s: Deps<BankStore>,
   bank: Bank,
   patch: { name?: string | null; mission?: string | null },
 ): Promise<Bank> {

@@ -1,7 +1,7 @@
 import type { LanguageModel } from '../llm/model.js';
-import type { CostCharge } from '../store/store.js';
+import type { CostCharge, LimitStore } from '../store/store.js';
 import { DAY_MS, fixedWindow, MINUTE_MS, rateLimited } from './windows.js';
-import type { Services } from './services.js';
+import type { Deps, Services } from './services.js';
 import type { BudgetName } from './types.js';
 
 /** What a request or job costs, in the units budgets count. */
@@ -45,7 +45,7 @@ const JOB_UNITS: readonly CostUnit[] = ['entities', 'model_calls', 'model_tokens
 
 const windowMs = (b: BudgetSpec) => (b.window === 'minute' ? MINUTE_MS : DAY_MS);
 
-function charges(s: Services, cost: Cost): CostCharge[] {
+function charges(s: Pick<Services, 'limitDefaults' | 'now'>, cost: Cost): CostCharge[] {
   const now = s.now();
   const defaults = s.limitDefaults?.budgets ?? {};
   return BUDGETS.filter((b) => cost[b.unit] !== undefined).map((b) => ({
@@ -78,7 +78,12 @@ interface Refusal {
 }
 
 /** Charges `cost` (all or nothing); says which budget refused it, if one did. */
-async function charge(s: Services, projectId: string, cost: Cost, force: boolean): Promise<Refusal | null> {
+async function charge(
+  s: Deps<LimitStore, 'limitDefaults' | 'now'>,
+  projectId: string,
+  cost: Cost,
+  force: boolean,
+): Promise<Refusal | null> {
   const r = await s.store.chargeCost(projectId, charges(s, cost), force);
   if (r.accepted) return null;
   const spec = BUDGETS.find((b) => b.name === r.exceeded.name)!;
@@ -98,7 +103,7 @@ async function charge(s: Services, projectId: string, cost: Cost, force: boolean
  * (a running job), so it is counted whatever the budget says.
  */
 export async function chargeCost(
-  s: Services,
+  s: Deps<LimitStore, 'limitDefaults' | 'now'>,
   projectId: string,
   cost: Cost,
   mode: 'check' | 'force',
@@ -120,7 +125,11 @@ export async function chargeCost(
 }
 
 /** Like `chargeCost(check)` for a job that can stop and resume: a refusal is a `BudgetWait`. */
-async function chargeOrWait(s: Services, projectId: string, cost: Cost): Promise<void> {
+async function chargeOrWait(
+  s: Deps<LimitStore, 'limitDefaults' | 'now'>,
+  projectId: string,
+  cost: Cost,
+): Promise<void> {
   const r = await charge(s, projectId, cost, false);
   if (r) throw new BudgetWait(r.spec.name, r.resetSeconds * 1000);
 }
@@ -129,7 +138,10 @@ async function chargeOrWait(s: Services, projectId: string, cost: Cost): Promise
  * Before a job runs work that costs: throws `BudgetWait` when any budget of the units a job
  * incurs (entities, model calls, model tokens) is spent in its current window.
  */
-export async function awaitBudget(s: Services, projectId: string): Promise<void> {
+export async function awaitBudget(
+  s: Deps<LimitStore, 'limitDefaults' | 'now'>,
+  projectId: string,
+): Promise<void> {
   await chargeOrWait(s, projectId, Object.fromEntries(JOB_UNITS.map((u) => [u, 0])));
 }
 
@@ -145,7 +157,11 @@ export type MeterMode = 'request' | 'job' | 'resumable';
  * The language model as seen by one project: each call is charged as a model call before it is
  * made (see `MeterMode`) and its tokens when it answers.
  */
-export function meteredModel(s: Services, projectId: string, mode: MeterMode): LanguageModel | null {
+export function meteredModel(
+  s: Deps<LimitStore, 'limitDefaults' | 'llm' | 'now'>,
+  projectId: string,
+  mode: MeterMode,
+): LanguageModel | null {
   const llm = s.llm;
   if (!llm) return null;
   const before: Cost = { model_calls: 1, model_tokens: 0 };
@@ -164,7 +180,11 @@ export function meteredModel(s: Services, projectId: string, mode: MeterMode): L
 }
 
 /** The services with the language model metered for the project. */
-export function withMeteredModel(s: Services, projectId: string, mode: MeterMode): Services {
+export function withMeteredModel<D extends Deps<LimitStore, 'limitDefaults' | 'llm' | 'now'>>(
+  s: D,
+  projectId: string,
+  mode: MeterMode,
+): D {
   return s.llm ? { ...s, llm: meteredModel(s, projectId, mode) } : s;
 }
 
@@ -186,7 +206,10 @@ export function retainCost(
 }
 
 /** Current window counts of every budget (0 where nothing was counted). */
-export async function budgetUsage(s: Services, projectId: string): Promise<Record<BudgetName, number>> {
+export async function budgetUsage(
+  s: Deps<LimitStore, 'limitDefaults' | 'now'>,
+  projectId: string,
+): Promise<Record<BudgetName, number>> {
   const counts = await s.store.costCounts(
     projectId,
     charges(s, Object.fromEntries(BUDGETS.map((b) => [b.unit, 0]))),

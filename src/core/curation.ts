@@ -6,7 +6,8 @@ import { scheduleConsolidation } from './consolidate/schedule.js';
 import { AppError, invalid, notFound } from './errors.js';
 import { isUuid } from './ids.js';
 import { applyResolution, resolveEntityNames } from './retain/entities.js';
-import type { Services } from './services.js';
+import type { Deps } from './services.js';
+import type { BankStore, CurationStore, IntakeStore, MemoryStore, OperationStore } from '../store/store.js';
 import type { EntityInput, Memory, MemoryState, NewMemory } from './types.js';
 
 /** A client's change to one memory (Hindsight's curation body); '' clears a nullable field. */
@@ -35,7 +36,13 @@ const patched = <T>(v: T | '' | null | undefined, was: T | null): T | null =>
   v === undefined ? was : v === '' || v === null ? null : v;
 
 /** The memory as the patch would leave it, prepared for the store: terms, entities, vector. */
-async function prepare(s: Services, projectId: string, bankId: string, m: Memory, patch: MemoryPatch) {
+async function prepare(
+  s: Deps<IntakeStore, 'embedder'>,
+  projectId: string,
+  bankId: string,
+  m: Memory,
+  patch: MemoryPatch,
+) {
   const text = patch.text ?? m.text;
   const context = patched(patch.context, m.context);
   let entities: EntityInput[] = (patch.entities ?? m.entities).map((name) => ({ text: name, type: 'OTHER' }));
@@ -78,7 +85,10 @@ async function prepare(s: Services, projectId: string, bankId: string, m: Memory
  * a revision another edit has since replaced is prepared again from the new one.
  */
 export async function curateMemory(
-  s: Services,
+  s: Deps<
+    BankStore & CurationStore & IntakeStore & MemoryStore & OperationStore,
+    'embedder' | 'onEnqueue' | 'recallCache'
+  >,
   projectId: string,
   bankId: string,
   id: string,
@@ -131,7 +141,12 @@ export async function curateMemory(
  * Deletes the observations consolidation derived from one memory and queues it (with the other
  * memories those observations came from) for consolidation again; Hindsight's answer.
  */
-export async function clearMemoryObservations(s: Services, projectId: string, bankId: string, id: string) {
+export async function clearMemoryObservations(
+  s: Deps<BankStore & CurationStore & OperationStore, 'onEnqueue' | 'recallCache'>,
+  projectId: string,
+  bankId: string,
+  id: string,
+) {
   await requireBank(s, projectId, bankId);
   const done = isUuid(id) ? await s.store.clearMemoryObservations(projectId, bankId, id) : null;
   if (!done) throw notFound(`memory '${id}'`);

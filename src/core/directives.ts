@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { requireBank } from './banks.js';
 import { AppError, notFound } from './errors.js';
-import type { Services } from './services.js';
+import type { Deps } from './services.js';
+import type { BankStore, DirectiveStore } from '../store/store.js';
 import type { Directive, TagsMatch } from './types.js';
 import { isUuid } from './ids.js';
 
@@ -46,19 +47,29 @@ const blank = (path: string) =>
     details: [{ path, message: 'must not be blank' }],
   });
 
-export async function listDirectives(s: Services, projectId: string, bankId: string) {
+export async function listDirectives(s: Deps<BankStore & DirectiveStore>, projectId: string, bankId: string) {
   await requireBank(s, projectId, bankId);
   return { items: (await s.store.listDirectives(projectId, bankId)).map(directiveView) };
 }
 
-export async function getDirective(s: Services, projectId: string, bankId: string, id: string) {
+export async function getDirective(
+  s: Deps<BankStore & DirectiveStore>,
+  projectId: string,
+  bankId: string,
+  id: string,
+) {
   await requireBank(s, projectId, bankId);
   const d = isUuid(id) ? await s.store.getDirective(projectId, bankId, id) : null;
   if (!d) throw notFound(`directive '${id}'`);
   return directiveView(d);
 }
 
-export async function createDirective(s: Services, projectId: string, bankId: string, input: DirectiveInput) {
+export async function createDirective(
+  s: Deps<BankStore & DirectiveStore>,
+  projectId: string,
+  bankId: string,
+  input: DirectiveInput,
+) {
   await requireBank(s, projectId, bankId);
   const text = input.text.trim();
   if (!text) throw blank('text');
@@ -87,7 +98,7 @@ export async function createDirective(s: Services, projectId: string, bankId: st
 }
 
 export async function updateDirective(
-  s: Services,
+  s: Deps<BankStore & DirectiveStore>,
   projectId: string,
   bankId: string,
   id: string,
@@ -111,7 +122,12 @@ export async function updateDirective(
   return directiveView(d);
 }
 
-export async function deleteDirective(s: Services, projectId: string, bankId: string, id: string) {
+export async function deleteDirective(
+  s: Deps<BankStore & DirectiveStore>,
+  projectId: string,
+  bankId: string,
+  id: string,
+) {
   await requireBank(s, projectId, bankId);
   if (!isUuid(id) || !(await s.store.deleteDirective(projectId, bankId, id)))
     throw notFound(`directive '${id}'`);
@@ -143,7 +159,7 @@ export function directiveApplies(d: Directive, tags: string[] | undefined, mode:
 
 /** The directives that bind a Reflect request, highest priority first. */
 export async function applicableDirectives(
-  s: Services,
+  s: Deps<DirectiveStore>,
   projectId: string,
   bankId: string,
   tags: string[] | undefined,

@@ -2,12 +2,13 @@ import { requireBank } from './banks.js';
 import { AppError, notFound } from './errors.js';
 import { retainAsync } from './retain/retain-async.js';
 import { sourceItems } from './retain/source.js';
-import { forget, ownMemories } from './forget.js';
-import type { Services } from './services.js';
+import { forget, type ForgetStore, ownMemories } from './forget.js';
+import type { Deps } from './services.js';
+import type { BankStore, DocumentStore, LimitStore, MemoryStore, OperationStore } from '../store/store.js';
 
 /** Documents of a bank, most recently updated first. */
 export async function listDocuments(
-  s: Services,
+  s: Deps<BankStore & DocumentStore>,
   projectId: string,
   bankId: string,
   page: { limit: number; offset: number },
@@ -17,7 +18,12 @@ export async function listDocuments(
 }
 
 /** One document with its memories' text joined in order (its original text in chunks mode). */
-export async function getDocument(s: Services, projectId: string, bankId: string, id: string) {
+export async function getDocument(
+  s: Deps<BankStore & DocumentStore & MemoryStore>,
+  projectId: string,
+  bankId: string,
+  id: string,
+) {
   await requireBank(s, projectId, bankId);
   const doc = await s.store.getDocument(projectId, bankId, id);
   if (!doc) throw notFound(`document '${id}'`);
@@ -30,7 +36,12 @@ export async function getDocument(s: Services, projectId: string, bankId: string
 }
 
 /** Deletes a document, its memories and everything derived from them, with the signed receipt. */
-export async function deleteDocument(s: Services, projectId: string, bankId: string, id: string) {
+export async function deleteDocument(
+  s: Deps<ForgetStore, 'keyring' | 'now' | 'onEnqueue' | 'recallCache'>,
+  projectId: string,
+  bankId: string,
+  id: string,
+) {
   const { receipt } = await forget(s, projectId, bankId, { kind: 'document', id });
   return { deleted: true as const, document_id: id, memories_deleted: ownMemories(receipt), receipt };
 }
@@ -41,7 +52,12 @@ export async function deleteDocument(s: Services, projectId: string, bankId: str
  * observations derived from them go too, as when the document is forgotten). A document
  * without a kept source (retained before sources were kept, or appended to) is a 409.
  */
-export async function reprocessDocument(s: Services, projectId: string, bankId: string, id: string) {
+export async function reprocessDocument(
+  s: Deps<BankStore & DocumentStore & LimitStore & OperationStore, 'limitDefaults' | 'now' | 'onEnqueue'>,
+  projectId: string,
+  bankId: string,
+  id: string,
+) {
   await requireBank(s, projectId, bankId);
   const found = await s.store.documentSource(projectId, bankId, id);
   if (!found) throw notFound(`document '${id}'`);

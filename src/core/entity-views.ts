@@ -2,7 +2,8 @@ import { countTokens } from '../text/tokens.js';
 import { requireBank } from './banks.js';
 import { notFound } from './errors.js';
 import { isUuid } from './ids.js';
-import type { Services } from './services.js';
+import type { Deps } from './services.js';
+import type { BankStore, GraphStore, MemoryStore } from '../store/store.js';
 import type { Entity, Memory } from './types.js';
 
 /** What is known of an entity, as Hindsight shows it: a few memories that mention it. */
@@ -17,7 +18,7 @@ const FACTS_PER_ENTITY = 5;
 
 /** The entities and their memories, each list in the store's order (observations, then newest). */
 async function entitiesWithFacts(
-  s: Services,
+  s: Deps<GraphStore & MemoryStore>,
   projectId: string,
   bankId: string,
   entityIds: string[],
@@ -53,7 +54,7 @@ const observationOf = (m: Memory) => ({ text: m.text, mentioned_at: m.mentioned_
  * `maxTokens` of their text last over all entities.
  */
 export async function entityStates(
-  s: Services,
+  s: Deps<GraphStore & MemoryStore>,
   projectId: string,
   bankId: string,
   memoryIds: string[],
@@ -87,7 +88,12 @@ export async function entityStates(
 const DETAIL_FACTS = 20;
 
 /** An entity's page: the entity, and the memories that mention it (observations first, then newest). */
-export async function entityDetail(s: Services, projectId: string, bankId: string, entityId: string) {
+export async function entityDetail(
+  s: Deps<BankStore & GraphStore & MemoryStore>,
+  projectId: string,
+  bankId: string,
+  entityId: string,
+) {
   await requireBank(s, projectId, bankId);
   const [found] = isUuid(entityId)
     ? await entitiesWithFacts(s, projectId, bankId, [entityId], DETAIL_FACTS)
@@ -107,7 +113,7 @@ export async function entityDetail(s: Services, projectId: string, bankId: strin
  * `minCount` times, and the entities they join.
  */
 export async function entityGraph(
-  s: Services,
+  s: Deps<BankStore & GraphStore>,
   projectId: string,
   bankId: string,
   q: { limit: number; minCount: number },
@@ -149,7 +155,7 @@ const withSections = new WeakMap<object, Map<number | null, unknown>>();
 
 /** The answer with its `entities` section: null when `maxTokens` is null (asked away). */
 export async function withEntities<T extends { results: { id: string; entities?: readonly string[] }[] }>(
-  s: Services,
+  s: Deps<GraphStore & MemoryStore>,
   projectId: string,
   bankId: string,
   answer: T,

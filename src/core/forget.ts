@@ -1,12 +1,26 @@
 import { randomUUID } from 'node:crypto';
-import type { ForgetSubject, ReceiptRecord } from '../store/store.js';
+import type {
+  ForgetSubject,
+  ReceiptRecord,
+  BankStore,
+  OperationStore,
+  ReceiptStore,
+  TenancyStore,
+  BankIndexStore,
+} from '../store/store.js';
 import { requireBank } from './banks.js';
 import { scheduleConsolidation } from './consolidate/schedule.js';
 import { notFound } from './errors.js';
 import { isUuid } from './ids.js';
 import { queueRefreshes } from './mental-model-schedule.js';
 import { keyId, type Receipt, receiptView, signingKey, signReceipt } from './receipts.js';
-import type { Services } from './services.js';
+import type { Deps } from './services.js';
+
+/**
+ * A forget queues the deletion (operations) and signs its receipt (receipts, with the install's
+ * signing key from tenancy); it reads the bank.
+ */
+export type ForgetStore = BankStore & OperationStore & ReceiptStore & TenancyStore;
 
 /**
  * Deletes a memory, a document or a bank with everything derived from it (Store.forget says
@@ -15,7 +29,7 @@ import type { Services } from './services.js';
  * not exist is 404 and changes nothing.
  */
 export async function forget(
-  s: Services,
+  s: Deps<ForgetStore, 'keyring' | 'now' | 'onEnqueue' | 'recallCache'>,
   projectId: string,
   bankId: string,
   subject: ForgetSubject,
@@ -51,7 +65,11 @@ export async function forget(
  * Deletes the bank with every row keyed by it (its data key first: crypto-shredding), and
  * answers with Hindsight's fields and the signed receipt.
  */
-export async function deleteBank(s: Services, projectId: string, bankId: string) {
+export async function deleteBank(
+  s: Deps<ForgetStore & BankIndexStore, 'keyring' | 'now' | 'onEnqueue' | 'recallCache'>,
+  projectId: string,
+  bankId: string,
+) {
   const { receipt } = await forget(s, projectId, bankId, { kind: 'bank' });
   await s.store.dropBankIndexes(projectId, bankId);
   const n = receipt.deleted.memories ?? 0;
@@ -78,7 +96,7 @@ export const ownMemories = (r: Receipt) => (r.deleted.memories ?? 0) - (r.delete
  * models whose content was erased.
  */
 async function afterForget(
-  s: Services,
+  s: Deps<BankStore & OperationStore, 'onEnqueue' | 'recallCache'>,
   projectId: string,
   bankId: string,
   done: { memoryIds: string[]; reconsolidate: number; receipt: ReceiptRecord },

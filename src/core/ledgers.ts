@@ -1,8 +1,8 @@
 import { AUDIT_COUNT_CAP } from '../contract/audit-logs.js';
 import type { TimeseriesPeriod } from '../contract/stats.js';
-import type { AuditTransport } from '../store/store.js';
+import type { AuditTransport, BankAuditStore, BankStore, LlmRequestStore } from '../store/store.js';
 import { requireBank } from './banks.js';
-import type { Services } from './services.js';
+import type { Deps } from './services.js';
 import { periodWindow } from './stats.js';
 
 const DEFAULT_LIMIT = 50;
@@ -18,7 +18,7 @@ interface PageQuery {
 
 /** A bank's audit log, newest first, in Hindsight's shape beside mnemo's fields. */
 export async function listBankAudit(
-  s: Services,
+  s: Deps<BankAuditStore & BankStore>,
   projectId: string,
   bankId: string,
   q: PageQuery & { action?: string; transport?: AuditTransport },
@@ -53,7 +53,7 @@ export async function listBankAudit(
 
 /** Requests per action of a bank's audit log over the period, every bucket listed. */
 export async function bankAuditStats(
-  s: Services,
+  s: Deps<BankAuditStore & BankStore, 'now'>,
   projectId: string,
   bankId: string,
   q: { action?: string; period?: TimeseriesPeriod },
@@ -73,7 +73,7 @@ export async function bankAuditStats(
 
 /** A bank's model calls, newest first, in Hindsight's trace shape: no prompt, no answer. */
 export async function listLlmRequests(
-  s: Services,
+  s: Deps<BankStore & LlmRequestStore>,
   projectId: string,
   bankId: string,
   q: PageQuery & {
@@ -129,7 +129,7 @@ export async function listLlmRequests(
 
 /** A bank's model calls over the period: per bucket by outcome with tokens, and per purpose. */
 export async function llmRequestStats(
-  s: Services,
+  s: Deps<BankStore & LlmRequestStore, 'now'>,
   projectId: string,
   bankId: string,
   q: { operation?: string; period?: TimeseriesPeriod },

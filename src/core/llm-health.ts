@@ -2,7 +2,8 @@ import { LlmError } from '../llm/errors.js';
 import { requireBank } from './banks.js';
 import { meteredModel } from './budgets.js';
 import { LlmLedger } from './llm-ledger.js';
-import type { Services } from './services.js';
+import type { Deps } from './services.js';
+import type { BankStore, LimitStore, LlmRequestStore } from '../store/store.js';
 
 export type LlmProbeStatus = 'connected' | 'not_configured' | 'auth_failed' | 'unreachable' | 'timeout';
 
@@ -15,7 +16,11 @@ const OPERATIONS = ['retain', 'consolidation', 'reflect'] as const;
  * answered: never the provider, model, address, key or the provider's message. The call is
  * metered against the project's budgets and counted in the bank's usage.
  */
-export async function probeBankLlm(s: Services, projectId: string, bankId: string) {
+export async function probeBankLlm(
+  s: Deps<BankStore & LimitStore & LlmRequestStore, 'limitDefaults' | 'llm' | 'now'>,
+  projectId: string,
+  bankId: string,
+) {
   await requireBank(s, projectId, bankId);
   const ledger = new LlmLedger(s, projectId, bankId, 'probe');
   const model = meteredModel(ledger.services(s, 'health'), projectId, 'request');

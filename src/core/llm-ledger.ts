@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { LlmError } from '../llm/errors.js';
 import type { LanguageModel } from '../llm/model.js';
-import type { LlmCallRecord } from '../store/store.js';
-import type { Services } from './services.js';
+import type { LlmCallRecord, LlmRequestStore } from '../store/store.js';
+import type { Deps, Services } from './services.js';
 
 /**
  * How many of a bank's model calls are kept: the newest 10,000 (about 1 MB). A bank's log is
@@ -25,14 +25,14 @@ export class LlmLedger {
   readonly traceId = randomUUID();
 
   constructor(
-    private readonly s: Services,
+    private readonly s: Deps<LlmRequestStore, 'now'>,
     private readonly projectId: string,
     private readonly bankId: string,
     private readonly operation: LlmOperation,
   ) {}
 
   /** The services with each call of their model recorded under `scope`. */
-  services(s: Services, scope: string): Services {
+  services<D extends Pick<Services, 'llm'>>(s: D, scope: string): D {
     return s.llm ? { ...s, llm: this.model(s.llm, scope) } : s;
   }
 

@@ -1,11 +1,12 @@
 import { requireBank } from './banks.js';
-import { forget } from './forget.js';
-import type { Services } from './services.js';
+import { forget, type ForgetStore } from './forget.js';
+import type { Deps } from './services.js';
+import type { BankStore, MemoryStore } from '../store/store.js';
 import type { MemoryFilter } from './types.js';
 
 /** One page of a bank's memories, newest first. */
 export async function listMemories(
-  s: Services,
+  s: Deps<BankStore & MemoryStore>,
   projectId: string,
   bankId: string,
   filter: MemoryFilter & { q?: string },
@@ -19,7 +20,12 @@ export async function listMemories(
  * Deletes one memory with everything derived from it (core/forget.ts), answering with the
  * signed receipt; a missing (or malformed) id is 404.
  */
-export async function deleteMemory(s: Services, projectId: string, bankId: string, id: string) {
+export async function deleteMemory(
+  s: Deps<ForgetStore, 'keyring' | 'now' | 'onEnqueue' | 'recallCache'>,
+  projectId: string,
+  bankId: string,
+  id: string,
+) {
   const { receipt } = await forget(s, projectId, bankId, { kind: 'memory', id });
   return { deleted: true as const, id, receipt };
 }

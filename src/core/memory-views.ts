@@ -1,10 +1,16 @@
 import { requireBank } from './banks.js';
 import { notFound } from './errors.js';
 import { isUuid } from './ids.js';
-import type { Services } from './services.js';
+import type { Deps } from './services.js';
+import type { BankStore, CurationStore, DocumentStore, GraphStore, MemoryStore } from '../store/store.js';
 import type { Memory, MemoryFilter } from './types.js';
 
-async function findMemory(s: Services, projectId: string, bankId: string, id: string): Promise<Memory> {
+async function findMemory(
+  s: Deps<BankStore & MemoryStore>,
+  projectId: string,
+  bankId: string,
+  id: string,
+): Promise<Memory> {
   await requireBank(s, projectId, bankId);
   const [m] = isUuid(id) ? await s.store.getMemories(projectId, bankId, [id]) : [];
   if (!m) throw notFound(`memory '${id}'`);
@@ -12,7 +18,12 @@ async function findMemory(s: Services, projectId: string, bankId: string, id: st
 }
 
 /** One memory with its entities and tags. */
-export async function getMemory(s: Services, projectId: string, bankId: string, id: string) {
+export async function getMemory(
+  s: Deps<BankStore & MemoryStore>,
+  projectId: string,
+  bankId: string,
+  id: string,
+) {
   return findMemory(s, projectId, bankId, id);
 }
 
@@ -46,7 +57,12 @@ export interface HistoryEvent {
  * went into (with their text and its source's text). A rewrite's earlier text is not kept, and a
  * deleted memory has no history (it is 404).
  */
-export async function memoryHistory(s: Services, projectId: string, bankId: string, id: string) {
+export async function memoryHistory(
+  s: Deps<BankStore & CurationStore & GraphStore & MemoryStore>,
+  projectId: string,
+  bankId: string,
+  id: string,
+) {
   const m = await findMemory(s, projectId, bankId, id);
   const lineage = await s.store.memoryLineage(projectId, bankId, id);
   const related = await s.store.getMemories(projectId, bankId, [
@@ -94,7 +110,7 @@ const MAX_EDGES = 5000;
  * counts every matching memory.
  */
 export async function memoryGraph(
-  s: Services,
+  s: Deps<BankStore & DocumentStore & GraphStore & MemoryStore>,
   projectId: string,
   bankId: string,
   filter: MemoryFilter & { q?: string },
@@ -129,7 +145,7 @@ export async function memoryGraph(
  * keeps no raw text beside them). Offset-paged over that order.
  */
 export async function documentChunks(
-  s: Services,
+  s: Deps<BankStore & DocumentStore & MemoryStore>,
   projectId: string,
   bankId: string,
   documentId: string,

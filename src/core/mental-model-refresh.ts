@@ -1,14 +1,17 @@
 import { MENTAL_MODEL_HISTORY } from '../contract/mental-models.js';
-import type { MentalModelRecord } from '../store/store.js';
+import type { MentalModelRecord, MentalModelStore } from '../store/store.js';
 import { unifiedDiff } from '../text/diff.js';
 import { countTokens, splitByTokens } from '../text/tokens.js';
 import { awaitBudget, BudgetWait } from './budgets.js';
 import { AppError } from './errors.js';
 import { findMentalModel, triggerOf } from './mental-models.js';
 import type { OperationRunner } from './operations.js';
-import { type ReflectResponse, reflect } from './reflect/reflect.js';
-import type { Services } from './services.js';
+import { type ReflectResponse, type ReflectStore, reflect } from './reflect/reflect.js';
+import type { Deps } from './services.js';
 import type { BudgetName, TagsMatch } from './types.js';
+
+/** A refresh is a Reflect whose answer is kept in the mental model. */
+export type RefreshStore = ReflectStore & MentalModelStore;
 
 /** A refresh's Reflect: the answer, and the content it makes (cut to the model's max_tokens). */
 interface Refreshed {
@@ -24,7 +27,12 @@ interface Refreshed {
  * `max_tokens`. A model with tags draws only on memories with all of them (`all_strict`) unless
  * its trigger says otherwise, as in Hindsight.
  */
-async function refreshAnswer(s: Services, projectId: string, bankId: string, m: MentalModelRecord) {
+async function refreshAnswer(
+  s: Deps<ReflectStore, 'embedder' | 'limitDefaults' | 'llm' | 'now' | 'onEnqueue' | 'recallCache'>,
+  projectId: string,
+  bankId: string,
+  m: MentalModelRecord,
+) {
   const trigger = triggerOf(undefined, m.trigger);
   const tagsMatch = trigger.tags_match ?? (m.tags.length ? 'all_strict' : 'any');
   const response = await reflect(s, projectId, bankId, {
@@ -61,7 +69,9 @@ function budgetWait(err: unknown): never {
  * succeed (a 4xx: no model for a `response_schema`, a query Recall refuses) is recorded on its
  * model and the next one goes on; a failing model or database is retried.
  */
-export const runRefreshOperation: OperationRunner = async (s, op) => {
+export const runRefreshOperation: OperationRunner<
+  Deps<RefreshStore, 'embedder' | 'limitDefaults' | 'llm' | 'now' | 'onEnqueue' | 'recallCache'>
+> = async (s, op) => {
   const { projectId, bankId } = op;
   const bank = await s.store.getBank(projectId, bankId);
   if (!bank) return {};
@@ -112,7 +122,12 @@ function byType(items: { type: string }[]): Record<string, number> {
  * `POST .../dry-run-refresh`: the refresh's Reflect run now (charged like one) and shown beside
  * the current content, with a unified diff; nothing is stored.
  */
-export async function dryRunRefresh(s: Services, projectId: string, bankId: string, id: string) {
+export async function dryRunRefresh(
+  s: Deps<RefreshStore, 'embedder' | 'limitDefaults' | 'llm' | 'now' | 'onEnqueue' | 'recallCache'>,
+  projectId: string,
+  bankId: string,
+  id: string,
+) {
   const started = performance.now();
   const m = await findMentalModel(s, projectId, bankId, id);
   const r = await refreshAnswer(s, projectId, bankId, m);

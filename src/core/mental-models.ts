@@ -4,13 +4,19 @@ import {
   MAX_MENTAL_MODELS,
   MENTAL_MODEL_HISTORY,
 } from '../contract/mental-models.js';
-import type { MentalModelRecord, NewMentalModel } from '../store/store.js';
+import type {
+  MentalModelRecord,
+  NewMentalModel,
+  BankStore,
+  MentalModelStore,
+  OperationStore,
+} from '../store/store.js';
 import { countTokens } from '../text/tokens.js';
 import { requireBank } from './banks.js';
 import { AppError, invalid, notFound } from './errors.js';
 import { queueRefreshes } from './mental-model-schedule.js';
 import { MAX_QUERY_TOKENS } from './recall/recall.js';
-import type { Services } from './services.js';
+import type { Deps } from './services.js';
 import type { FactType, TagsMatch } from './types.js';
 
 export type Detail = 'metadata' | 'content' | 'full';
@@ -115,7 +121,12 @@ function checkQuery(q: string): string {
   return query;
 }
 
-export async function findMentalModel(s: Services, projectId: string, bankId: string, id: string) {
+export async function findMentalModel(
+  s: Deps<BankStore & MentalModelStore>,
+  projectId: string,
+  bankId: string,
+  id: string,
+) {
   await requireBank(s, projectId, bankId);
   const m = await s.store.getMentalModel(projectId, bankId, id);
   if (!m) throw notFound(`mental model '${id}'`);
@@ -123,7 +134,7 @@ export async function findMentalModel(s: Services, projectId: string, bankId: st
 }
 
 export async function listMentalModels(
-  s: Services,
+  s: Deps<BankStore & MentalModelStore>,
   projectId: string,
   bankId: string,
   q: { tags?: string[]; tagsMatch?: 'any' | 'all' | 'exact'; detail?: Detail; limit: number; offset: number },
@@ -139,7 +150,7 @@ export async function listMentalModels(
 }
 
 export async function getMentalModel(
-  s: Services,
+  s: Deps<BankStore & MentalModelStore>,
   projectId: string,
   bankId: string,
   id: string,
@@ -167,7 +178,7 @@ export function newMentalModel(input: MentalModelInput): NewMentalModel {
  * refused when the id is taken or the bank is full, not yet refreshed.
  */
 export async function insertMentalModel(
-  s: Services,
+  s: Deps<MentalModelStore>,
   projectId: string,
   bankId: string,
   input: MentalModelInput,
@@ -188,7 +199,7 @@ export async function insertMentalModel(
 
 /** Creates a model and queues its first refresh (Hindsight answers the refresh's operation id). */
 export async function createMentalModel(
-  s: Services,
+  s: Deps<BankStore & MentalModelStore & OperationStore, 'onEnqueue'>,
   projectId: string,
   bankId: string,
   input: MentalModelInput,
@@ -205,7 +216,7 @@ export async function createMentalModel(
 }
 
 export async function updateMentalModel(
-  s: Services,
+  s: Deps<BankStore & MentalModelStore>,
   projectId: string,
   bankId: string,
   id: string,
@@ -225,14 +236,24 @@ export async function updateMentalModel(
   return mentalModelView(m);
 }
 
-export async function deleteMentalModel(s: Services, projectId: string, bankId: string, id: string) {
+export async function deleteMentalModel(
+  s: Deps<BankStore & MentalModelStore>,
+  projectId: string,
+  bankId: string,
+  id: string,
+) {
   await requireBank(s, projectId, bankId);
   if (!(await s.store.deleteMentalModel(projectId, bankId, id))) throw notFound(`mental model '${id}'`);
   return { success: true as const, deleted: true as const, id };
 }
 
 /** Empties the content (the history keeps what it was); the model is stale until refreshed. */
-export async function clearMentalModel(s: Services, projectId: string, bankId: string, id: string) {
+export async function clearMentalModel(
+  s: Deps<BankStore & MentalModelStore>,
+  projectId: string,
+  bankId: string,
+  id: string,
+) {
   await findMentalModel(s, projectId, bankId, id);
   const m = await s.store.saveMentalModelContent(
     projectId,
@@ -245,13 +266,23 @@ export async function clearMentalModel(s: Services, projectId: string, bankId: s
   return mentalModelView(m);
 }
 
-export async function mentalModelHistory(s: Services, projectId: string, bankId: string, id: string) {
+export async function mentalModelHistory(
+  s: Deps<BankStore & MentalModelStore>,
+  projectId: string,
+  bankId: string,
+  id: string,
+) {
   await findMentalModel(s, projectId, bankId, id);
   return s.store.mentalModelHistory(projectId, bankId, id, MENTAL_MODEL_HISTORY);
 }
 
 /** `POST .../refresh`: marks the model and queues the bank's refresh operation. */
-export async function requestRefresh(s: Services, projectId: string, bankId: string, id: string) {
+export async function requestRefresh(
+  s: Deps<BankStore & MentalModelStore & OperationStore, 'onEnqueue'>,
+  projectId: string,
+  bankId: string,
+  id: string,
+) {
   await requireBank(s, projectId, bankId);
   if ((await s.store.requestMentalModelRefresh(projectId, bankId, { ids: [id] })) === 0)
     throw notFound(`mental model '${id}'`);

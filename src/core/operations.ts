@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { requireBank } from './banks.js';
 import { AppError, notFound } from './errors.js';
-import type { Services } from './services.js';
+import type { Deps, Services } from './services.js';
+import type { BankStore, OperationStore } from '../store/store.js';
 import type { Operation } from './types.js';
 import { isUuid } from './ids.js';
 
@@ -39,9 +40,11 @@ export interface SliceResult {
 /**
  * Runs one slice of an operation: a bounded amount of work (SLICE_MS, or a fixed number of
  * items), so one tenant's big job cannot hold the worker. Throwing an AppError with a 4xx status
- * fails it for good, anything else is retried from the last recorded progress.
+ * fails it for good, anything else is retried from the last recorded progress. A runner names
+ * what it uses (`OperationRunner<Deps<…>>`); the worker's table of runners holds them as
+ * `OperationRunner` (of the whole `Services`), which every narrower runner is.
  */
-export type OperationRunner = (s: Services, op: OperationContext) => Promise<SliceResult>;
+export type OperationRunner<D = Services> = (s: D, op: OperationContext) => Promise<SliceResult>;
 
 /** About how long one slice of background work runs before it gives the worker back. */
 export const SLICE_MS = 250;
@@ -56,9 +59,9 @@ export function sliceDeadline(ms = SLICE_MS): { over(): boolean } {
  * Runs every slice of an operation here and now, one after another (tests, and callers that
  * want the work done without the queue); the memories created are summed over the slices.
  */
-export async function runAllSlices(
-  s: Services,
-  runner: OperationRunner,
+export async function runAllSlices<D>(
+  s: D,
+  runner: OperationRunner<D>,
   op: Omit<OperationContext, 'progress'>,
 ): Promise<{ memories_created: number; stopped?: string }> {
   let progress: unknown = null;
@@ -77,7 +80,7 @@ export async function runAllSlices(
  * enqueue returns the first operation instead of queueing twice.
  */
 export async function enqueueOperation(
-  s: Services,
+  s: Deps<OperationStore, 'onEnqueue'>,
   projectId: string,
   bankId: string,
   kind: string,
@@ -92,7 +95,7 @@ export async function enqueueOperation(
  * the kind already in one of those states is returned instead (decided in the database).
  */
 export async function queueOperation(
-  s: Services,
+  s: Deps<OperationStore, 'onEnqueue'>,
   projectId: string,
   bankId: string,
   kind: string,
@@ -119,7 +122,7 @@ export async function queueOperation(
 
 /** Queues an operation of `kind` for the bank unless one is waiting or running already. */
 export async function enqueueOnce(
-  s: Services,
+  s: Deps<OperationStore, 'onEnqueue'>,
   projectId: string,
   bankId: string,
   kind: string,
@@ -140,20 +143,30 @@ export function operationView(op: Operation) {
   };
 }
 
-async function findOperation(s: Services, projectId: string, bankId: string, id: string) {
+async function findOperation(
+  s: Deps<BankStore & OperationStore>,
+  projectId: string,
+  bankId: string,
+  id: string,
+) {
   await requireBank(s, projectId, bankId);
   const op = isUuid(id) ? await s.store.getOperation(projectId, bankId, id) : null;
   if (!op) throw notFound(`operation '${id}'`);
   return op;
 }
 
-export async function getOperation(s: Services, projectId: string, bankId: string, id: string) {
+export async function getOperation(
+  s: Deps<BankStore & OperationStore>,
+  projectId: string,
+  bankId: string,
+  id: string,
+) {
   return operationView(await findOperation(s, projectId, bankId, id));
 }
 
 /** A page of the bank's operations, newest first, with the count of all that match. */
 export async function listOperations(
-  s: Services,
+  s: Deps<BankStore & OperationStore>,
   projectId: string,
   bankId: string,
   filter: { status?: string; kind?: string },
@@ -176,7 +189,12 @@ export async function listOperations(
 }
 
 /** Cancels a pending operation; one already running or finished is a 409. */
-export async function cancelOperation(s: Services, projectId: string, bankId: string, id: string) {
+export async function cancelOperation(
+  s: Deps<BankStore & OperationStore>,
+  projectId: string,
+  bankId: string,
+  id: string,
+) {
   const op = await findOperation(s, projectId, bankId, id);
   const cancelled = await s.store.cancelOperation(projectId, bankId, id);
   if (!cancelled)
@@ -185,7 +203,12 @@ export async function cancelOperation(s: Services, projectId: string, bankId: st
 }
 
 /** Queues a failed operation again (from the progress it recorded); any other state is a 409. */
-export async function retryOperation(s: Services, projectId: string, bankId: string, id: string) {
+export async function retryOperation(
+  s: Deps<BankStore & OperationStore, 'onEnqueue'>,
+  projectId: string,
+  bankId: string,
+  id: string,
+) {
   const op = await findOperation(s, projectId, bankId, id);
   const queued = await s.store.requeueOperation(projectId, bankId, id);
   if (!queued)
@@ -198,7 +221,12 @@ export async function retryOperation(s: Services, projectId: string, bankId: str
 }
 
 /** Deletes the record of a finished operation; a pending or running one is a 409 (cancel it first). */
-export async function deleteOperation(s: Services, projectId: string, bankId: string, id: string) {
+export async function deleteOperation(
+  s: Deps<BankStore & OperationStore>,
+  projectId: string,
+  bankId: string,
+  id: string,
+) {
   const op = await findOperation(s, projectId, bankId, id);
   if (!(await s.store.deleteFinishedOperation(projectId, bankId, id)))
     throw new AppError(

@@ -1,10 +1,11 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { AppError, notFound } from './errors.js';
 import { checkSlug } from './ids.js';
-import type { Services } from './services.js';
+import type { TenancyStore } from '../store/store.js';
+import type { Deps } from './services.js';
 
-/** Projects and keys need only the store and the clock (the CLI's key commands load nothing else). */
-type Tenancy = Pick<Services, 'store' | 'now'>;
+/** Projects and keys need only the tenancy rows and the clock (the CLI's key commands load nothing else). */
+type Tenancy = Deps<TenancyStore, 'now'>;
 import { checkBankPatterns } from './bank-scope.js';
 import type { ApiKeyRecord, Project, ProjectLimits, Scope } from './types.js';
 

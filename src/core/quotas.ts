@@ -1,8 +1,8 @@
 import { StoredQuotaExceeded } from '../store/quota-error.js';
-import type { LimitDefaults, Store } from '../store/store.js';
+import type { LimitDefaults, LimitStore, MemoryStore, ObservationStore } from '../store/store.js';
 import { BUDGETS, budgetUsage, chargeCost, retainCost } from './budgets.js';
 import { DAY_MS, fixedWindow, MINUTE_MS, rateLimited } from './windows.js';
-import type { Services } from './services.js';
+import type { Deps, Services } from './services.js';
 import { AppError } from './errors.js';
 import type { BudgetName, NewMemory, ObservationChange, Project, ProjectLimits } from './types.js';
 
@@ -24,7 +24,7 @@ export const NO_LIMITS: LimitDefaults = {
  * (the work may have been done).
  */
 export async function chargeRetain(
-  s: Services,
+  s: Deps<LimitStore, 'limitDefaults' | 'now'>,
   projectId: string,
   batch: readonly { content: string; context?: string; entities?: unknown[] }[],
 ): Promise<(n?: number) => Promise<void>> {
@@ -43,11 +43,11 @@ export async function chargeRetain(
  * project that has spent one, before a request makes the server read what it uploaded (a PDF, an
  * archive), whose cost is known, and charged, only once it is read.
  */
-export const requireRetainBudget = (s: Services, projectId: string) =>
+export const requireRetainBudget = (s: Deps<LimitStore, 'limitDefaults' | 'now'>, projectId: string) =>
   chargeCost(s, projectId, { retained_items: 0, characters: 0 }, 'check');
 
 async function chargeItemQuotas(
-  s: Services,
+  s: Deps<LimitStore, 'limitDefaults' | 'now'>,
   projectId: string,
   items: number,
 ): Promise<(n?: number) => Promise<void>> {
@@ -71,7 +71,7 @@ async function chargeItemQuotas(
 }
 
 /** The 429 of the stored-memories quota: `used` stored, `asked` more would pass `limit`. */
-function storedQuotaError(s: Services, limit: number, used: number, asked: number) {
+function storedQuotaError(s: Pick<Services, 'now'>, limit: number, used: number, asked: number) {
   // Stored memories only go down when memories are deleted: no window will reset it.
   return rateLimited(
     'stored_memories',
@@ -88,11 +88,11 @@ function storedQuotaError(s: Services, limit: number, used: number, asked: numbe
  * the other Retains in flight, this one can. Over the quota it is the quota's 429.
  */
 export function insertWithinQuota(
-  s: Services,
+  s: Deps<MemoryStore, 'limitDefaults' | 'now'>,
   projectId: string,
   bankId: string,
   memories: NewMemory[],
-  opts: Omit<NonNullable<Parameters<Store['insertMemories']>[3]>, 'storedQuotaDefault'>,
+  opts: Omit<NonNullable<Parameters<MemoryStore['insertMemories']>[3]>, 'storedQuotaDefault'>,
 ): Promise<number> {
   return withinStoredQuota(s, (storedQuotaDefault) =>
     s.store.insertMemories(projectId, bankId, memories, { ...opts, storedQuotaDefault }),
@@ -105,7 +105,7 @@ export function insertWithinQuota(
  * step is the quota's 429, nothing written and the cursor unmoved.
  */
 export function saveObservationWithinQuota(
-  s: Services,
+  s: Deps<ObservationStore, 'limitDefaults' | 'now'>,
   projectId: string,
   bankId: string,
   change: ObservationChange,
@@ -122,7 +122,7 @@ export const isStoredQuotaError = (err: unknown): err is AppError =>
 
 /** Runs a quota-checked write, turning the store's refusal into the quota's 429. */
 async function withinStoredQuota<T>(
-  s: Services,
+  s: Pick<Services, 'limitDefaults' | 'now'>,
   write: (storedQuotaDefault: number | null) => Promise<T>,
 ): Promise<T> {
   try {
@@ -134,7 +134,10 @@ async function withinStoredQuota<T>(
 }
 
 /** A project's limits with the server defaults applied (null = unlimited). */
-export function effectiveLimits(s: Services, limits: ProjectLimits): Required<ProjectLimits> {
+export function effectiveLimits(
+  s: Pick<Services, 'limitDefaults'>,
+  limits: ProjectLimits,
+): Required<ProjectLimits> {
   const d = s.limitDefaults ?? NO_LIMITS;
   const pick = (k: keyof ProjectLimits, fallback: number | null) =>
     k in limits ? (limits[k] ?? null) : fallback;
@@ -151,7 +154,7 @@ export function effectiveLimits(s: Services, limits: ProjectLimits): Required<Pr
 }
 
 /** A project with its effective limits and current usage (this minute, today, stored). */
-export async function projectWithUsage(s: Services, project: Project) {
+export async function projectWithUsage(s: Deps<LimitStore, 'limitDefaults' | 'now'>, project: Project) {
   const now = s.now();
   const usage = await s.store.projectUsage(project.id, {
     minuteStart: fixedWindow(now, MINUTE_MS).start,

@@ -1,9 +1,9 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { ReceiptRecord } from '../store/store.js';
+import type { ReceiptRecord, TenancyStore, ReceiptStore } from '../store/store.js';
 import { type BankScope, inScope } from './bank-scope.js';
 import { notFound } from './errors.js';
 import { isUuid } from './ids.js';
-import type { Services } from './services.js';
+import type { Deps } from './services.js';
 
 /** A forget's receipt as the API shows it: what was deleted, signed by the server. */
 export interface Receipt {
@@ -29,7 +29,7 @@ const DERIVED_PURPOSE = 'forget-receipts:v1';
  * database alone cannot forge a receipt), else a random key made once and kept in the database
  * (whoever can read the database can forge one; docs/security.md says so).
  */
-export async function signingKey(s: Services): Promise<Buffer> {
+export async function signingKey(s: Deps<TenancyStore, 'keyring'>): Promise<Buffer> {
   if (s.keyring) return s.keyring.derive(DERIVED_PURPOSE);
   return Buffer.from(
     await s.store.setting(STORED_KEY, () => randomBytes(32).toString('base64url')),
@@ -81,7 +81,7 @@ export const receiptView = (r: ReceiptRecord): Receipt => ({
  * checked against the bank id it names.
  */
 export async function getReceipt(
-  s: Services,
+  s: Deps<ReceiptStore>,
   projectId: string,
   id: string,
   banks: BankScope,
@@ -97,7 +97,7 @@ export async function getReceipt(
  * some field differs from what was signed).
  */
 export async function verifyReceipt(
-  s: Services,
+  s: Deps<TenancyStore, 'keyring'>,
   projectId: string,
   r: Receipt | (ReceiptFields & { signature: string }),
 ): Promise<{ valid: boolean; reason: 'unknown_key' | 'bad_signature' | null; key_id: string }> {

@@ -1,6 +1,7 @@
 import { scheduleConsolidation } from './consolidate/schedule.js';
 import { enqueueOnce, type OperationRunner, sliceDeadline } from './operations.js';
-import type { Services } from './services.js';
+import type { Deps } from './services.js';
+import type { OperationStore, BankStore, MemoryStore } from '../store/store.js';
 
 /** The operation kind that rewrites a bank's vectors with the server's embedder. */
 export const REEMBED = 'reembed';
@@ -15,7 +16,7 @@ const BATCH = 64;
  * Queues a re-embed of the bank unless one is waiting or running. Called when a Retain or Recall
  * finds the bank's vectors stale: the embedder was changed by configuration.
  */
-export const scheduleReembed = (s: Services, projectId: string, bankId: string) =>
+export const scheduleReembed = (s: Deps<OperationStore, 'onEnqueue'>, projectId: string, bankId: string) =>
   enqueueOnce(s, projectId, bankId, REEMBED, {});
 
 /**
@@ -25,7 +26,9 @@ export const scheduleReembed = (s: Services, projectId: string, bankId: string) 
  * goes on from the last recorded page. Runs in slices of about SLICE_MS (the listing cursor is
  * the progress), so other tenants' work runs between them.
  */
-export const runReembedOperation: OperationRunner = async (s, op) => {
+export const runReembedOperation: OperationRunner<
+  Deps<BankStore & MemoryStore & OperationStore, 'embedder' | 'onEnqueue'>
+> = async (s, op) => {
   let cursor = (op.progress as { cursor?: string } | null)?.cursor;
   const deadline = sliceDeadline();
   for (;;) {

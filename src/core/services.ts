@@ -27,3 +27,23 @@ export interface Services {
   /** Webhook targets: private addresses allowed (MNEMO_WEBHOOK_ALLOW_PRIVATE); absent means refused. */
   readonly webhooks?: { readonly allowPrivate: boolean };
 }
+
+/**
+ * The part of `Services` a core function uses: the store's concerns it reads or writes (`S`, an
+ * intersection of the narrow interfaces of `src/store/store.ts`, often a module's alias such as
+ * `RecallStore`) and the other services it names (`K`). The compiler keeps a function to what it
+ * declares, and a reader sees it in the signature. `Services` is assignable to every `Deps`, so
+ * routes, the CLI, MCP and the worker pass theirs unchanged.
+ */
+export type Deps<S, K extends Exclude<keyof Services, 'store'> = never> = { readonly store: S } & Pick<
+  Services,
+  K
+>;
+
+/**
+ * A store that runs `fn` over a read-only snapshot (`Store.readSnapshot`) and hands it a store of
+ * the concerns `S` only, so that what runs inside cannot reach further than its caller declared.
+ */
+export interface Snapshots<S> {
+  readSnapshot<T>(fn: (store: S) => Promise<T>): Promise<T>;
+}

@@ -2,17 +2,22 @@ import { type BankScope, scopeParts } from './bank-scope.js';
 import { bankForWrite, bankProfile } from './banks.js';
 import { AppError, invalid, notFound } from './errors.js';
 import { checkSlug, orgSpaceOf } from './ids.js';
-import type { Services } from './services.js';
+import type { Deps } from './services.js';
+import type { BankStore } from '../store/store.js';
 import type { Space } from './types.js';
 
-export async function createSpace(s: Services, projectId: string, input: { id: string; name: string }) {
+export async function createSpace(
+  s: Deps<BankStore>,
+  projectId: string,
+  input: { id: string; name: string },
+) {
   checkSlug('space id', input.id, 'id');
   const space = await s.store.createSpace(projectId, input);
   if (!space) throw new AppError('conflict', `space '${input.id}' already exists`);
   return space;
 }
 
-export async function requireSpace(s: Services, projectId: string, id: string): Promise<Space> {
+export async function requireSpace(s: Deps<BankStore>, projectId: string, id: string): Promise<Space> {
   const space = await s.store.getSpace(projectId, id);
   if (!space) throw notFound(`space '${id}'`);
   return space;
@@ -22,7 +27,7 @@ export async function requireSpace(s: Services, projectId: string, id: string): 
  * The project's spaces. A bank-scoped key sees only the spaces holding one of its banks, each
  * counting only its banks: it learns nothing of spaces and banks beyond its reach.
  */
-export function listSpaces(s: Services, projectId: string, scope: BankScope = null) {
+export function listSpaces(s: Deps<BankStore>, projectId: string, scope: BankScope = null) {
   return s.store.listSpaces(projectId, scope === null ? undefined : scopeParts(scope));
 }
 
@@ -31,7 +36,7 @@ export function listSpaces(s: Services, projectId: string, scope: BankScope = nu
  * is not found, as a space that does not exist.
  */
 export async function listSpaceBanks(
-  s: Services,
+  s: Deps<BankStore>,
   projectId: string,
   spaceId: string,
   scope: BankScope = null,
@@ -46,7 +51,7 @@ export async function listSpaceBanks(
 }
 
 /** Attaches a bank (created if new) to a space. A bank lives in at most one space. */
-export async function attachBank(s: Services, projectId: string, spaceId: string, bankId: string) {
+export async function attachBank(s: Deps<BankStore>, projectId: string, spaceId: string, bankId: string) {
   await requireSpace(s, projectId, spaceId);
   if (orgSpaceOf(bankId) !== null)
     throw invalid('bank', 'an org bank belongs to its own space and cannot be moved');
@@ -63,7 +68,7 @@ export async function attachBank(s: Services, projectId: string, spaceId: string
 }
 
 /** Removes a bank from a space; its memories stay. */
-export async function removeBank(s: Services, projectId: string, spaceId: string, bankId: string) {
+export async function removeBank(s: Deps<BankStore>, projectId: string, spaceId: string, bankId: string) {
   await requireSpace(s, projectId, spaceId);
   // Only while it is in this space: a late detach never takes it out of one it moved to since.
   if (!(await s.store.detachBankFromSpace(projectId, bankId, spaceId))) {
@@ -73,7 +78,7 @@ export async function removeBank(s: Services, projectId: string, spaceId: string
 }
 
 /** Deletes a space; its banks become unassigned and are never deleted. */
-export async function deleteSpace(s: Services, projectId: string, spaceId: string) {
+export async function deleteSpace(s: Deps<BankStore>, projectId: string, spaceId: string) {
   const n = await s.store.deleteSpace(projectId, spaceId);
   if (n === null) throw notFound(`space '${spaceId}'`);
   return { deleted: true as const, id: spaceId, banks_unassigned: n };

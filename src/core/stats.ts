@@ -1,13 +1,17 @@
 import { TIMESERIES_PERIODS, type TimeseriesPeriod } from '../contract/stats.js';
 import { FACT_TYPES, type FactType } from '../contract/vocabulary.js';
-import type { TimeField } from '../store/store.js';
+import type { TimeField, BankStore, OperationStore, StatsStore } from '../store/store.js';
 import { requireBank } from './banks.js';
-import type { Services } from './services.js';
+import type { Deps } from './services.js';
 
 const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
 
 /** What a bank holds, counted, in Hindsight's `stats` shape. */
-export async function bankStats(s: Services, projectId: string, bankId: string) {
+export async function bankStats(
+  s: Deps<BankStore & OperationStore & StatsStore>,
+  projectId: string,
+  bankId: string,
+) {
   await requireBank(s, projectId, bankId);
   const st = await s.store.bankStats(projectId, bankId);
   const ops = await s.store.countOperations(projectId, bankId, {});
@@ -47,7 +51,7 @@ const TIME_FIELDS: readonly TimeField[] = ['created_at', 'mentioned_at', 'occurr
  * `time_field` counts by `created_at`, as Hindsight does.
  */
 export async function memoriesTimeseries(
-  s: Services,
+  s: Deps<BankStore & StatsStore, 'now'>,
   projectId: string,
   bankId: string,
   q: { period?: TimeseriesPeriod; time_field?: string },
@@ -102,7 +106,7 @@ export function tagPattern(q: string): string {
 
 /** The bank's tags with how many memories (or mental models) carry each, most used first. */
 export async function listTags(
-  s: Services,
+  s: Deps<BankStore & StatsStore>,
   projectId: string,
   bankId: string,
   q: { q?: string; source?: 'memories' | 'mental_models'; limit?: number; offset?: number },

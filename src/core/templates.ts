@@ -1,6 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { TEMPLATE_CONFIG_KEYS, type BankTemplateManifest } from '../contract/templates.js';
-import type { TemplateChange } from '../store/store.js';
+import type {
+  TemplateChange,
+  MentalModelStore,
+  BankStore,
+  DirectiveStore,
+  OperationStore,
+  TemplateStore,
+} from '../store/store.js';
 import { effectiveConfig } from './bank-config.js';
 import { bankForWrite, checkConfigUpdates, requireBank } from './banks.js';
 import { MAX_DIRECTIVES } from './directives.js';
@@ -8,19 +15,23 @@ import { AppError } from './errors.js';
 import { checkId } from './ids.js';
 import { newMentalModel, triggerOf } from './mental-models.js';
 import { queueRefreshes } from './mental-model-schedule.js';
-import type { Services } from './services.js';
+import type { Deps } from './services.js';
 import { MAX_MENTAL_MODELS } from '../contract/mental-models.js';
 import type { MentalModelRecord, NewMentalModel } from '../store/store.js';
 
 /** A bank's mental models, all of them (a bank holds at most `MAX_MENTAL_MODELS`). */
-const allMentalModels = async (s: Services, projectId: string, bankId: string) =>
+const allMentalModels = async (s: Deps<MentalModelStore>, projectId: string, bankId: string) =>
   (await s.store.listMentalModels(projectId, bankId, { limit: MAX_MENTAL_MODELS, offset: 0 })).items;
 
 /**
  * The manifest of a bank: its settings (every template key, as in effect), mission, directives
  * and mental models (their definitions, not their content).
  */
-export async function exportTemplate(s: Services, projectId: string, bankId: string) {
+export async function exportTemplate(
+  s: Deps<BankStore & DirectiveStore & MentalModelStore>,
+  projectId: string,
+  bankId: string,
+) {
   const bank = await requireBank(s, projectId, bankId);
   const cfg = effectiveConfig(bank.config) as Record<string, unknown>;
   const directives = await s.store.listDirectives(projectId, bankId);
@@ -67,7 +78,7 @@ const redefined = (old: MentalModelRecord, m: NewMentalModel) =>
  * created model does. With `dryRun` it answers the same report and changes nothing.
  */
 export async function importTemplate(
-  s: Services,
+  s: Deps<BankStore & DirectiveStore & MentalModelStore & OperationStore & TemplateStore, 'onEnqueue'>,
   projectId: string,
   bankId: string,
   manifest: BankTemplateManifest,

@@ -1,10 +1,14 @@
 import { requireBank, staleVectors } from '../banks.js';
 import { isStoredQuotaError, saveObservationWithinQuota } from '../quotas.js';
-import type { Services } from '../services.js';
+import type { Deps } from '../services.js';
+import type { BankStore, MemoryStore, ObservationStore } from '../../store/store.js';
 import type { ConsolidationSource } from '../types.js';
 import { planWithModel } from './model-plan.js';
 import { planByRules } from './rules.js';
 import type { Neighbourhood, Step } from './step.js';
+
+/** Consolidation reads the bank and its memories, and writes observations. */
+export type ConsolidateStore = BankStore & MemoryStore & ObservationStore;
 
 /** Memories read per round. */
 const BATCH = 100;
@@ -33,7 +37,7 @@ export interface ConsolidationResult {
 }
 
 async function neighbourhood(
-  s: Services,
+  s: Deps<MemoryStore & ObservationStore>,
   projectId: string,
   bankId: string,
   bankSize: number,
@@ -62,7 +66,7 @@ async function neighbourhood(
 }
 
 /** Prunes the bank's observations a page at a time (see `pruneObservations`). */
-async function pruneAll(s: Services, projectId: string, bankId: string): Promise<number> {
+async function pruneAll(s: Deps<ObservationStore>, projectId: string, bankId: string): Promise<number> {
   let pruned = 0;
   let after: string | null = '';
   while (after !== null) {
@@ -75,7 +79,7 @@ async function pruneAll(s: Services, projectId: string, bankId: string): Promise
 
 /** The model's step when one is configured and answers usably; the rules' otherwise. */
 async function plan(
-  s: Services,
+  s: Deps<BankStore & MemoryStore, 'embedder' | 'llm'>,
   projectId: string,
   bankId: string,
   near: Neighbourhood,
@@ -91,7 +95,7 @@ async function plan(
  * in its transaction. True when the deadline ended the run here (`result.more` is set).
  */
 async function redoForgotten(
-  s: Services,
+  s: Deps<ConsolidateStore, 'embedder' | 'llm'>,
   projectId: string,
   bankId: string,
   result: ConsolidationResult & { more?: true },
@@ -133,7 +137,7 @@ async function redoForgotten(
  * cursor in its next slice.
  */
 export async function consolidateBank(
-  s: Services,
+  s: Deps<ConsolidateStore, 'embedder' | 'limitDefaults' | 'llm' | 'now'>,
   projectId: string,
   bankId: string,
   opts: { signal?: AbortSignal; deadline?: { over(): boolean }; prune?: boolean } = {},

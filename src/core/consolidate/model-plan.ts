@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { LlmError } from '../../llm/errors.js';
 import type { LanguageModel } from '../../llm/model.js';
 import { effectiveConfig } from '../bank-config.js';
-import type { Services } from '../services.js';
+import type { Deps } from '../services.js';
+import type { BankStore, MemoryStore } from '../../store/store.js';
 import type { Memory, ObservationChange, ObservationRelation } from '../types.js';
 import { observationMemory } from './observation.js';
 import type { Neighbourhood, Step } from './step.js';
@@ -71,7 +72,7 @@ function userPrompt(n: Neighbourhood): string {
  * answer propagate, so the operation is retried.
  */
 export async function planWithModel(
-  s: Services,
+  s: Deps<BankStore & MemoryStore, 'embedder'>,
   llm: LanguageModel,
   projectId: string,
   bankId: string,

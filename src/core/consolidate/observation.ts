@@ -15,7 +15,7 @@ function bound(dates: (Date | null)[], pick: (a: number, b: number) => number): 
  * the span of time they cover, their tags (all the same set) and their entities.
  */
 export async function observationMemory(
-  s: Services,
+  s: Pick<Services, 'embedder'>,
   id: string,
   text: string,
   sources: Memory[],

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { Services } from '../services.js';
+import type { Deps } from '../services.js';
+import type { MemoryStore } from '../../store/store.js';
 import type { Memory, ObservationChange, ObservationDetail } from '../types.js';
 import { judge, specificity } from './judge.js';
 import { observationMemory } from './observation.js';
@@ -7,7 +8,7 @@ import type { Neighbourhood, Step } from './step.js';
 
 /** Supporting memories of an observation, for rewriting it. */
 async function sourcesOf(
-  s: Services,
+  s: Deps<MemoryStore>,
   projectId: string,
   bankId: string,
   detail: ObservationDetail | undefined,
@@ -21,7 +22,7 @@ async function sourcesOf(
  * agree with it (or conflict with it); a memory related to nothing waits for company.
  */
 export async function planByRules(
-  s: Services,
+  s: Deps<MemoryStore, 'embedder'>,
   projectId: string,
   bankId: string,
   n: Neighbourhood,

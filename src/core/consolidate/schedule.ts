@@ -4,10 +4,32 @@ import { awaitBudget, withMeteredModel } from '../budgets.js';
 import { LlmLedger } from '../llm-ledger.js';
 import { scheduleAutoRefresh } from '../mental-model-schedule.js';
 import { type OperationRunner, queueOperation, sliceDeadline } from '../operations.js';
-import type { Services } from '../services.js';
+import type { Deps } from '../services.js';
+import type {
+  BankStore,
+  OperationStore,
+  LimitStore,
+  LlmRequestStore,
+  MentalModelStore,
+  SearchStore,
+  WebhookStore,
+} from '../../store/store.js';
 import type { Operation } from '../types.js';
-import { consolidateBank } from './consolidate.js';
+import { type ConsolidateStore, consolidateBank } from './consolidate.js';
 import { consolidationCompleted } from '../webhooks/events.js';
+
+/**
+ * A run of the consolidation operation: consolidation itself, then the budgets and ledger of its
+ * model calls, the orphan sweep's statistics, its `consolidation.completed` event and the mental
+ * models refreshed after it.
+ */
+type ConsolidateRunStore = ConsolidateStore &
+  LimitStore &
+  LlmRequestStore &
+  MentalModelStore &
+  OperationStore &
+  SearchStore &
+  WebhookStore;
 
 /** The operation kind of a consolidation run. */
 export const CONSOLIDATE = 'consolidate';
@@ -17,7 +39,7 @@ export const CONSOLIDATE = 'consolidate';
  * every memory retained before it starts, so one pending run per bank is enough.
  */
 async function queue(
-  s: Services,
+  s: Deps<OperationStore, 'onEnqueue'>,
   projectId: string,
   bankId: string,
 ): Promise<{ operation: Operation; deduplicated: boolean }> {
@@ -27,13 +49,21 @@ async function queue(
 }
 
 /** After a Retain: queues a run unless the bank turned automatic observations off (`enable_observations`). */
-export async function scheduleConsolidation(s: Services, projectId: string, bankId: string): Promise<void> {
+export async function scheduleConsolidation(
+  s: Deps<BankStore & OperationStore, 'onEnqueue'>,
+  projectId: string,
+  bankId: string,
+): Promise<void> {
   const bank = await s.store.getBank(projectId, bankId);
   if (bank && effectiveConfig(bank.config).enable_observations) await queue(s, projectId, bankId);
 }
 
 /** `POST /banks/{bank}/consolidate`: the bank must exist; runs whatever `enable_observations` says. */
-export async function requestConsolidation(s: Services, projectId: string, bankId: string) {
+export async function requestConsolidation(
+  s: Deps<BankStore & OperationStore, 'onEnqueue'>,
+  projectId: string,
+  bankId: string,
+) {
   await requireBank(s, projectId, bankId);
   const { operation, deduplicated } = await queue(s, projectId, bankId);
   return { operation_id: operation.id, deduplicated, operation };
@@ -44,7 +74,9 @@ export async function requestConsolidation(s: Services, projectId: string, bankI
  * progress); `memories_created` counts the new observations. Stopped by the stored-memories
  * quota, the operation ends failed with the quota's message, keeping what it did.
  */
-export const runConsolidateOperation: OperationRunner = async (s, op) => {
+export const runConsolidateOperation: OperationRunner<
+  Deps<ConsolidateRunStore, 'embedder' | 'limitDefaults' | 'llm' | 'now' | 'onEnqueue'>
+> = async (s, op) => {
   // Each slice commits with its cursor: a run stopped by a spent model budget resumes where it was.
   await awaitBudget(s, op.projectId);
   // The slice's model calls are recorded for the bank (llm-requests), written when it ends.

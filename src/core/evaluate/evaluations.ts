@@ -4,7 +4,7 @@ import {
   EVALUATION_CHANNELS,
   MAX_EVALUATION_CASES,
 } from '../../contract/evaluations.js';
-import type { EvaluationSummary, StoredEvaluation } from '../../store/store.js';
+import type { EvaluationSummary, StoredEvaluation, BankStore, EvaluationStore } from '../../store/store.js';
 import { countTokens } from '../../text/tokens.js';
 import { effectiveConfig } from '../bank-config.js';
 import { requireBank } from '../banks.js';
@@ -12,8 +12,14 @@ import { AppError, notFound } from '../errors.js';
 import { isUuid } from '../ids.js';
 import { chargeCost } from '../budgets.js';
 import { type Budget, recallUnits } from '../recall/budget.js';
-import { type ChannelIds, DEFAULT_MAX_TOKENS, MAX_QUERY_TOKENS, recall } from '../recall/recall.js';
-import type { Services } from '../services.js';
+import {
+  type ChannelIds,
+  DEFAULT_MAX_TOKENS,
+  MAX_QUERY_TOKENS,
+  type RecallStore,
+  recall,
+} from '../recall/recall.js';
+import type { Deps } from '../services.js';
 import { meanFigures, ranksWithin, round6, scoreCase } from './metrics.js';
 
 /** Runs kept per bank: beyond it, a new run drops the oldest. */
@@ -110,7 +116,7 @@ function checkCases(cases: EvaluationCaseInput[]): void {
  * time, and keeps the run. See metrics.ts for what the figures mean.
  */
 export async function runEvaluation(
-  s: Services,
+  s: Deps<RecallStore & EvaluationStore, 'embedder' | 'limitDefaults' | 'now' | 'onEnqueue' | 'recallCache'>,
   projectId: string,
   bankId: string,
   input: EvaluationInput,
@@ -220,7 +226,7 @@ export async function runEvaluation(
 }
 
 export async function listEvaluations(
-  s: Services,
+  s: Deps<BankStore & EvaluationStore>,
   projectId: string,
   bankId: string,
   page: { limit: number; cursor?: string },
@@ -230,14 +236,24 @@ export async function listEvaluations(
   return { items: r.items.map(summaryView), next_cursor: r.next_cursor };
 }
 
-export async function getEvaluation(s: Services, projectId: string, bankId: string, id: string) {
+export async function getEvaluation(
+  s: Deps<BankStore & EvaluationStore>,
+  projectId: string,
+  bankId: string,
+  id: string,
+) {
   await requireBank(s, projectId, bankId);
   const e = isUuid(id) ? await s.store.getEvaluation(projectId, bankId, id) : null;
   if (!e) throw notFound(`evaluation '${id}'`);
   return view(e);
 }
 
-export async function deleteEvaluation(s: Services, projectId: string, bankId: string, id: string) {
+export async function deleteEvaluation(
+  s: Deps<BankStore & EvaluationStore>,
+  projectId: string,
+  bankId: string,
+  id: string,
+) {
   await requireBank(s, projectId, bankId);
   if (!isUuid(id) || !(await s.store.deleteEvaluation(projectId, bankId, id)))
     throw notFound(`evaluation '${id}'`);

@@ -1,5 +1,6 @@
 import { termFrequencies } from '../../text/terms.js';
-import type { Services } from '../services.js';
+import type { Deps } from '../services.js';
+import type { IntakeStore } from '../../store/store.js';
 import type { NewMemory } from '../types.js';
 
 /**
@@ -55,7 +56,7 @@ export function contextGroup(m: {
  * them.)
  */
 export async function addNeighbourContext(
-  s: Services,
+  s: Deps<IntakeStore>,
   projectId: string,
   bankId: string,
   memories: NewMemory[],

@@ -20,7 +20,7 @@ const dot = (a: Float32Array, b: Float32Array) => a.reduce((sum, x, i) => sum + 
  * they agree (redundant) or conflict. Unrelated org memories stay. Deterministic.
  */
 export async function resolveOrgConflicts<T extends Scored>(
-  s: Services,
+  s: Pick<Services, 'embedder'>,
   person: T[],
   org: T[],
 ): Promise<T[]> {

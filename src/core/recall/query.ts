@@ -125,7 +125,7 @@ function informative<T extends { start: Date; end: Date }>(parsed: T | null, ref
 
 /** Parses and embeds a recall query. */
 export async function analyzeQuery(
-  s: Services,
+  s: Pick<Services, 'embedder'>,
   query: string,
   reference: Date,
   window: { start: Date; end: Date } | undefined,

@@ -7,7 +7,8 @@ import { AppError, invalid } from '../errors.js';
 import { type BankScope, requireInScope } from '../bank-scope.js';
 import { orgBankId } from '../ids.js';
 import { scheduleReembed } from '../reembed.js';
-import type { Services } from '../services.js';
+import type { Deps, Snapshots } from '../services.js';
+import type { BankStore, LimitStore, MemoryStore, OperationStore, SearchStore } from '../../store/store.js';
 import type { Bank, FactType, Memory, MemoryFilter, TagsMatch } from '../types.js';
 import { BUDGETS, type Budget, cutToBudget, recallUnits } from './budget.js';
 import { recallCacheKey } from './cache.js';
@@ -16,6 +17,15 @@ import { resolveOrgConflicts } from './org-blend.js';
 import { type AnalyzedQuery, analyzeQuery, asOf } from './query.js';
 import { type Candidate, rerank, temporalScore } from './rerank.js';
 import { type RecallResponse, type RecallResult, STAGES, type Stage } from './response.js';
+
+/** What the channels of one bank read, all within one snapshot. */
+export type BankSearchStore = MemoryStore & SearchStore;
+
+/**
+ * Recall's concerns: banks (and their org bank), the search channels, the project's budgets (units
+ * charged) and the queue (a re-embed of stale vectors); it writes nothing else.
+ */
+export type RecallStore = BankStore & LimitStore & OperationStore & SearchStore & Snapshots<BankSearchStore>;
 
 // The answer's shape has its own module so that Services can name it without importing Recall.
 export { type RecallResponse, type RecallResult, STAGES, type Stage };
@@ -84,7 +94,7 @@ const round = (x: number) => Math.round(x * 1e6) / 1e6;
  * or its new memories, never a mix or nothing.
  */
 function searchBank(
-  s: Services,
+  s: Deps<Snapshots<BankSearchStore>, 'embedder'>,
   bank: Bank,
   req: RecallRequest,
   q: AnalyzedQuery,
@@ -97,7 +107,7 @@ function searchBank(
  * The window of an event-anchored query in this bank: the event is the best keyword match of its
  * words, and its time is when it happened (a date its text names) or else when it was said.
  */
-async function eventWindow(s: Services, bank: Bank, q: AnalyzedQuery, filter: MemoryFilter) {
+async function eventWindow(s: Deps<BankSearchStore>, bank: Bank, q: AnalyzedQuery, filter: MemoryFilter) {
   if (!q.anchor) return null;
   const [hit] = await s.store.keywordSearch(bank.project_id, bank.id, q.anchor.terms, filter, 1);
   const [event] = hit ? await s.store.getMemories(bank.project_id, bank.id, [hit.id]) : [];
@@ -106,7 +116,7 @@ async function eventWindow(s: Services, bank: Bank, q: AnalyzedQuery, filter: Me
 }
 
 async function searchBankIn(
-  s: Services,
+  s: Deps<BankSearchStore, 'embedder'>,
   bank: Bank,
   req: RecallRequest,
   q: AnalyzedQuery,
@@ -210,7 +220,7 @@ function passes(scores: Record<Stage, number>, min: RecallRequest['min_scores'])
  * cut to `max_tokens`.
  */
 export async function recall(
-  s: Services,
+  s: Deps<RecallStore, 'embedder' | 'limitDefaults' | 'now' | 'onEnqueue' | 'recallCache'>,
   projectId: string,
   bankId: string,
   req: RecallRequest,
@@ -255,7 +265,7 @@ function freeze(response: RecallResponse): RecallResponse {
 }
 
 async function search(
-  s: Services,
+  s: Deps<SearchStore & Snapshots<BankSearchStore>, 'embedder' | 'now'>,
   bank: Bank,
   org: Bank | null,
   req: RecallRequest,

@@ -1,8 +1,12 @@
 import { judge } from '../consolidate/judge.js';
 import type { Budget } from '../recall/budget.js';
-import { type RecallResult, recall } from '../recall/recall.js';
-import type { Services } from '../services.js';
+import { type RecallResult, type RecallStore, recall } from '../recall/recall.js';
+import type { Deps } from '../services.js';
+import type { MemoryStore, ObservationStore } from '../../store/store.js';
 import type { FactType, Memory, ObservationDetail, TagsMatch } from '../types.js';
+
+/** Reflect's evidence: a Recall, then the memories and observations it cites. */
+export type EvidenceStore = RecallStore & MemoryStore & ObservationStore;
 
 /** A memory Reflect draws on, with how many stored copies of it were folded into it. */
 export interface MemoryEvidence {
@@ -54,7 +58,7 @@ const normal = (text: string) =>
  * pairs among the best memories are noted.
  */
 export async function gatherEvidence(
-  s: Services,
+  s: Deps<EvidenceStore, 'embedder' | 'limitDefaults' | 'now' | 'onEnqueue' | 'recallCache'>,
   projectId: string,
   bankId: string,
   req: EvidenceRequest,

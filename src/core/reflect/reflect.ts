@@ -7,13 +7,17 @@ import { applicableDirectives } from '../directives.js';
 import { AppError } from '../errors.js';
 import type { Budget } from '../recall/budget.js';
 import type { RecallResult } from '../recall/recall.js';
-import type { Services } from '../services.js';
+import type { Deps } from '../services.js';
+import type { DirectiveStore, LlmRequestStore } from '../../store/store.js';
 import type { Directive, FactType, TagsMatch } from '../types.js';
 import { dispositionOf } from './disposition.js';
-import { type Evidence, gatherEvidence, type ObservationEvidence } from './evidence.js';
+import { type Evidence, gatherEvidence, type EvidenceStore, type ObservationEvidence } from './evidence.js';
 import { extractiveAnswer } from './extractive.js';
 import { reflectPrompt } from './prompt.js';
 import { compileResponseSchema, completeStructured, llmFailure } from './structured.js';
+
+/** Reflect's concerns: its evidence, the bank's directives and the ledger of its model calls. */
+export type ReflectStore = EvidenceStore & DirectiveStore & LlmRequestStore;
 
 export interface ReflectRequest {
   query: string;
@@ -95,7 +99,7 @@ function basedOn(
  * that only after a successful answer: a failing model leaves everything as it was.
  */
 export async function reflect(
-  s: Services,
+  s: Deps<ReflectStore, 'embedder' | 'limitDefaults' | 'llm' | 'now' | 'onEnqueue' | 'recallCache'>,
   projectId: string,
   bankId: string,
   req: ReflectRequest,

@@ -2,7 +2,8 @@ import { effectiveConfig } from '../bank-config.js';
 import { requireBank } from '../banks.js';
 import { withMeteredModel } from '../budgets.js';
 import { LlmLedger } from '../llm-ledger.js';
-import type { Services } from '../services.js';
+import type { Deps } from '../services.js';
+import type { BankStore, LimitStore, LlmRequestStore } from '../../store/store.js';
 import type { EntityInput, FactType } from '../types.js';
 import { extractItem } from './extract.js';
 
@@ -34,7 +35,12 @@ export interface DryRunRequest {
  * embedding or write; a model's tokens are metered and counted in the bank's usage like
  * Retain's.
  */
-export async function dryRunExtract(s: Services, projectId: string, bankId: string, req: DryRunRequest) {
+export async function dryRunExtract(
+  s: Deps<BankStore & LimitStore & LlmRequestStore, 'limitDefaults' | 'llm' | 'now'>,
+  projectId: string,
+  bankId: string,
+  req: DryRunRequest,
+) {
   const bank = await requireBank(s, projectId, bankId);
   const overrides: Record<string, unknown> = {};
   for (const key of OVERRIDABLE) if (req[key] !== undefined && req[key] !== null) overrides[key] = req[key];

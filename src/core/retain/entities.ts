@@ -1,4 +1,5 @@
-import type { Services } from '../services.js';
+import type { Deps } from '../services.js';
+import type { IntakeStore } from '../../store/store.js';
 import type { EntityInput } from '../types.js';
 
 /** An entity name as the store keys it. */
@@ -66,7 +67,7 @@ function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
  * words), and matching is by maps: linear in the number of names.
  */
 export async function resolveEntityNames(
-  s: Services,
+  s: Deps<IntakeStore>,
   projectId: string,
   bankId: string,
   names: string[],

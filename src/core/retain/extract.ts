@@ -161,7 +161,7 @@ function parseDate(v: string | null | undefined): Date | null {
 
 /** Model extraction of one item, chunk by chunk. Any model failure is a 502 `llm_error`; nothing is stored. */
 export async function llmFacts(
-  s: Services,
+  s: Pick<Services, 'llm'>,
   item: ItemSource,
   mode: 'concise' | 'verbose' | 'custom',
   cfg: BankConfig,
@@ -213,7 +213,7 @@ export async function llmFacts(
 
 /** Facts of one item under the bank's extraction mode; says which extractor ran. */
 export async function extractItem(
-  s: Services,
+  s: Pick<Services, 'llm'>,
   item: ItemSource,
   cfg: BankConfig,
   signal?: AbortSignal,

@@ -2,7 +2,8 @@ import { MAX_CONTENT_CHARS } from '../../contract/memories.js';
 import { htmlToText } from '../../text/html.js';
 import { pdfText } from '../../text/pdf.js';
 import { AppError, invalid } from '../errors.js';
-import type { Services } from '../services.js';
+import type { Deps } from '../services.js';
+import type { BankStore, LimitStore, OperationStore } from '../../store/store.js';
 import { chargeRetain, requireRetainBudget } from '../quotas.js';
 import { checkRetainRequest, type RetainItem, type RetainRequest } from './retain.js';
 import { queueRetain } from './retain-async.js';
@@ -152,7 +153,7 @@ export interface FileRetainResult {
  * One operation per file, as Hindsight answers.
  */
 export async function retainFiles(
-  s: Services,
+  s: Deps<BankStore & LimitStore & OperationStore, 'limitDefaults' | 'now' | 'onEnqueue'>,
   projectId: string,
   bankId: string,
   files: UploadedFile[],

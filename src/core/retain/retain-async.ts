@@ -2,11 +2,13 @@ import { bankForWrite } from '../banks.js';
 import { awaitBudget } from '../budgets.js';
 import { enqueueOperation, type OperationRunner } from '../operations.js';
 import { chargeRetain } from '../quotas.js';
-import type { Services } from '../services.js';
+import type { Deps } from '../services.js';
+import type { BankStore, LimitStore, OperationStore } from '../../store/store.js';
 import {
   checkRetainRequest,
   type RetainItem,
   type RetainRequest,
+  type RetainStore,
   retain,
   unchangedDocuments,
 } from './retain.js';
@@ -38,7 +40,7 @@ interface RetainPayload {
  * `operationId` makes a repeated request return the first operation.
  */
 export async function retainAsync(
-  s: Services,
+  s: Deps<BankStore & LimitStore & OperationStore, 'limitDefaults' | 'now' | 'onEnqueue'>,
   projectId: string,
   bankId: string,
   req: RetainRequest,
@@ -55,7 +57,7 @@ export async function retainAsync(
 
 /** Creates the bank and queues the Retain of a request already checked and charged. */
 export async function queueRetain(
-  s: Services,
+  s: Deps<BankStore & OperationStore, 'onEnqueue'>,
   projectId: string,
   bankId: string,
   req: RetainRequest,
@@ -95,7 +97,9 @@ interface RetainProgress {
  * Memory ids derive from the operation id, so a slice repeated after a crash (it committed,
  * the process died before recording its progress) stores nothing twice.
  */
-export const runRetainOperation: OperationRunner = async (s, op) => {
+export const runRetainOperation: OperationRunner<
+  Deps<RetainStore, 'embedder' | 'limitDefaults' | 'llm' | 'now' | 'onEnqueue'>
+> = async (s, op) => {
   const p = op.payload as RetainPayload;
   // A project whose model or entity budget is spent: the Retain waits for the window to reset.
   await awaitBudget(s, op.projectId);

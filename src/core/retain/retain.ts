@@ -14,13 +14,42 @@ import { checkStorable } from '../storable.js';
 import { sliceEnd } from './slices.js';
 import { chargeRetain, insertWithinQuota } from '../quotas.js';
 import { addNeighbourContext } from '../recall/context-terms.js';
-import type { Services } from '../services.js';
+import type { Deps } from '../services.js';
+import type {
+  BankIndexStore,
+  BankStore,
+  IntakeStore,
+  LimitStore,
+  MemoryStore,
+  OperationStore,
+  SearchStore,
+  WebhookStore,
+  DocumentStore,
+  LlmRequestStore,
+} from '../../store/store.js';
 import type { NewMemory } from '../types.js';
 import type { RetainItem } from './item.js';
 import { applyResolution, resolveEntityNames } from './entities.js';
 import { extractItem } from './extract.js';
 import { documentSource } from './source.js';
 import { retainCompleted } from '../webhooks/events.js';
+
+/**
+ * What one slice of a Retain uses: it reads the bank, what is stored already (intake) and its
+ * budgets; it writes memories, the ledger of its model calls, and queues the follow-up work
+ * (consolidation, bank index, re-embed).
+ */
+export type RetainSliceStore = BankIndexStore &
+  BankStore &
+  IntakeStore &
+  LimitStore &
+  LlmRequestStore &
+  MemoryStore &
+  OperationStore &
+  SearchStore;
+
+/** A whole Retain: its slices, then its `retain.completed` events (with the documents' counts). */
+export type RetainStore = RetainSliceStore & DocumentStore & WebhookStore;
 
 export type { RetainItem } from './item.js';
 
@@ -138,7 +167,7 @@ interface SliceOutcome {
  * unchanged) and items without a document are stored again.
  */
 export async function retain(
-  s: Services,
+  s: Deps<RetainStore, 'embedder' | 'limitDefaults' | 'llm' | 'now' | 'onEnqueue'>,
   projectId: string,
   bankId: string,
   req: RetainRequest,
@@ -213,7 +242,7 @@ function replacedDocuments(req: RetainRequest): Map<string, RetainItem[]> {
 
 /** One slice (or a whole request that is one): extract, resolve, embed, store in one transaction. */
 async function retainSliceOf(
-  s: Services,
+  s: Deps<RetainSliceStore, 'embedder' | 'limitDefaults' | 'llm' | 'now' | 'onEnqueue'>,
   projectId: string,
   bankId: string,
   req: RetainRequest,
@@ -386,7 +415,7 @@ async function retainSliceOf(
 
 /** The documents whose stored content hash says they arrive unchanged. */
 async function unchangedOf(
-  s: Services,
+  s: Deps<IntakeStore>,
   projectId: string,
   bankId: string,
   hashes: Map<string, string>,
@@ -397,7 +426,7 @@ async function unchangedOf(
 
 /** The documents of a request that a Retain would leave as they are (unchanged content hash). */
 export async function unchangedDocuments(
-  s: Services,
+  s: Deps<IntakeStore>,
   projectId: string,
   bankId: string,
   req: RetainRequest,

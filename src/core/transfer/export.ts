@@ -8,7 +8,16 @@ import { checkId } from '../ids.js';
 import { type OperationRunner, queueOperation } from '../operations.js';
 import { rateLimited } from '../windows.js';
 import { pacer } from '../pace.js';
-import type { Services } from '../services.js';
+import type { Deps } from '../services.js';
+import type {
+  BankStore,
+  LimitStore,
+  MemoryStore,
+  OperationStore,
+  DocumentStore,
+  EntityStore,
+  TransferArchiveStore,
+} from '../../store/store.js';
 import type { Memory } from '../types.js';
 import {
   buildArchive,
@@ -53,7 +62,7 @@ export function bankOfKey(key: string): string | null {
 
 /** Queues the export of the bank's documents (all, or those named) as an archive. */
 export async function queueExport(
-  s: Services,
+  s: Deps<BankStore & LimitStore & OperationStore, 'limitDefaults' | 'now' | 'onEnqueue'>,
   projectId: string,
   bankId: string,
   opts: { documentIds?: string[]; base: string },
@@ -123,7 +132,12 @@ const consolidated = (m: Memory) => m.type === 'observation' && Array.isArray(m.
  * Every memory of the bank, or of the documents named (one after another, never all at once),
  * oldest first within each; at most MAX_EXPORT_MEMORIES in all, however many documents are named.
  */
-async function memoriesOf(s: Services, projectId: string, bankId: string, documentIds: string[] | null) {
+async function memoriesOf(
+  s: Deps<MemoryStore>,
+  projectId: string,
+  bankId: string,
+  documentIds: string[] | null,
+) {
   const pace = pacer();
   const out: Memory[] = [];
   for (const documentId of documentIds ?? [undefined]) {
@@ -158,7 +172,9 @@ function reverseFrom<T>(a: T[], start: number) {
 }
 
 /** Runs an export: reads the bank, writes the archive, stores it (sealed for an encrypted bank). */
-export const runExportOperation: OperationRunner = async (s, op) => {
+export const runExportOperation: OperationRunner<
+  Deps<DocumentStore & EntityStore & MemoryStore & TransferArchiveStore, 'now'>
+> = async (s, op) => {
   const p = op.payload as ExportPayload;
   const { projectId, bankId } = op;
   const memories = await memoriesOf(s, projectId, bankId, p.document_ids);

@@ -7,9 +7,10 @@ import { bankForWrite } from '../banks.js';
 import { AppError } from '../errors.js';
 import { enqueueOperation, type OperationRunner } from '../operations.js';
 import { chargeRetain, requireRetainBudget } from '../quotas.js';
-import { checkRetainRequest, type RetainItem } from '../retain/retain.js';
+import { checkRetainRequest, type RetainItem, type RetainStore } from '../retain/retain.js';
 import { runRetainOperation } from '../retain/retain-async.js';
-import type { Services } from '../services.js';
+import type { Deps } from '../services.js';
+import type { BankStore, IntakeStore, LimitStore, OperationStore } from '../../store/store.js';
 import { readArchive, type TransferFact } from './archive.js';
 
 export const IMPORT_DOCUMENTS = 'import_documents';
@@ -77,7 +78,7 @@ function itemOf(
  * extraction, no model call) by one queued Retain.
  */
 export async function queueImport(
-  s: Services,
+  s: Deps<BankStore & IntakeStore & LimitStore & OperationStore, 'limitDefaults' | 'now' | 'onEnqueue'>,
   projectId: string,
   bankId: string,
   zip: Uint8Array,
@@ -141,7 +142,9 @@ export async function queueImport(
 }
 
 /** Runs an import: the queued Retain, slice by slice; its outcome once the last slice is stored. */
-export const runImportOperation: OperationRunner = async (s, op) => {
+export const runImportOperation: OperationRunner<
+  Deps<RetainStore, 'embedder' | 'limitDefaults' | 'llm' | 'now' | 'onEnqueue'>
+> = async (s, op) => {
   const p = op.payload as ImportPayload;
   if (p.items.length === 0) return { result_metadata: { ...p.outcome } };
   const r = await runRetainOperation(s, op);

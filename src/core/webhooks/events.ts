@@ -1,5 +1,6 @@
 import type { WebhookEventType } from '../../contract/webhooks.js';
-import type { Services } from '../services.js';
+import type { Deps } from '../services.js';
+import type { DocumentStore, WebhookStore } from '../../store/store.js';
 
 /** One event as its webhooks receive it (Hindsight's envelope). */
 interface EventInput {
@@ -13,13 +14,13 @@ interface EventInput {
  * delivered by a worker (durably: the deliveries are rows). Costs one query when the bank has
  * no webhook for the type.
  */
-async function recordEvents(
-  s: Services,
+async function recordEvents<D extends Deps<WebhookStore, 'now' | 'onEnqueue'>>(
+  s: D,
   projectId: string,
   bankId: string,
   type: WebhookEventType,
   operationId: string,
-  events: (s: Services) => Promise<EventInput[]>,
+  events: (s: D) => Promise<EventInput[]>,
 ): Promise<void> {
   const hooks = await s.store.listWebhooks(projectId, bankId);
   if (!hooks.some((w) => w.enabled && w.event_types.includes(type))) return;
@@ -55,7 +56,7 @@ export interface RetainedItem {
  * document, its tags, and how many memories that document holds now (null without a document).
  */
 export function retainCompleted(
-  s: Services,
+  s: Deps<WebhookStore & DocumentStore, 'now' | 'onEnqueue'>,
   projectId: string,
   bankId: string,
   operationId: string,
@@ -82,7 +83,7 @@ export function retainCompleted(
 
 /** `consolidation.completed`, once per finished consolidation run, with its counts. */
 export function consolidationCompleted(
-  s: Services,
+  s: Deps<WebhookStore, 'now' | 'onEnqueue'>,
   projectId: string,
   bankId: string,
   operationId: string,

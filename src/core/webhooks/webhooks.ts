@@ -6,11 +6,11 @@ import {
   type WebhookEventType,
 } from '../../contract/webhooks.js';
 import type { Page } from '../types.js';
-import type { WebhookDeliveryRecord, WebhookRecord } from '../../store/store.js';
+import type { WebhookDeliveryRecord, WebhookRecord, BankStore, WebhookStore } from '../../store/store.js';
 import { requireBank } from '../banks.js';
 import { AppError, notFound } from '../errors.js';
 import { isUuid } from '../ids.js';
-import type { Services } from '../services.js';
+import type { Deps, Services } from '../services.js';
 import { checkWebhookUrl } from './address.js';
 
 /** A webhook's HTTP configuration, every field present. */
@@ -74,23 +74,28 @@ function deliveryView(d: WebhookDeliveryRecord) {
   return { ...rest, next_retry_at: next_attempt_at };
 }
 
-const allowPrivate = (s: Services) => s.webhooks?.allowPrivate === true;
+const allowPrivate = (s: Pick<Services, 'webhooks'>) => s.webhooks?.allowPrivate === true;
 const newSecret = () => `whsec_${randomBytes(24).toString('base64url')}`;
 
-async function findWebhook(s: Services, projectId: string, bankId: string, id: string) {
+async function findWebhook(s: Deps<BankStore & WebhookStore>, projectId: string, bankId: string, id: string) {
   await requireBank(s, projectId, bankId);
   const w = isUuid(id) ? await s.store.getWebhook(projectId, bankId, id) : null;
   if (!w) throw notFound(`webhook '${id}'`);
   return w;
 }
 
-export async function listWebhooks(s: Services, projectId: string, bankId: string) {
+export async function listWebhooks(s: Deps<BankStore & WebhookStore>, projectId: string, bankId: string) {
   await requireBank(s, projectId, bankId);
   return { items: (await s.store.listWebhooks(projectId, bankId)).map((w) => webhookView(w)) };
 }
 
 /** Creates a webhook; the answer shows its secret, the only time it is shown. */
-export async function createWebhook(s: Services, projectId: string, bankId: string, input: WebhookInput) {
+export async function createWebhook(
+  s: Deps<BankStore & WebhookStore, 'webhooks'>,
+  projectId: string,
+  bankId: string,
+  input: WebhookInput,
+) {
   await requireBank(s, projectId, bankId);
   const url = await checkWebhookUrl(input.url, allowPrivate(s));
   const secret = input.secret === null ? null : (input.secret ?? newSecret());
@@ -119,7 +124,7 @@ export async function createWebhook(s: Services, projectId: string, bankId: stri
 
 /** Fields left undefined keep their value; `secret: null` removes the secret. */
 export async function updateWebhook(
-  s: Services,
+  s: Deps<BankStore & WebhookStore, 'webhooks'>,
   projectId: string,
   bankId: string,
   id: string,
@@ -139,14 +144,19 @@ export async function updateWebhook(
 }
 
 /** Deletes a webhook; its pending deliveries go with it. */
-export async function deleteWebhook(s: Services, projectId: string, bankId: string, id: string) {
+export async function deleteWebhook(
+  s: Deps<BankStore & WebhookStore>,
+  projectId: string,
+  bankId: string,
+  id: string,
+) {
   await requireBank(s, projectId, bankId);
   if (!isUuid(id) || !(await s.store.deleteWebhook(projectId, bankId, id))) throw notFound(`webhook '${id}'`);
   return { success: true as const, deleted: true as const, id };
 }
 
 export async function listWebhookDeliveries(
-  s: Services,
+  s: Deps<BankStore & WebhookStore>,
   projectId: string,
   bankId: string,
   id: string,
