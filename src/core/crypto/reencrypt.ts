@@ -1,8 +1,17 @@
 import { createHash } from 'node:crypto';
 import { termFrequencies } from '../../text/terms.js';
-import type { ConvertedEntity, ConvertedMemory, StoredMemoryFields } from '../../store/store.js';
+import type {
+  BankKeyStore,
+  ConversionStore,
+  ConvertedEntity,
+  ConvertedMemory,
+  EvaluationStore,
+  MentalModelStore,
+  StoredMemoryFields,
+} from '../../store/store.js';
 import { AppError } from '../errors.js';
 import { type OperationRunner, sliceDeadline } from '../operations.js';
+import type { Deps } from '../services.js';
 import { entityKey } from '../retain/entities.js';
 import {
   type BankCodec,
@@ -183,7 +192,9 @@ function convertPayload(codec: BankCodec, payload: unknown, toEncrypted: boolean
  * both, so nothing is lost or exposed mid-way; writers meanwhile write the new form. It ends
  * when, under the lock, no row is left in the old form.
  */
-export const runReencryptOperation: OperationRunner = async (s, op) => {
+export const runReencryptOperation: OperationRunner<
+  Deps<BankKeyStore & ConversionStore & EvaluationStore & MentalModelStore, 'keyring'>
+> = async (s, op) => {
   const { projectId, bankId } = op;
   // A slice converts batches for about SLICE_MS, then the operation goes back to the queue; the
   // rows' own flags say what is left, so the progress is only the round count.

@@ -1,4 +1,4 @@
-import type { Store } from '../../store/store.js';
+import type { BankKeyStore } from '../../store/store.js';
 import type { Keyring } from './keyring.js';
 
 /**
@@ -6,7 +6,7 @@ import type { Keyring } from './keyring.js';
  * one of their data keys (each is unwrapped). Throws an Error saying what is wrong, so a
  * missing or wrong key stops the server instead of producing garbage.
  */
-export async function verifyMasterKey(store: Store, keyring: Keyring | null): Promise<void> {
+export async function verifyMasterKey(store: BankKeyStore, keyring: Keyring | null): Promise<void> {
   const keys = await store.listBankKeys();
   const unkeyed = await store.countUnkeyedEncryptedBanks();
   if (!keyring) {
