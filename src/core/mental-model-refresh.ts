@@ -1,17 +1,20 @@
 import { MENTAL_MODEL_HISTORY } from '../contract/mental-models.js';
-import type { MentalModelRecord, MentalModelStore } from '../store/store.js';
+import type { MentalModelRecord, MentalModelStore, OperationStore } from '../store/store.js';
 import { unifiedDiff } from '../text/diff.js';
 import { countTokens, splitByTokens } from '../text/tokens.js';
 import { awaitBudget, BudgetWait } from './budgets.js';
 import { AppError } from './errors.js';
 import { findMentalModel, triggerOf } from './mental-models.js';
-import type { OperationRunner } from './operations.js';
+import { type OperationRunner, OperationWait } from './operations.js';
 import { type ReflectResponse, type ReflectStore, reflect } from './reflect/reflect.js';
 import type { Deps } from './services.js';
 import type { BudgetName, TagsMatch } from './types.js';
 
 /** A refresh is a Reflect whose answer is kept in the mental model. */
 export type RefreshStore = ReflectStore & MentalModelStore;
+
+/** How long a refresh queued behind another of its bank waits before it looks again. */
+const REFRESH_TURN_WAIT_MS = 1000;
 
 /** A refresh's Reflect: the answer, and the content it makes (cut to the model's max_tokens). */
 interface Refreshed {
@@ -70,11 +73,19 @@ function budgetWait(err: unknown): never {
  * model and the next one goes on; a failing model or database is retried.
  */
 export const runRefreshOperation: OperationRunner<
-  Deps<RefreshStore, 'embedder' | 'limitDefaults' | 'llm' | 'now' | 'onEnqueue' | 'recallCache'>
+  Deps<
+    RefreshStore & Pick<OperationStore, 'earlierOperationUnfinished'>,
+    'embedder' | 'limitDefaults' | 'llm' | 'now' | 'onEnqueue' | 'recallCache'
+  >
 > = async (s, op) => {
   const { projectId, bankId } = op;
   const bank = await s.store.getBank(projectId, bankId);
   if (!bank) return {};
+  // One refresh operation of a bank runs at a time, the earliest queued first: two at once (on
+  // two workers or instances) would Reflect on the same model twice, both charged, and the one
+  // begun first, finishing last, would overwrite the newer answer.
+  if (await s.store.earlierOperationUnfinished(projectId, bankId, op.id, op.kind))
+    throw new OperationWait('waiting for an earlier refresh of the bank to finish', REFRESH_TURN_WAIT_MS);
   const m = await s.store.nextMentalModelRefresh(projectId, bankId);
   // Each model once per operation: one asked for again meanwhile gets the operation its request
   // queued, and no operation runs more Reflects than the bank has models.

@@ -46,6 +46,20 @@ export interface SliceResult {
  */
 export type OperationRunner<D = Services> = (s: D, op: OperationContext) => Promise<SliceResult>;
 
+/**
+ * Thrown by a runner that must not run yet (another operation of its bank has to finish
+ * first): the worker puts it back to pending for `delayMs`, without using up an attempt.
+ */
+export class OperationWait extends Error {
+  constructor(
+    message: string,
+    readonly delayMs: number,
+  ) {
+    super(message);
+    this.name = 'OperationWait';
+  }
+}
+
 /** About how long one slice of background work runs before it gives the worker back. */
 export const SLICE_MS = 250;
 

@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { BudgetWait } from '../core/budgets.js';
 import { AppError } from '../core/errors.js';
-import type { OperationRunner } from '../core/operations.js';
+import { type OperationRunner, OperationWait } from '../core/operations.js';
 import type { Services } from '../core/services.js';
 import { inBackground } from '../store/priority.js';
 import { PayloadCache } from './payloads.js';
@@ -108,12 +108,18 @@ export function startWorker(s: Services, log: Logger, opts: WorkerOptions): Work
       log.info({ operation: op.id, kind: op.kind, bank: op.bank_id }, 'operation completed');
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
-      if (err instanceof BudgetWait) {
-        // The project's budget is spent: the operation waits for it, it has not failed.
+      if (err instanceof BudgetWait || err instanceof OperationWait) {
+        // The project's budget is spent, or another operation of the bank must finish first: the
+        // operation waits, it has not failed.
         await s.store.deferOperation(projectId, op.bank_id, op.id, id, err.delayMs, message);
         log.info(
-          { operation: op.id, kind: op.kind, budget: err.budget, waitMs: err.delayMs },
-          'operation waits for budget',
+          {
+            operation: op.id,
+            kind: op.kind,
+            ...(err instanceof BudgetWait && { budget: err.budget }),
+            waitMs: err.delayMs,
+          },
+          err instanceof BudgetWait ? 'operation waits for budget' : 'operation waits its turn',
         );
       } else if (permanent(err) || op.attempts >= maxAttempts) {
         await s.store.finishOperation(projectId, op.bank_id, op.id, id, { status: 'failed', error: message });

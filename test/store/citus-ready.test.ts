@@ -109,8 +109,14 @@ const STATEMENT_EXCEPTIONS: Record<string, { statements: number; reason: string 
   'webhooks.ts:claimWebhookDelivery': {
     statements: 1,
     reason:
-      'finds the next due webhook delivery of any bank (a worker poll, not a request); what follows ' +
-      '(recording the attempt) names the bank',
+      'finds the projects with due webhook deliveries, fairly across projects (a worker poll, not a ' +
+      'request); what follows (recording the attempt) names the bank',
+  },
+  'webhooks.ts:claimDeliveryIn': {
+    statements: 1,
+    reason:
+      "claims a project's (or, when every candidate is taken, any project's) next due delivery, of any " +
+      'of its banks (a worker poll, not a request)',
   },
   'transfer-archives.ts:deleteExpiredArchives': {
     statements: 1,

@@ -21,6 +21,12 @@ export interface OperationStore {
     onceAmong?: ('pending' | 'processing')[];
   }): Promise<{ operation: Operation; created: boolean }>;
   getOperation(projectId: string, bankId: string, id: string): Promise<Operation | null>;
+  /**
+   * Whether an operation of the bank of the same kind, queued before this one (by creation time,
+   * then id), is still pending or processing: a kind that must run one at a time per bank waits
+   * for it. The order is total, so of two such operations claimed at once exactly one goes on.
+   */
+  earlierOperationUnfinished(projectId: string, bankId: string, id: string, kind: string): Promise<boolean>;
   /** Newest first; keyset-paged by `cursor`, or by `offset` when there is none. */
   listOperations(
     projectId: string,
@@ -325,6 +331,16 @@ export function operationQueries(db: Db): OperationStore & IdempotencyStore {
         [o.projectId, o.bankId, o.id],
       );
       return { operation: view(existing[0]!), created: false };
+    },
+    async earlierOperationUnfinished(projectId, bankId, id, kind) {
+      const rows = await db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM operations o, operations me
+         WHERE me.project_id = $1 AND me.bank_id = $2 AND me.id = $3
+           AND o.project_id = $1 AND o.bank_id = $2 AND o.kind = $4 AND o.status IN ('pending', 'processing')
+           AND (o.created_at, o.id) < (me.created_at, me.id)`,
+        [projectId, bankId, id, kind],
+      );
+      return rows[0]!.n > 0;
     },
     async getOperation(projectId, bankId, id) {
       const rows = await db.query<OpRow>(

@@ -157,6 +157,85 @@ const DELIVERY_COLUMNS = `id::text AS id, webhook_id::text AS webhook_id, url, e
   CASE WHEN status = 'pending' THEN next_attempt_at END AS next_attempt_at, last_error, last_response_status,
   last_response_body, last_attempt_at, delivered_at, attempt_log, created_at, updated_at, seq`;
 
+/** A delivery that may be attempted now: pending, its time come, no live lease. */
+const DUE = `status = 'pending' AND next_attempt_at <= now() AND (locked_until IS NULL OR locked_until < now())`;
+
+/** Projects tried per claim before falling back to any due delivery. */
+const CANDIDATES = 16;
+
+/**
+ * The projects with due deliveries, the one whose last claim is oldest first. The projects with
+ * any pending delivery are found by skipping through the webhook_deliveries_fair index (one
+ * probe per project, however long its backlog), not by reading every pending delivery.
+ */
+const CANDIDATE_PROJECTS = `
+  WITH RECURSIVE w(project_id) AS (
+    (SELECT project_id FROM webhook_deliveries WHERE status = 'pending' ORDER BY project_id LIMIT 1)
+    UNION ALL
+    SELECT n.project_id FROM w CROSS JOIN LATERAL (
+      SELECT d.project_id FROM webhook_deliveries d
+      WHERE d.status = 'pending' AND d.project_id > w.project_id
+      ORDER BY d.project_id LIMIT 1) n)
+  SELECT w.project_id FROM w LEFT JOIN webhook_turns t ON t.project_id = w.project_id
+  WHERE EXISTS (SELECT 1 FROM webhook_deliveries WHERE project_id = w.project_id AND ${DUE})
+  ORDER BY t.claimed_at NULLS FIRST, w.project_id
+  LIMIT $1`;
+
+/**
+ * Claims the due delivery of one project (any project with `projectId` null) whose time came
+ * first, and records the project's turn, in one statement.
+ */
+async function claimDeliveryIn(
+  db: Db,
+  workerId: string,
+  leaseMs: number,
+  projectId: string | null,
+): Promise<ClaimedDelivery | null> {
+  // The candidate is materialized (picked once), as in claimOperation.
+  const rows = await db.query<{
+    project_id: string;
+    bank_id: string;
+    id: string;
+    webhook_id: string;
+    event_type: string;
+    body: string;
+    attempts: number;
+    url: string;
+    secret: string | null;
+    http_config: string;
+    enabled: boolean;
+  }>(
+    `WITH c AS MATERIALIZED (
+       SELECT project_id, bank_id, id FROM webhook_deliveries
+       WHERE ${DUE} ${projectId === null ? '' : 'AND project_id = $3'}
+       ORDER BY next_attempt_at LIMIT 1 FOR UPDATE SKIP LOCKED),
+     u AS (
+       UPDATE webhook_deliveries d SET attempts = d.attempts + 1, locked_by = $1,
+         locked_until = now() + ($2::int * interval '1 millisecond'), updated_at = now()
+       FROM c WHERE d.project_id = c.project_id AND d.bank_id = c.bank_id AND d.id = c.id
+       RETURNING d.project_id, d.bank_id, d.id, d.webhook_id, d.event_type, d.body, d.attempts),
+     t AS (
+       INSERT INTO webhook_turns (project_id, claimed_at) SELECT u.project_id, clock_timestamp() FROM u
+       ON CONFLICT (project_id) DO UPDATE SET claimed_at = excluded.claimed_at)
+     SELECT u.project_id, u.bank_id, u.id::text AS id, u.webhook_id::text AS webhook_id, u.event_type,
+       u.body, u.attempts, w.url, w.secret, w.http_config, w.enabled
+     FROM u JOIN webhooks w ON w.project_id = u.project_id AND w.bank_id = u.bank_id AND w.id = u.webhook_id`,
+    projectId === null ? [workerId, leaseMs] : [workerId, leaseMs, projectId],
+  );
+  const r = rows[0];
+  if (!r) return null;
+  return {
+    projectId: r.project_id,
+    bankId: r.bank_id,
+    id: r.id,
+    webhookId: r.webhook_id,
+    eventType: r.event_type,
+    body: r.body,
+    attempt: r.attempts,
+    webhook: { url: r.url, secret: r.secret, http_config: r.http_config, enabled: r.enabled },
+  };
+}
+
 /** Webhooks and their deliveries (claimed with FOR UPDATE SKIP LOCKED, like operations). */
 export function webhookQueries(db: Db): WebhookStore {
   return {
@@ -248,47 +327,14 @@ export function webhookQueries(db: Db): WebhookStore {
     },
 
     async claimWebhookDelivery(workerId, leaseMs) {
-      // The candidate is materialized (picked once), as in claimOperation.
-      const rows = await db.query<{
-        project_id: string;
-        bank_id: string;
-        id: string;
-        webhook_id: string;
-        event_type: string;
-        body: string;
-        attempts: number;
-        url: string;
-        secret: string | null;
-        http_config: string;
-        enabled: boolean;
-      }>(
-        `WITH c AS MATERIALIZED (
-           SELECT project_id, bank_id, id FROM webhook_deliveries
-           WHERE status = 'pending' AND next_attempt_at <= now()
-             AND (locked_until IS NULL OR locked_until < now())
-           ORDER BY next_attempt_at LIMIT 1 FOR UPDATE SKIP LOCKED),
-         u AS (
-           UPDATE webhook_deliveries d SET attempts = d.attempts + 1, locked_by = $1,
-             locked_until = now() + ($2::int * interval '1 millisecond'), updated_at = now()
-           FROM c WHERE d.project_id = c.project_id AND d.bank_id = c.bank_id AND d.id = c.id
-           RETURNING d.project_id, d.bank_id, d.id, d.webhook_id, d.event_type, d.body, d.attempts)
-         SELECT u.project_id, u.bank_id, u.id::text AS id, u.webhook_id::text AS webhook_id, u.event_type,
-           u.body, u.attempts, w.url, w.secret, w.http_config, w.enabled
-         FROM u JOIN webhooks w ON w.project_id = u.project_id AND w.bank_id = u.bank_id AND w.id = u.webhook_id`,
-        [workerId, leaseMs],
-      );
-      const r = rows[0];
-      if (!r) return null;
-      return {
-        projectId: r.project_id,
-        bankId: r.bank_id,
-        id: r.id,
-        webhookId: r.webhook_id,
-        eventType: r.event_type,
-        body: r.body,
-        attempt: r.attempts,
-        webhook: { url: r.url, secret: r.secret, http_config: r.http_config, enabled: r.enabled },
-      };
+      // Fair across tenants: the projects with due deliveries, the one whose last claim is
+      // oldest (never first) tried first. Should every candidate be taken, any due one is claimed.
+      const projects = await db.query<{ project_id: string }>(CANDIDATE_PROJECTS, [CANDIDATES]);
+      for (const p of projects) {
+        const claimed = await claimDeliveryIn(db, workerId, leaseMs, p.project_id);
+        if (claimed) return claimed;
+      }
+      return projects.length === CANDIDATES ? claimDeliveryIn(db, workerId, leaseMs, null) : null;
     },
 
     async finishWebhookAttempt(projectId, bankId, id, workerId, o, keep) {
