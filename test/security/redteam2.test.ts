@@ -93,6 +93,119 @@ for (const engine of ENGINES) {
       assert.ok(tarpitted <= 4, `${tarpitted} hostile attempts went before the victim's delivery`);
       await Promise.all(deliverers.splice(0).map((d) => d.stop()));
     });
+
+    test('webhook URLs in the reserved IPv6 forms that embed an IPv4 address are refused', async () => {
+      // Before: http://[::127.0.0.1]/ (IPv4-compatible) and http://[::ffff:0:127.0.0.1]/
+      // (IPv4-translated) were accepted; a translator on the host's path takes them to loopback.
+      const app = await t.reconfigured({ webhookAllowPrivate: false });
+      assert.equal((await app.call('PUT', me('forms'), { token: keys.hostile, body: {} })).status, 200);
+      for (const url of [
+        'http://[::127.0.0.1]/x',
+        'http://[::ffff:0:127.0.0.1]/x',
+        'http://[::ffff:127.0.0.1]/x',
+      ]) {
+        const r = await app.call('POST', me('forms', '/webhooks'), { token: keys.hostile, body: { url } });
+        assert.equal(r.status, 400, `${url}: ${r.status} ${JSON.stringify(r.body)}`);
+      }
+    });
+
+    test("ids of another project's bank reach nothing, even under a bank of the same name", async () => {
+      const as = (project: string) => ({ token: keys[project] });
+      for (const p of ['victim', 'hostile']) {
+        assert.equal((await t.call('PUT', me('shared'), { ...as(p), body: {} })).status, 200);
+        const r = await t.call('POST', me('shared', '/memories'), {
+          ...as(p),
+          body: { items: [{ content: `A note of ${p} about Alice.` }] },
+        });
+        assert.equal(r.status, 200, JSON.stringify(r.body));
+      }
+      const memory = (await t.call('GET', me('shared', '/memories?limit=1'), as('victim'))).body.items[0].id;
+      const ev = await t.call('POST', me('shared', '/evaluations'), {
+        ...as('victim'),
+        body: { cases: [{ query: 'What about Alice?', expected_memory_ids: [memory] }] },
+      });
+      assert.equal(ev.status, 201, JSON.stringify(ev.body));
+      const mm = await t.call('POST', me('shared', '/mental-models'), {
+        ...as('victim'),
+        body: { id: 'private-model', name: 'Private', source_query: 'What about Alice?' },
+      });
+      assert.equal(mm.status, 200, JSON.stringify(mm.body));
+      const hook = await t.call('POST', me('shared', '/webhooks'), {
+        ...as('victim'),
+        body: { url: rx.url('/private'), event_types: ['retain.completed'] },
+      });
+      assert.equal(hook.status, 201, JSON.stringify(hook.body));
+      const attempts: [string, string, unknown?][] = [
+        ['GET', `/evaluations/${ev.body.id}`],
+        ['DELETE', `/evaluations/${ev.body.id}`],
+        ['POST', '/evaluations', { from: ev.body.id }],
+        ['GET', '/mental-models/private-model'],
+        ['GET', '/mental-models/private-model/history'],
+        ['POST', '/mental-models/private-model/refresh'],
+        ['PATCH', '/mental-models/private-model', { name: 'taken' }],
+        ['DELETE', '/mental-models/private-model'],
+        ['GET', `/operations/${mm.body.operation_id}`],
+        ['DELETE', `/operations/${mm.body.operation_id}`],
+        ['PATCH', `/webhooks/${hook.body.id}`, { url: rx.url('/stolen') }],
+        ['GET', `/webhooks/${hook.body.id}/deliveries`],
+        ['DELETE', `/webhooks/${hook.body.id}`],
+        ['GET', `/memories/${memory}`],
+      ];
+      for (const [method, rest, body] of attempts) {
+        const r = await t.call(method, me('shared', rest), { ...as('hostile'), ...(body ? { body } : {}) });
+        assert.equal(r.status, 404, `${method} ${rest}: ${r.status} ${JSON.stringify(r.body)}`);
+      }
+      // Everything of the victim's is as it was.
+      assert.equal(
+        (await t.call('GET', me('shared', `/evaluations/${ev.body.id}`), as('victim'))).status,
+        200,
+      );
+      const model = await t.call('GET', me('shared', '/mental-models/private-model'), as('victim'));
+      assert.equal(model.body.name, 'Private');
+      const hooks = await t.call('GET', me('shared', '/webhooks'), as('victim'));
+      assert.equal(hooks.body.items[0].url, rx.url('/private'));
+      const op = await t.call('GET', me('shared', `/operations/${mm.body.operation_id}`), as('victim'));
+      assert.equal(op.status, 200);
+    });
+  });
+
+  describe(`red team 2: evaluations on two instances (${engine})`, () => {
+    let t: TestApp;
+    let other: TestApp;
+    let memoryId = '';
+
+    before(async () => {
+      t = await testApp(engine);
+      other = await t.reconfigured({});
+      const r = await t.call('POST', '/v1/default/banks/ev/memories', {
+        body: { items: [{ content: 'Alice works at the Berlin marathon office.' }] },
+      });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      const list = await t.call('GET', '/v1/default/banks/ev/memories?limit=1');
+      memoryId = list.body.items[0].id;
+    });
+    after(() => t.close());
+
+    test('one evaluation of a bank runs at a time, whatever the instance; the others get 429 before any charge', async () => {
+      const cases = Array.from({ length: 60 }, (_, i) => ({
+        query: `Where does Alice work? ${i}`,
+        expected_memory_ids: [memoryId],
+      }));
+      const run = (app: TestApp) =>
+        app.call('POST', '/v1/default/banks/ev/evaluations', { body: { k: 5, budget: 'low', cases } });
+      const answers = await Promise.all([run(t), run(other), run(t), run(other)]);
+      const statuses = answers.map((a) => a.status).sort();
+      // Before: 4 × 201, four runs of 60 Recalls each side by side (a tenant's 1,000-case runs:
+      // as many at once as its recall budget pays for, every one on the request path).
+      assert.deepEqual(statuses, [201, 429, 429, 429]);
+      const refused = answers.find((a) => a.status === 429)!;
+      assert.equal(refused.body.error.limit, 'evaluations_per_bank');
+      assert.ok(Number(refused.headers.get('retry-after')) >= 1);
+      // The slot is given back: the next run goes.
+      assert.equal((await run(other)).status, 201);
+      const page = await t.call('GET', '/v1/default/banks/ev/evaluations');
+      assert.equal(page.body.items.length, 2);
+    });
   });
 
   describe(`red team 2: one mental model refreshed on two instances (${engine})`, () => {

@@ -53,7 +53,7 @@ const RELEASED: Record<number, string> = {
   36: 'eebfe447ef7789f1699d83ea7a951c269c2eb1ec46cdfe27379fd114bd50fbb1',
   37: '1bc12d3f3ab5d8a84257c5735a7152e0f00f19a2674d34ab8435d1f079a6aadd',
   39: '613ac96a139c1c052cc5a6c7ce4c56d3bc7d098853c559dd499d5ea63ac7db39',
-  41: '6fd98bf7f85aa6027749a77c8abb8bb4e0e84d384fdf227910f9425442c2db5a',
+  41: 'dde0be35217f6b516a067558fdd5e45815ec245f32468e625fc1d90e652e72bd',
 };
 
 describe('the migration list', () => {

@@ -29,7 +29,7 @@ export const evaluationRoutes = router()
       tags: TAG,
       summary: 'Run a recall evaluation',
       description:
-        'Runs each case through Recall, one after another, and keeps the run: recall@k and MRR overall and per channel, and each case’s rank. `from` reruns a past run’s cases.',
+        'Runs each case through Recall, one after another, and keeps the run: recall@k and MRR overall and per channel, and each case’s rank. `from` reruns a past run’s cases. The cases’ Recalls are charged all at once before the first runs; one evaluation of a bank runs at a time (another is a 429 `evaluations_per_bank`, refused before it is charged).',
       middleware: [guard('evaluations.run')] as const,
       request: { params: BankParam, ...jsonBody(RunEvaluationBody) },
       responses: ok(EvaluationRecord, 'Created', 201),

@@ -20,7 +20,16 @@ import {
   recall,
 } from '../recall/recall.js';
 import type { Deps } from '../services.js';
+import { rateLimited } from '../windows.js';
 import { meanFigures, ranksWithin, round6, scoreCase } from './metrics.js';
+
+/**
+ * How long the bank's evaluation slot is held without renewal: a process that dies mid-run
+ * gives it up after this. A run renews it every third of it.
+ */
+const RUN_LEASE_MS = 60_000;
+/** The `Retry-After` of a run refused because another of the bank's is under way. */
+const RUN_RETRY_SECONDS = 5;
 
 /** Runs kept per bank: beyond it, a new run drops the oldest. */
 export const KEPT_RUNS = 1000;
@@ -158,6 +167,39 @@ export async function runEvaluation(
     request,
   };
 
+  // One run of a bank at a time, on any number of instances: decided before the charge, so a
+  // refused run costs nothing; the slot is held (and renewed) until the run ends.
+  const holder = randomUUID();
+  if (!(await s.store.takeEvaluationRun(projectId, bankId, holder, RUN_LEASE_MS))) {
+    throw rateLimited(
+      'evaluations_per_bank',
+      `an evaluation of bank '${bankId}' is under way; retry once it has finished`,
+      1,
+      1,
+      RUN_RETRY_SECONDS,
+    );
+  }
+  const renew = setInterval(() => {
+    s.store.renewEvaluationRun(projectId, bankId, holder, RUN_LEASE_MS).catch(() => {});
+  }, RUN_LEASE_MS / 3);
+  try {
+    return await runCases(s, projectId, bankId, cases, k, options, signal);
+  } finally {
+    clearInterval(renew);
+    await s.store.endEvaluationRun(projectId, bankId, holder).catch(() => {});
+  }
+}
+
+/** The cases of a run, charged whole first, then each through Recall; the run kept. */
+async function runCases(
+  s: Deps<RecallStore & EvaluationStore, 'embedder' | 'limitDefaults' | 'now' | 'onEnqueue' | 'recallCache'>,
+  projectId: string,
+  bankId: string,
+  cases: EvaluationCaseInput[],
+  k: number,
+  options: RunOptions,
+  signal?: AbortSignal,
+) {
   // Each case is one Recall and costs what it would alone; all are charged before the first
   // runs, so a spent budget refuses the evaluation whole (429) rather than half-way.
   const units = cases.reduce((n, c) => n + recallUnits(c.query, options.budget, 1, options.max_tokens), 0);

@@ -33,6 +33,10 @@ for (const [net, bits] of [
 for (const [net, bits] of [
   ['::', 128],
   ['::1', 128],
+  // IPv4-compatible (deprecated) and IPv4-translated (SIIT) forms: reserved, and a translator
+  // on the host's path would take them to the IPv4 address they embed.
+  ['::', 96],
+  ['::ffff:0:0:0', 96],
   ['::ffff:0:0', 96],
   ['64:ff9b::', 96],
   ['64:ff9b:1::', 48],

@@ -53,6 +53,16 @@ export interface EvaluationStore {
   ): Promise<Page<EvaluationSummary>>;
   deleteEvaluation(projectId: string, bankId: string, id: string): Promise<boolean>;
   /**
+   * Takes the bank's one evaluation slot for `leaseMs` under `holder`: false while another
+   * holder's lease has not run out. One statement, so concurrent callers on any number of
+   * processes get it once.
+   */
+  takeEvaluationRun(projectId: string, bankId: string, holder: string, leaseMs: number): Promise<boolean>;
+  /** Extends the holder's lease; false when it was lost (ran out and taken by another). */
+  renewEvaluationRun(projectId: string, bankId: string, holder: string, leaseMs: number): Promise<boolean>;
+  /** Gives the slot back (only the holder's). */
+  endEvaluationRun(projectId: string, bankId: string, holder: string): Promise<void>;
+  /**
    * One batch of the bank's runs whose cases are not in the form `toEncrypted` asks for,
    * rewritten by `convert` under the bank lock while the bank's config still wants that form;
    * returns how many (0: none left).
@@ -108,6 +118,35 @@ export function evaluationQueries(db: Db): EvaluationStore {
         );
         return strip(rows[0]!);
       });
+    },
+
+    async takeEvaluationRun(projectId, bankId, holder, leaseMs) {
+      const rows = await db.query(
+        `INSERT INTO evaluation_runs (project_id, bank_id, holder, expires_at)
+         VALUES ($1, $2, $3, now() + ($4::int * interval '1 millisecond'))
+         ON CONFLICT (project_id, bank_id) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
+           WHERE evaluation_runs.expires_at < now()
+         RETURNING 1`,
+        [projectId, bankId, holder, leaseMs],
+      );
+      return rows.length > 0;
+    },
+
+    async renewEvaluationRun(projectId, bankId, holder, leaseMs) {
+      const rows = await db.query(
+        `UPDATE evaluation_runs SET expires_at = now() + ($4::int * interval '1 millisecond')
+         WHERE project_id = $1 AND bank_id = $2 AND holder = $3 RETURNING 1`,
+        [projectId, bankId, holder, leaseMs],
+      );
+      return rows.length > 0;
+    },
+
+    async endEvaluationRun(projectId, bankId, holder) {
+      await db.query('DELETE FROM evaluation_runs WHERE project_id = $1 AND bank_id = $2 AND holder = $3', [
+        projectId,
+        bankId,
+        holder,
+      ]);
     },
 
     async getEvaluation(projectId, bankId, id) {
