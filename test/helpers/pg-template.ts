@@ -84,14 +84,18 @@ export function migratedPostgresTemplate(): Promise<string> {
   const name = templateName();
   let made = ready.get(name);
   if (!made) {
-    made = build(name);
+    made = buildTemplate(name);
     ready.set(name, made);
     made.catch(() => ready.delete(name));
   }
   return made;
 }
 
-async function build(name: string): Promise<string> {
+/**
+ * Builds the migrated template `name` unless it is built (another process's, or this one's):
+ * one builder at a time per name, under an advisory lock. Exported for its test.
+ */
+export async function buildTemplate(name: string): Promise<string> {
   const id = pg.escapeIdentifier(name);
   await withAdmin(async (admin) => {
     await admin.query('SELECT pg_advisory_lock($1, hashtext($2))', [LOCK_SPACE, name]);
