@@ -11,6 +11,7 @@
  * did not run. With CI=1 a skipped engine or browser suite fails the run.
  */
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import {
   existsSync,
   mkdirSync,
@@ -88,6 +89,10 @@ if (fast) delete env.MNEMO_TEST_DATABASE_URL;
 // The fast tier empties closed embedded test databases and reuses them within a worker
 // (test/helpers/pglite-pool.ts); the whole suite opens each afresh, as CI always has.
 env.MNEMO_TEST_PGLITE_REUSE ??= fast ? '1' : '0';
+// The run's processes share one migrated PostgreSQL template (test/helpers/pg-template.ts),
+// dropped when they are done.
+const run = randomBytes(4).toString('hex');
+env.MNEMO_TEST_RUN = run;
 const work = mkdtempSync(join(tmpdir(), 'mnemo-test-run-'));
 const events = join(work, 'events.jsonl');
 // Set it to keep the per-file CPU times after the run (lines are appended).
@@ -147,10 +152,17 @@ const child = spawn(
   { stdio: 'inherit', env },
 );
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill(signal));
-child.on('exit', (code, signal) => {
+child.on('exit', async (code, signal) => {
   const failed = code !== 0 || signal !== null;
   const problems = summary(Date.now() - started, code !== 0);
   rmSync(work, { recursive: true, force: true });
+  if (env.MNEMO_TEST_DATABASE_URL) {
+    try {
+      await (await import('./helpers/pg-template.js')).dropRunTemplates(run);
+    } catch (err) {
+      process.stderr.write(`!! could not drop the run's PostgreSQL template database: ${String(err)}\n`);
+    }
+  }
   process.exit(failed || problems ? 1 : 0);
 });
 

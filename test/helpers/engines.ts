@@ -1,7 +1,8 @@
 /**
  * Both storage engines for tests: PGlite in memory always, and PostgreSQL when
  * MNEMO_TEST_DATABASE_URL is set (CI sets it). Each PostgreSQL store gets a fresh database of
- * its own, dropped afterwards, so test files can run in parallel.
+ * its own, dropped afterwards, so test files can run in parallel: a copy of the run's migrated
+ * template database (test/helpers/pg-template.ts).
  *
  * Every PGlite store starts from one migrated template (see `migratedTemplate`) instead of an
  * empty database: creating a PGlite database (initdb) is most of the cost of opening one.
@@ -21,6 +22,7 @@ import type { Db } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
 import { MIGRATIONS } from '../../src/store/migrations/index.js';
 import { storeOver } from '../../src/store/open.js';
+import { migratedPostgresTemplate } from './pg-template.js';
 import { lease } from './pglite-pool.js';
 import { openPglite } from '../../src/store/pglite.js';
 import { openPostgres } from '../../src/store/postgres.js';
@@ -37,15 +39,25 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-/** Creates an empty PostgreSQL database for one test file. */
-export async function createTestDatabase(): Promise<TestDatabase> {
+/**
+ * Creates a PostgreSQL database for one test file: `empty` (for tests of migrating, and of code
+ * that migrates what it opens) or `migrated`, a copy of the run's migrated template
+ * (test/helpers/pg-template.ts), which costs a file copy instead of every migration.
+ */
+export async function createTestDatabase(from: 'empty' | 'migrated' = 'empty'): Promise<TestDatabase> {
   const admin = process.env.MNEMO_TEST_DATABASE_URL;
   if (!admin) throw new Error('MNEMO_TEST_DATABASE_URL is not set');
+  const template = from === 'migrated' ? await migratedPostgresTemplate() : undefined;
   const name = `mnemo_t_${randomBytes(6).toString('hex')}`;
   const client = new pg.Client({ connectionString: admin });
   await client.connect();
-  await client.query(`CREATE DATABASE ${name}`);
-  await client.end();
+  try {
+    await client.query(
+      `CREATE DATABASE ${name}${template ? ` TEMPLATE ${pg.escapeIdentifier(template)}` : ''}`,
+    );
+  } finally {
+    await client.end();
+  }
   const url = new URL(admin);
   url.pathname = `/${name}`;
   return {
@@ -167,11 +179,15 @@ export async function openTestDb(engine: EngineName): Promise<{ db: Db; dispose(
   return openTestPostgres(4);
 }
 
-/** A migrated PostgreSQL database of its own on a pool of `poolSize`; `dispose` drops it. */
+/**
+ * A migrated PostgreSQL database of its own (a copy of the run's template; migrating it checks
+ * it is current) on a pool of `poolSize`; `dispose` drops it.
+ */
 async function openTestPostgres(
   poolSize: number,
 ): Promise<{ db: Db; url: string; dispose(): Promise<void> }> {
-  const testDb = await createTestDatabase();
+  // MNEMO_TEST_PG_TEMPLATE=0: migrate an empty database instead (to compare, or to rule the copy out).
+  const testDb = await createTestDatabase(process.env.MNEMO_TEST_PG_TEMPLATE === '0' ? 'empty' : 'migrated');
   const db = await openPostgres(testDb.url!, { poolSize });
   try {
     await migrate(db);

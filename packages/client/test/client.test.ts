@@ -605,17 +605,18 @@ for (const engine of ENGINES) {
       assert.equal((await me.memories.list('ops').toArray()).length, 2);
     });
 
-    test('a pending operation can be cancelled (server without a worker)', async () => {
-      const idle = await startLiveServer(engine, { worker: false });
+    test('a pending operation can be cancelled (its worker held)', async () => {
+      const release = server.holdOperations();
       try {
-        const c = new Mnemo({ baseUrl: idle.url, adminToken: ADMIN_TOKEN });
+        const c = new Mnemo({ baseUrl: server.url, adminToken: ADMIN_TOKEN });
         const q = await c.memories.retain('later', { async: true, items: [{ content: 'never stored' }] });
         assert.equal((await c.operations.get('later', q.operation_id)).status, 'pending');
         const cancelled = await c.operations.cancel('later', q.operation_id);
         assert.equal(cancelled.status, 'cancelled');
         assert.equal((await c.operations.wait('later', q.operation_id)).status, 'cancelled');
+        assert.equal((await c.memories.list('later').toArray()).length, 0);
       } finally {
-        await idle.close();
+        release();
       }
     });
 
