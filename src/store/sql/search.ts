@@ -1,4 +1,4 @@
-import { EXACT_SEARCH_LIMIT } from '../exact-search.js';
+import { EXACT_FALLBACK_ROWS, EXACT_SEARCH_LIMIT } from '../exact-search.js';
 import type { Hit, MemoryFilter } from '../records.js';
 import type { Db, Queryable } from '../db.js';
 import { graphChannelSql } from './entities.js';
@@ -126,6 +126,24 @@ function exactVectorSql(params: unknown[], vector: Float32Array, where: string):
 }
 
 /**
+ * The exact search after a short HNSW walk: over the bank's newest EXACT_FALLBACK_ROWS rows only,
+ * read through its `seq` index, then filtered. A walk comes back short when the filter passes few
+ * of the rows it reached; an exact search of the whole bank for them read every row (seconds at a
+ * million), and no index serves every filter (types have none). Past that many rows the walk's
+ * hits stand for the older ones.
+ */
+function recentExactVectorSql(params: unknown[], vector: Float32Array, where: string): string {
+  const v = param(params, vectorLiteral(vector));
+  const dims = param(params, vector.length);
+  return `SELECT m.id::text AS id, 1 - (m.embedding <=> ${v}::vector) AS score,
+       (m.embedding <=> ${v}::vector)::float8 AS k1, m.seq AS k2 FROM (
+         SELECT * FROM memories WHERE project_id = $1 AND bank_id = $2
+         ORDER BY seq DESC LIMIT ${EXACT_FALLBACK_ROWS}) m
+     WHERE vector_dims(m.embedding) = ${dims}${where}
+     ORDER BY m.embedding <=> ${v}::vector, m.seq DESC LIMIT $3`;
+}
+
+/**
  * The HNSW walk over the index of the vector's size (or the bank's own, which a custom plan
  * chooses); the LIMIT keeps the walk in its own subquery, re-sorted outside (relaxed order).
  */
@@ -211,6 +229,17 @@ function temporalSql(params: unknown[], window: { start: Date; end: Date }, wher
      ORDER BY d, seq DESC LIMIT $3`;
 }
 
+/**
+ * What a short walk found, completed by the exact search of the bank's newest rows: the best
+ * `limit` of both, by similarity. The whole exact answer when the bank is no bigger than that.
+ */
+function completeShortWalk(walked: Hit[], recent: Hit[], limit: number): Hit[] {
+  const seen = new Set(recent.map((h) => h.id));
+  return [...recent, ...walked.filter((h) => !seen.has(h.id))]
+    .sort((a, b) => b.score - a.score)
+    .slice(0, limit);
+}
+
 /** One channel's query alone, best first. */
 const hitsOf = (db: Queryable, sql: string, params: unknown[]) =>
   db.query<Hit>(`SELECT id, score FROM (${sql}) c ORDER BY k1, k2 DESC`, params);
@@ -228,10 +257,11 @@ export function searchQueries(db: Db): SearchStore {
     vector: Float32Array,
     filter: MemoryFilter,
     limit: number,
+    sql = exactVectorSql,
   ) => {
     const params: unknown[] = [projectId, bankId, limit];
     const where = filterClauses(filter, params);
-    return hitsOf(q, exactVectorSql(params, vector, where), params);
+    return hitsOf(q, sql(params, vector, where), params);
   };
 
   /**
@@ -240,8 +270,9 @@ export function searchQueries(db: Db): SearchStore {
    * ~0.4 ms on the embedded engine). Iterative scan: the walk goes on until enough rows pass the
    * bank filter, instead of stopping after ef_search candidates of which few are this bank's.
    * A custom plan, always: a generic plan of the prepared statement cannot use a bank's own
-   * partial index. The walk gives up after hnsw.max_scan_tuples; a bank that is a sliver of a
-   * huge table can then come back short, and is searched exactly instead.
+   * partial index. The walk gives up after hnsw.max_scan_tuples; a filter passing few memories,
+   * or a bank that is a sliver of a huge table, can then come back short, and is completed by an
+   * exact search of the bank's newest rows (`completeShortWalk`).
    */
   const withVectorWalk = <T>(
     projectId: string,
@@ -335,7 +366,9 @@ export function searchQueries(db: Db): SearchStore {
           indexedVectorSql(params, vector, filterClauses(filter, params)),
           params,
         );
-        return short(hits, limit, size) ? exactSearch(tx, projectId, bankId, vector, filter, limit) : hits;
+        if (!short(hits, limit, size)) return hits;
+        const recent = await exactSearch(tx, projectId, bankId, vector, filter, limit, recentExactVectorSql);
+        return completeShortWalk(hits, recent, limit);
       });
     },
 
@@ -378,7 +411,11 @@ export function searchQueries(db: Db): SearchStore {
         );
         for (const r of rows) hits[CHANNELS[r.ch]!] = r.ids.map((id, i) => ({ id, score: r.scores[i]! }));
         if (vector && indexed && short(hits.semantic, limit, size))
-          hits.semantic = await exactSearch(tx, projectId, bankId, vector, filter, limit);
+          hits.semantic = completeShortWalk(
+            hits.semantic,
+            await exactSearch(tx, projectId, bankId, vector, filter, limit, recentExactVectorSql),
+            limit,
+          );
         return hits;
       };
       if (!q.vector || !indexable(q.vector)) return run(db, 0);
