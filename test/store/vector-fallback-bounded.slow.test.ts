@@ -4,8 +4,8 @@
  * falls back to an exact search. That search reads a number of rows bounded by a constant (the
  * bank's newest EXACT_FALLBACK_ROWS, through an index), never the whole bank: at a million
  * memories an exact scan of the bank is seconds. On PostgreSQL the plan of the fallback is read
- * with EXPLAIN; on both engines the hits are the exact answer here (the walk reaches every row
- * of a bank this size, the fallback the newest of them).
+ * with EXPLAIN. On both engines the hits hold the exact answer among the newest rows, and
+ * only memories the filter passes, best first (older ones only where the walk reached them).
  * Slow tier: each engine fills a bank past the fallback's bound and builds its HNSW index.
  */
 import assert from 'node:assert/strict';
@@ -67,14 +67,16 @@ for (const engine of ENGINES) {
     let db: Db;
     let dispose: () => Promise<void>;
     let store: Store;
-    /** Vector statements of the last search, in order. */
+    /** Vector statements of the last search, in order, and the one that set the walk up. */
     let statements: { sql: string; params: unknown[] }[] = [];
+    let setUp: { sql: string; params: unknown[] } | null = null;
     before(async () => {
       ({ db, dispose } = await openTestDb(engine));
       const watch = (q: Queryable): Queryable => ({
         exec: (sql) => q.exec(sql),
         query: (sql, params) => {
           if (sql.includes('<=>')) statements.push({ sql, params: params ?? [] });
+          if (sql.includes('hnsw.iterative_scan')) setUp = { sql, params: params ?? [] };
           return q.query(sql, params);
         },
       });
@@ -97,22 +99,40 @@ for (const engine of ENGINES) {
     ];
     const query = vector(1500.5);
 
-    /** Every rare memory, nearest first: the exact answer. */
-    const exact = () => {
-      const cos = (a: Float32Array, b: Float32Array) => a.reduce((s, x, i) => s + x * b[i]!, 0);
-      return RARE.map((i) => ({ text: `m${i}`, score: cos(vector(i), query) }))
-        .sort((a, b) => b.score - a.score)
-        .map((h) => h.text);
-    };
-    const texts = async (ids: string[]) => {
-      const byId = new Map((await store.getMemories('default', 'big', ids)).map((m) => [m.id, m.text]));
-      return ids.map((id) => byId.get(id));
+    const cos = (a: Float32Array, b: Float32Array) => a.reduce((s, x, i) => s + x * b[i]!, 0);
+    /** The hits are rare memories, best first, and hold every rare one among the bank's newest rows. */
+    const assertFallback = async (hits: { id: string; score: number }[]) => {
+      const byId = new Map(
+        (
+          await store.getMemories(
+            'default',
+            'big',
+            hits.map((h) => h.id),
+          )
+        ).map((m) => [m.id, m.text]),
+      );
+      const got = hits.map((h) => Number(byId.get(h.id)?.slice(1)));
+      assert.ok(
+        got.every((i) => RARE.includes(i)),
+        `only rare memories: ${got}`,
+      );
+      const scores = got.map((i) => cos(vector(i), query));
+      assert.deepEqual(
+        scores,
+        [...scores].sort((a, b) => b - a),
+        'best first',
+      );
+      const newest = RARE.filter((i) => i >= SIZE - EXACT_FALLBACK_ROWS);
+      assert.deepEqual(
+        newest.filter((i) => !got.includes(i)),
+        [],
+        `every rare one of the newest rows: ${got}`,
+      );
     };
 
     for (const [name, filter] of filters) {
-      test(`${name} passing few memories: the exact answer (semantic search and every channel)`, async () => {
-        const alone = await store.semanticSearch('default', 'big', query, filter, LIMIT);
-        assert.deepEqual(await texts(alone.map((h) => h.id)), exact());
+      test(`${name} passing few memories: the exact answer among the newest (semantic search and every channel)`, async () => {
+        await assertFallback(await store.semanticSearch('default', 'big', query, filter, LIMIT));
         const all = await store.searchChannels(
           'default',
           'big',
@@ -120,14 +140,45 @@ for (const engine of ENGINES) {
           filter,
           LIMIT,
         );
-        assert.deepEqual(await texts(all.semantic.map((h) => h.id)), exact());
+        await assertFallback(all.semantic);
       });
     }
+
+    /** Rows of memories a statement read (run again with the walk set up as the search had it), and its plan. */
+    const rowsRead = (statement: { sql: string; params: unknown[] }) =>
+      db.transaction(async (tx) => {
+        if (setUp) await tx.query(setUp.sql, setUp.params);
+        const { sql, params } = statement;
+        const [row] = await tx.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(
+          `EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`,
+          params,
+        );
+        const plan = (await tx.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${sql}`, params))
+          .map((r) => r['QUERY PLAN'])
+          .join('\n');
+        const scans = nodes(row!['QUERY PLAN'][0]!.Plan).filter((n) => n['Relation Name'] === 'memories');
+        assert.ok(scans.length > 0, plan);
+        assert.deepEqual(
+          scans.filter((n) => n['Node Type'] === 'Seq Scan').map((n) => n['Node Type']),
+          [],
+          `memories only through indexes:\n${plan}`,
+        );
+        const read = scans.reduce(
+          (a, n) =>
+            a +
+            (n['Actual Rows'] +
+              (n['Rows Removed by Filter'] ?? 0) +
+              (n['Rows Removed by Index Recheck'] ?? 0)) *
+              n['Actual Loops'],
+          0,
+        );
+        return { read, plan };
+      });
 
     // Plans are checked on PostgreSQL, where deployments that grow to a million memories run.
     if (engine === 'postgres') {
       for (const [name, filter] of filters) {
-        test(`${name} passing few memories: the fallback reads at most the newest rows, through an index`, async () => {
+        test(`${name} passing few memories: the walk and the fallback read a bounded number of rows, through indexes`, async () => {
           for (const search of [
             () => store.semanticSearch('default', 'big', query, filter, LIMIT),
             () =>
@@ -142,30 +193,9 @@ for (const engine of ENGINES) {
             statements = [];
             await search();
             assert.ok(statements.length >= 2, 'the walk came back short and the fallback ran');
-            const { sql, params } = statements.at(-1)!;
-            const [row] = await db.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(
-              `EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`,
-              params,
-            );
-            const plan = (await db.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${sql}`, params))
-              .map((r) => r['QUERY PLAN'])
-              .join('\n');
-            const scans = nodes(row!['QUERY PLAN'][0]!.Plan).filter((n) => n['Relation Name'] === 'memories');
-            assert.ok(scans.length > 0, plan);
-            assert.deepEqual(
-              scans.filter((n) => n['Node Type'] === 'Seq Scan').map((n) => n['Node Type']),
-              [],
-              `memories only through indexes:\n${plan}`,
-            );
-            const read = scans.reduce(
-              (a, n) =>
-                a +
-                (n['Actual Rows'] +
-                  (n['Rows Removed by Filter'] ?? 0) +
-                  (n['Rows Removed by Index Recheck'] ?? 0)) *
-                  n['Actual Loops'],
-              0,
-            );
+            const walk = await rowsRead(statements[0]!);
+            assert.ok(walk.read < SIZE / 2, `the walk read ${walk.read} rows of ${SIZE}:\n${walk.plan}`);
+            const { read, plan } = await rowsRead(statements.at(-1)!);
             assert.ok(read <= EXACT_FALLBACK_ROWS, `the fallback read ${read} rows of ${SIZE}:\n${plan}`);
           }
         });

@@ -85,6 +85,15 @@ const KEYWORD_CANDIDATES = 100;
 /** Candidates the HNSW walk keeps: at least the pgvector default, more for bigger pools. */
 const efSearch = (limit: number) => Math.min(1000, Math.max(64, limit * 2));
 
+/**
+ * Tuples the iterative walk may scan before it gives up (pgvector's `hnsw.max_scan_tuples`, 20,000
+ * by default): ten per candidate kept. Each one scanned is a heap row read to test the filter, so a
+ * filter passing few memories made the walk read 20,000 rows (~40k buffers, seconds at 1M) before
+ * coming back short; the exact search of the newest rows completes it after this many instead. A
+ * filter passing a tenth of the bank still fills the pool from it.
+ */
+const scanTuples = (limit: number) => Math.min(20_000, 10 * efSearch(limit));
+
 /** Occurred spans up to this long are found by their start; longer ones by their own index. */
 export const LONG_SPAN = '31 days';
 
@@ -270,7 +279,7 @@ export function searchQueries(db: Db): SearchStore {
    * ~0.4 ms on the embedded engine). Iterative scan: the walk goes on until enough rows pass the
    * bank filter, instead of stopping after ef_search candidates of which few are this bank's.
    * A custom plan, always: a generic plan of the prepared statement cannot use a bank's own
-   * partial index. The walk gives up after hnsw.max_scan_tuples; a filter passing few memories,
+   * partial index. The walk gives up after `scanTuples`; a filter passing few memories,
    * or a bank that is a sliver of a huge table, can then come back short, and is completed by an
    * exact search of the bank's newest rows (`completeShortWalk`).
    */
@@ -283,9 +292,10 @@ export function searchQueries(db: Db): SearchStore {
     db.transaction(async (tx) => {
       const size = await tx.query<{ n: number }>(
         `SELECT memory_count AS n, set_config('hnsw.iterative_scan', 'relaxed_order', true),
-           set_config('hnsw.ef_search', $3, true), set_config('plan_cache_mode', 'force_custom_plan', true)
+           set_config('hnsw.ef_search', $3, true), set_config('hnsw.max_scan_tuples', $4, true),
+           set_config('plan_cache_mode', 'force_custom_plan', true)
          FROM banks WHERE project_id = $1 AND id = $2`,
-        [projectId, bankId, String(efSearch(limit))],
+        [projectId, bankId, String(efSearch(limit)), String(scanTuples(limit))],
       );
       return search(tx, size[0]?.n ?? 0);
     });
