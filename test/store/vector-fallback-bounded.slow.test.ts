@@ -11,13 +11,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { EXACT_FALLBACK_ROWS } from '../../src/store/exact-search.js';
-import type { Db, Queryable } from '../../src/store/db.js';
-import { storeOver } from '../../src/store/open.js';
+import type { Db } from '../../src/store/db.js';
 import type { MemoryFilter } from '../../src/store/records.js';
 import type { Store } from '../../src/store/store.js';
 import { withVectorIndexesBuiltAfter } from '../helpers/bulk.js';
 import { ENGINES, openTestDb } from '../helpers/engines.js';
 import { newMemory } from '../helpers/memory.js';
+import { watchedStore } from '../helpers/watched-store.js';
 
 const SIZE = EXACT_FALLBACK_ROWS + 2000;
 const LIMIT = 20;
@@ -72,21 +72,9 @@ for (const engine of ENGINES) {
     let setUp: { sql: string; params: unknown[] } | null = null;
     before(async () => {
       ({ db, dispose } = await openTestDb(engine));
-      const watch = (q: Queryable): Queryable => ({
-        exec: (sql) => q.exec(sql),
-        query: (sql, params) => {
-          if (sql.includes('<=>')) statements.push({ sql, params: params ?? [] });
-          if (sql.includes('hnsw.iterative_scan')) setUp = { sql, params: params ?? [] };
-          return q.query(sql, params);
-        },
-      });
-      store = storeOver({
-        ...db,
-        engine: db.engine,
-        ...watch(db),
-        transaction: (fn, mode) => db.transaction((tx) => fn(watch(tx)), mode),
-        ping: db.ping.bind(db),
-        close: db.close.bind(db),
+      store = watchedStore(db, (sql, params) => {
+        if (sql.includes('<=>')) statements.push({ sql, params });
+        if (sql.includes('hnsw.iterative_scan')) setUp = { sql, params };
       });
       await withVectorIndexesBuiltAfter(db, () => fill(store, 'big'));
       await db.exec('ANALYZE');
