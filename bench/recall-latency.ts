@@ -11,7 +11,9 @@
  * loaded database is cached in the temp directory (`--fresh` rebuilds it).
  *
  * Run: `npx tsx bench/recall-latency.ts [--sizes 1000,10000,100000] [--engines pglite,postgres] [--fresh]`
- * (or `npm run bench -- recall-latency`).
+ * (or `npm run bench -- recall-latency`). `--database NAME` uses that PostgreSQL database instead
+ * of the cached one; `--load-only N` loads the first N memories of each bank (at the density of
+ * its full size), builds no index and measures nothing: the seed `recall-latency-1m.sql` copies.
  */
 import { randomUUID } from 'node:crypto';
 import { Agent, request } from 'node:http';
@@ -174,13 +176,14 @@ async function loaded(db: Db, sizes: number[]): Promise<boolean> {
 }
 
 /** Fills one bank with `size` turns in sessions of 20, two years of chat. */
-async function fill(s: Services, size: number, words: string[]): Promise<void> {
+async function fill(s: Services, size: number, words: string[], upTo = size): Promise<void> {
   const rnd = random(size);
   const start = Date.UTC(2023, 0, 1);
   const step = (2 * 365 * 86_400_000) / size;
-  for (let from = 0; from < size; from += BATCH) {
+  const end = Math.min(size, upTo);
+  for (let from = 0; from < end; from += BATCH) {
     const memories: NewMemory[] = [];
-    for (let i = from; i < Math.min(size, from + BATCH); i++) {
+    for (let i = from; i < Math.min(end, from + BATCH); i++) {
       const session = Math.floor(i / TURNS_PER_SESSION);
       const text = chatTurn(words, rnd, SPEAKERS[(session * 2 + (i % 2)) % SPEAKERS.length]!);
       const mentioned = new Date(start + i * step);
@@ -212,7 +215,12 @@ async function fill(s: Services, size: number, words: string[]): Promise<void> {
   }
 }
 
-async function openEngine(name: 'pglite' | 'postgres', sizes: number[], fresh: boolean): Promise<Engine> {
+async function openEngine(
+  name: 'pglite' | 'postgres',
+  sizes: number[],
+  fresh: boolean,
+  database?: string,
+): Promise<Engine> {
   const tag = `v${DATA_VERSION}-${sizes.join('-')}`;
   if (name === 'pglite') {
     const dataDir = join(tmpdir(), 'mnemo-bench-cache', `latency-${tag}`);
@@ -223,7 +231,9 @@ async function openEngine(name: 'pglite' | 'postgres', sizes: number[], fresh: b
   }
   const admin = process.env.MNEMO_BENCH_DATABASE_URL ?? process.env.MNEMO_TEST_DATABASE_URL;
   if (!admin) throw new Error('set MNEMO_BENCH_DATABASE_URL (or MNEMO_TEST_DATABASE_URL) for PostgreSQL');
-  const dbName = `mnemo_bench_latency_${tag.replace(/-/g, '_')}`;
+  const dbName = database ?? `mnemo_bench_latency_${tag.replace(/-/g, '_')}`;
+  if (!/^[a-z_][a-z0-9_]*$/.test(dbName))
+    throw new Error(`--database ${dbName}: lower-case letters, digits and _`);
   const client = new pg.Client({ connectionString: admin });
   await client.connect();
   if (fresh) await client.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
@@ -244,8 +254,10 @@ async function prepare(
   sizes: number[],
   embedder: Services['embedder'],
   log: (m: string) => void,
+  loadOnly?: number,
 ) {
   await migrate(engine.db);
+  if (loadOnly !== undefined) return loadBanks(engine, sizes, embedder, log, loadOnly);
   if (!(await loaded(engine.db, sizes))) await loadBanks(engine, sizes, embedder, log);
   // Banks that are a small share of the table get their own index, as Retain would queue it.
   const store = storeOver(engine.db);
@@ -265,6 +277,7 @@ async function loadBanks(
   sizes: number[],
   embedder: Services['embedder'],
   log: (m: string) => void,
+  loadOnly?: number,
 ) {
   const store = storeOver(engine.db);
   const s: Services = { store, embedder, llm: null, now: () => new Date() };
@@ -278,9 +291,12 @@ async function loadBanks(
     await store.deleteBank('default', bankOf(size));
     await store.ensureBank('default', bankOf(size), {});
     await store.updateBank('default', bankOf(size), { embedder: embedder.id });
-    await fill(s, size, words);
-    log(`${engine.name}: loaded ${size} memories in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+    await fill(s, size, words, loadOnly);
+    log(
+      `${engine.name}: loaded ${Math.min(size, loadOnly ?? size)} memories in ${((performance.now() - started) / 1000).toFixed(0)} s`,
+    );
   }
+  if (loadOnly !== undefined) return;
   const started = performance.now();
   await engine.db.exec(
     HNSW_DIMENSIONS.map(
@@ -398,6 +414,10 @@ export interface LatencyOptions {
   sizes?: number[];
   engines?: ('pglite' | 'postgres')[];
   fresh?: boolean;
+  /** PostgreSQL database name instead of the cached one. */
+  database?: string;
+  /** Load this many memories of each bank, then stop: no index, no measurement. */
+  loadOnly?: number;
   log?: (m: string) => void;
 }
 
@@ -416,12 +436,13 @@ export async function benchRecallLatency(
   const qs = queries(words, 400);
   const rows: Record<string, string | number>[] = [];
   for (const name of engines) {
-    const engine = await openEngine(name, sizes, opts.fresh ?? false);
+    const engine = await openEngine(name, sizes, opts.fresh ?? false, opts.database);
     try {
-      await prepare(engine, sizes, embedder, log);
+      await prepare(engine, sizes, embedder, log, opts.loadOnly);
     } finally {
       await engine.close();
     }
+    if (opts.loadOnly !== undefined) continue;
     // The server opens the same database itself, as `mnemo serve` would.
     const config = loadConfig(
       // No answer cache: every request here is a computed Recall (the cache is measured by `load`).
@@ -478,6 +499,8 @@ export function latencyArgs(argv: string[]): LatencyOptions {
     if (a === '--sizes') opts.sizes = (argv[++i] ?? '').split(',').map(Number);
     else if (a === '--engines') opts.engines = (argv[++i] ?? '').split(',') as LatencyOptions['engines'];
     else if (a === '--fresh') opts.fresh = true;
+    else if (a === '--database') opts.database = argv[++i];
+    else if (a === '--load-only') opts.loadOnly = Number(argv[++i]);
   }
   return opts;
 }

@@ -2,7 +2,7 @@
  * `npm run bench` runs every benchmark and prints a table each; `npm run bench -- locomo
  * recall-latency` runs only the named ones. Flags after the names go to the benchmarks that
  * take them (`--per-turn`, `--engine`, `--config` for locomo; `--engine`, `--samples` for
- * evaluations; `--sizes`, `--engines`, `--fresh` for recall-latency; `--engines`, `--mixes`, `--concurrency`,
+ * evaluations; `--sizes`, `--engines`, `--fresh`, `--database`, `--load-only` for recall-latency; `--engines`, `--mixes`, `--concurrency`,
  * `--seconds`, `--memories`, `--no-worker`, `--cpu-prof` for load; `--items`, `--entities`,
  * `--seconds`, `--disk` for isolation; `--quick`, `--engine=pglite` for linear).
  */

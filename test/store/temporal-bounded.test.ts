@@ -6,11 +6,11 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { Db, Queryable } from '../../src/store/db.js';
-import { storeOver } from '../../src/store/open.js';
+import type { Db } from '../../src/store/db.js';
 import type { Store } from '../../src/store/store.js';
 import { ENGINES, openTestDb } from '../helpers/engines.js';
 import { newMemory } from '../helpers/memory.js';
+import { watchedStore } from '../helpers/watched-store.js';
 
 const DAY = 86_400_000;
 const T0 = Date.UTC(2024, 0, 1);
@@ -75,20 +75,8 @@ for (const engine of ENGINES) {
     let last: { sql: string; params: unknown[] } | null = null;
     before(async () => {
       ({ db, dispose } = await openTestDb(engine));
-      const watch = (q: Queryable): Queryable => ({
-        exec: (sql) => q.exec(sql),
-        query: (sql, params) => {
-          if (sql.includes('inside AS')) last = { sql, params: params ?? [] };
-          return q.query(sql, params);
-        },
-      });
-      store = storeOver({
-        ...db,
-        engine: db.engine,
-        ...watch(db),
-        transaction: db.transaction.bind(db),
-        ping: db.ping.bind(db),
-        close: db.close.bind(db),
+      store = watchedStore(db, (sql, params) => {
+        if (sql.includes('inside AS')) last = { sql, params };
       });
       await fill(store, 'big');
       await fill(store, 'other');

@@ -11,7 +11,8 @@ export const BANK_INDEX = 'vector-index';
 /**
  * After a Retain: when the bank has grown into one that needs an HNSW index of its own (the store
  * decides: big enough that an exact scan is slow, small enough a share of all vectors that the
- * shared index walks mostly other banks' rows), a worker builds it. Until then recall is exact.
+ * shared index walks mostly other banks' rows), a worker builds it. Until then the shared index's
+ * walks come back short, and recall completes them exactly over the bank's newest memories.
  */
 export async function scheduleBankIndex(
   s: Deps<BankIndexStore & OperationStore, 'onEnqueue'>,

@@ -1,4 +1,4 @@
-import { EXACT_SEARCH_LIMIT } from '../exact-search.js';
+import { EXACT_FALLBACK_ROWS, EXACT_SEARCH_LIMIT } from '../exact-search.js';
 import type { Hit, MemoryFilter } from '../records.js';
 import type { Db, Queryable } from '../db.js';
 import { graphChannelSql } from './entities.js';
@@ -85,6 +85,15 @@ const KEYWORD_CANDIDATES = 100;
 /** Candidates the HNSW walk keeps: at least the pgvector default, more for bigger pools. */
 const efSearch = (limit: number) => Math.min(1000, Math.max(64, limit * 2));
 
+/**
+ * Tuples the iterative walk may scan before it gives up (pgvector's `hnsw.max_scan_tuples`, 20,000
+ * by default): ten per candidate kept. Each one scanned is a heap row read to test the filter, so a
+ * filter passing few memories made the walk read 20,000 rows (~40k buffers, seconds at 1M) before
+ * coming back short; the exact search of the newest rows completes it after this many instead. A
+ * filter passing a tenth of the bank still fills the pool from it.
+ */
+const scanTuples = (limit: number) => Math.min(20_000, 10 * efSearch(limit));
+
 /** Occurred spans up to this long are found by their start; longer ones by their own index. */
 export const LONG_SPAN = '31 days';
 
@@ -122,6 +131,24 @@ function exactVectorSql(params: unknown[], vector: Float32Array, where: string):
   return `SELECT m.id::text AS id, 1 - (m.embedding <=> ${v}::vector) AS score,
        (m.embedding <=> ${v}::vector)::float8 AS k1, m.seq AS k2 FROM memories m
      WHERE m.project_id = $1 AND m.bank_id = $2 AND vector_dims(m.embedding) = ${dims}${where}
+     ORDER BY m.embedding <=> ${v}::vector, m.seq DESC LIMIT $3`;
+}
+
+/**
+ * The exact search after a short HNSW walk: over the bank's newest EXACT_FALLBACK_ROWS rows only,
+ * read through its `seq` index, then filtered. A walk comes back short when the filter passes few
+ * of the rows it reached; an exact search of the whole bank for them read every row (seconds at a
+ * million), and no index serves every filter (types have none). Past that many rows the walk's
+ * hits stand for the older ones.
+ */
+function recentExactVectorSql(params: unknown[], vector: Float32Array, where: string): string {
+  const v = param(params, vectorLiteral(vector));
+  const dims = param(params, vector.length);
+  return `SELECT m.id::text AS id, 1 - (m.embedding <=> ${v}::vector) AS score,
+       (m.embedding <=> ${v}::vector)::float8 AS k1, m.seq AS k2 FROM (
+         SELECT * FROM memories WHERE project_id = $1 AND bank_id = $2
+         ORDER BY seq DESC LIMIT ${EXACT_FALLBACK_ROWS}) m
+     WHERE vector_dims(m.embedding) = ${dims}${where}
      ORDER BY m.embedding <=> ${v}::vector, m.seq DESC LIMIT $3`;
 }
 
@@ -211,6 +238,17 @@ function temporalSql(params: unknown[], window: { start: Date; end: Date }, wher
      ORDER BY d, seq DESC LIMIT $3`;
 }
 
+/**
+ * What a short walk found, completed by the exact search of the bank's newest rows: the best
+ * `limit` of both, by similarity. The whole exact answer when the bank is no bigger than that.
+ */
+function completeShortWalk(walked: Hit[], recent: Hit[], limit: number): Hit[] {
+  const seen = new Set(recent.map((h) => h.id));
+  return [...recent, ...walked.filter((h) => !seen.has(h.id))]
+    .sort((a, b) => b.score - a.score)
+    .slice(0, limit);
+}
+
 /** One channel's query alone, best first. */
 const hitsOf = (db: Queryable, sql: string, params: unknown[]) =>
   db.query<Hit>(`SELECT id, score FROM (${sql}) c ORDER BY k1, k2 DESC`, params);
@@ -228,10 +266,11 @@ export function searchQueries(db: Db): SearchStore {
     vector: Float32Array,
     filter: MemoryFilter,
     limit: number,
+    sql = exactVectorSql,
   ) => {
     const params: unknown[] = [projectId, bankId, limit];
     const where = filterClauses(filter, params);
-    return hitsOf(q, exactVectorSql(params, vector, where), params);
+    return hitsOf(q, sql(params, vector, where), params);
   };
 
   /**
@@ -240,8 +279,9 @@ export function searchQueries(db: Db): SearchStore {
    * ~0.4 ms on the embedded engine). Iterative scan: the walk goes on until enough rows pass the
    * bank filter, instead of stopping after ef_search candidates of which few are this bank's.
    * A custom plan, always: a generic plan of the prepared statement cannot use a bank's own
-   * partial index. The walk gives up after hnsw.max_scan_tuples; a bank that is a sliver of a
-   * huge table can then come back short, and is searched exactly instead.
+   * partial index. The walk gives up after `scanTuples`; a filter passing few memories,
+   * or a bank that is a sliver of a huge table, can then come back short, and is completed by an
+   * exact search of the bank's newest rows (`completeShortWalk`).
    */
   const withVectorWalk = <T>(
     projectId: string,
@@ -252,9 +292,10 @@ export function searchQueries(db: Db): SearchStore {
     db.transaction(async (tx) => {
       const size = await tx.query<{ n: number }>(
         `SELECT memory_count AS n, set_config('hnsw.iterative_scan', 'relaxed_order', true),
-           set_config('hnsw.ef_search', $3, true), set_config('plan_cache_mode', 'force_custom_plan', true)
+           set_config('hnsw.ef_search', $3, true), set_config('hnsw.max_scan_tuples', $4, true),
+           set_config('plan_cache_mode', 'force_custom_plan', true)
          FROM banks WHERE project_id = $1 AND id = $2`,
-        [projectId, bankId, String(efSearch(limit))],
+        [projectId, bankId, String(efSearch(limit)), String(scanTuples(limit))],
       );
       return search(tx, size[0]?.n ?? 0);
     });
@@ -335,7 +376,9 @@ export function searchQueries(db: Db): SearchStore {
           indexedVectorSql(params, vector, filterClauses(filter, params)),
           params,
         );
-        return short(hits, limit, size) ? exactSearch(tx, projectId, bankId, vector, filter, limit) : hits;
+        if (!short(hits, limit, size)) return hits;
+        const recent = await exactSearch(tx, projectId, bankId, vector, filter, limit, recentExactVectorSql);
+        return completeShortWalk(hits, recent, limit);
       });
     },
 
@@ -378,7 +421,11 @@ export function searchQueries(db: Db): SearchStore {
         );
         for (const r of rows) hits[CHANNELS[r.ch]!] = r.ids.map((id, i) => ({ id, score: r.scores[i]! }));
         if (vector && indexed && short(hits.semantic, limit, size))
-          hits.semantic = await exactSearch(tx, projectId, bankId, vector, filter, limit);
+          hits.semantic = completeShortWalk(
+            hits.semantic,
+            await exactSearch(tx, projectId, bankId, vector, filter, limit, recentExactVectorSql),
+            limit,
+          );
         return hits;
       };
       if (!q.vector || !indexable(q.vector)) return run(db, 0);
