@@ -54,6 +54,7 @@ const RELEASED: Record<number, string> = {
   37: '1bc12d3f3ab5d8a84257c5735a7152e0f00f19a2674d34ab8435d1f079a6aadd',
   39: '613ac96a139c1c052cc5a6c7ce4c56d3bc7d098853c559dd499d5ea63ac7db39',
   41: 'dde0be35217f6b516a067558fdd5e45815ec245f32468e625fc1d90e652e72bd',
+  44: 'd114c1967d715f373798865f51633a8912b1b386184b28d4311ee45531279ef0',
 };
 
 describe('the migration list', () => {

@@ -135,19 +135,34 @@ function exactVectorSql(params: unknown[], vector: Float32Array, where: string):
 }
 
 /**
- * The exact search after a short HNSW walk: over the bank's newest EXACT_FALLBACK_ROWS rows only,
- * read through its `seq` index, then filtered. A walk comes back short when the filter passes few
- * of the rows it reached; an exact search of the whole bank for them read every row (seconds at a
- * million), and no index serves every filter (types have none). Past that many rows the walk's
- * hits stand for the older ones.
+ * The exact search after a short HNSW walk: over the bank's newest EXACT_FALLBACK_ROWS rows, read
+ * through its `seq` index, and, when the filter names types, the newest EXACT_FALLBACK_ROWS of
+ * each of them (migration 44's index), however old; then filtered. A walk comes back short when
+ * the filter passes few of the rows it reached; an exact search of the whole bank for them read
+ * every row (seconds at a million). A rare type is so searched whole; for other filters (tags,
+ * time) no bank-bounded index serves, and past the newest rows the walk's hits stand for the
+ * older ones.
  */
-function recentExactVectorSql(params: unknown[], vector: Float32Array, where: string): string {
+function recentExactVectorSql(
+  params: unknown[],
+  vector: Float32Array,
+  where: string,
+  filter: MemoryFilter,
+): string {
   const v = param(params, vectorLiteral(vector));
   const dims = param(params, vector.length);
-  return `SELECT m.id::text AS id, 1 - (m.embedding <=> ${v}::vector) AS score,
-       (m.embedding <=> ${v}::vector)::float8 AS k1, m.seq AS k2 FROM (
-         SELECT * FROM memories WHERE project_id = $1 AND bank_id = $2
-         ORDER BY seq DESC LIMIT ${EXACT_FALLBACK_ROWS}) m
+  // The type branch starts below the newest rows, so no memory is read twice.
+  const byType = filter.types?.length
+    ? ` UNION ALL SELECT t.* FROM (SELECT DISTINCT unnest(${param(params, filter.types)}::text[]) AS type) ty,
+          LATERAL (SELECT * FROM memories WHERE project_id = $1 AND bank_id = $2 AND type = ty.type
+                     AND seq < (SELECT min(seq) FROM recent)
+                   ORDER BY seq DESC LIMIT ${EXACT_FALLBACK_ROWS}) t`
+    : '';
+  return `WITH recent AS MATERIALIZED (SELECT * FROM memories WHERE project_id = $1 AND bank_id = $2
+         ORDER BY seq DESC LIMIT ${EXACT_FALLBACK_ROWS})
+     SELECT m.id::text AS id, 1 - (m.embedding <=> ${v}::vector) AS score,
+       (m.embedding <=> ${v}::vector)::float8 AS k1, m.seq AS k2
+     FROM (SELECT * FROM recent${byType}) m
      WHERE vector_dims(m.embedding) = ${dims}${where}
      ORDER BY m.embedding <=> ${v}::vector, m.seq DESC LIMIT $3`;
 }
@@ -266,11 +281,11 @@ export function searchQueries(db: Db): SearchStore {
     vector: Float32Array,
     filter: MemoryFilter,
     limit: number,
-    sql = exactVectorSql,
+    sql: typeof recentExactVectorSql = exactVectorSql,
   ) => {
     const params: unknown[] = [projectId, bankId, limit];
     const where = filterClauses(filter, params);
-    return hitsOf(q, sql(params, vector, where), params);
+    return hitsOf(q, sql(params, vector, where, filter), params);
   };
 
   /**
