@@ -35,6 +35,7 @@ import m0035 from './0035-memory-curation.js';
 import m0036 from './0036-operation-payload-parts.js';
 import m0037 from './0037-long-spans-by-end.js';
 import m0039 from './0039-retired-postings.js';
+import m0042 from './0042-keyword-plain-sql.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -73,6 +74,7 @@ export const MIGRATIONS: readonly Migration[] = [
   m0036,
   m0037,
   m0039,
+  m0042,
 ];
 
 /** The newest schema version this code knows. */
