@@ -53,7 +53,7 @@ const RELEASED: Record<number, string> = {
   36: 'eebfe447ef7789f1699d83ea7a951c269c2eb1ec46cdfe27379fd114bd50fbb1',
   37: '1bc12d3f3ab5d8a84257c5735a7152e0f00f19a2674d34ab8435d1f079a6aadd',
   39: '613ac96a139c1c052cc5a6c7ce4c56d3bc7d098853c559dd499d5ea63ac7db39',
-  42: '20206be3e6cb42dc5743ca4c76b25e87da1fc8345770d682f926652350d30449',
+  42: '9d74c74873ae2a5d13196ddf5c021f35a12d01ccea249b178b6ff7b7bf2827b6',
 };
 
 describe('the migration list', () => {

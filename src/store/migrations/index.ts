@@ -35,7 +35,7 @@ import m0035 from './0035-memory-curation.js';
 import m0036 from './0036-operation-payload-parts.js';
 import m0037 from './0037-long-spans-by-end.js';
 import m0039 from './0039-retired-postings.js';
-import m0042 from './0042-keyword-plain-sql.js';
+import m0042 from './0042-keyword-driver-pair.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';

@@ -7,7 +7,7 @@
  */
 
 /** The function's name, arguments and result, from `FUNCTION` to the line before its language. */
-export const SIGNATURE = `FUNCTION mnemo_keyword_search(
+const SIGNATURE = `FUNCTION mnemo_keyword_search(
   p_project text, p_bank text, p_terms text[], p_limit int, p_candidates int, p_driver_postings int,
   p_k1 float8, p_b float8,
   p_types text[], p_tags text[], p_tags_match text, p_document text, p_before timestamptz)
@@ -18,7 +18,7 @@ RETURNS TABLE (memory_id uuid, score float8)
  * The CTEs every version starts with: bank statistics, the query terms the bank knows with their
  * IDF, and the rarest terms within the driver budget (`driverColumns` of each, from `x`).
  */
-export const statsCtes = (driverColumns: string) => `  WITH stats AS MATERIALIZED (
+const statsCtes = (driverColumns: string) => `  WITH stats AS MATERIALIZED (
     SELECT greatest(b.memory_count, 1)::float8 AS n,
            greatest(b.term_total::float8 / greatest(b.memory_count, 1), 1) AS avgdl
     FROM banks b WHERE b.project_id = p_project AND b.id = p_bank),
@@ -33,16 +33,16 @@ export const statsCtes = (driverColumns: string) => `  WITH stats AS MATERIALIZE
     WHERE x.rank = 1 OR x.running <= p_driver_postings),
 `;
 
-/** The PL/pgSQL versions' head: signature, filter flag and the CTEs every version starts with. */
-const HEAD = `${SIGNATURE}LANGUAGE plpgsql STABLE AS $fn$
+/** Signature, filter flag and the CTEs every version starts with. */
+const head = (driverColumns: string) => `${SIGNATURE}LANGUAGE plpgsql STABLE AS $fn$
 #variable_conflict use_column
 DECLARE
   filtered boolean := p_types IS NOT NULL OR p_tags IS NOT NULL OR p_document IS NOT NULL OR p_before IS NOT NULL;
 BEGIN
   RETURN QUERY
-${statsCtes('x.term, x.idf')}`;
+${statsCtes(driverColumns)}`;
 
-/** The last statement of every version: the scored candidates, best first (`tieBreak` orders equal scores). */
+/** The end of every version's query: the scored candidates, best first (`tieBreak` orders equal scores). */
 export const finalSelect = (
   tieBreak: string,
 ) => `  SELECT s.id, least(1, s.bm25 / (SELECT sum(q.idf) FROM q))::float8
@@ -50,14 +50,16 @@ export const finalSelect = (
 
 /**
  * The whole function: `ctes` are the version's own CTEs after `drivers` (ending with `scored`,
- * one line each, the last closed with `)` and a newline); `tieBreak` orders equal scores.
+ * one line each, the last closed with `)` and a newline); `tieBreak` orders equal scores;
+ * `driverColumns`: what `drivers` keeps of each (term and IDF, and from migration 42 its rank).
  */
 export function keywordSearchFunction(opts: {
   create: 'CREATE' | 'CREATE OR REPLACE';
   ctes: string;
   tieBreak: 's.seq' | 's.id';
+  driverColumns?: string;
 }): string {
-  return `${opts.create} ${HEAD}${opts.ctes}${finalSelect(opts.tieBreak)};
+  return `${opts.create} ${head(opts.driverColumns ?? 'x.term, x.idf')}${opts.ctes}${finalSelect(opts.tieBreak)};
 END
 $fn$;
 `;
@@ -86,10 +88,6 @@ ${w}ELSE m.tags = '{}' OR m.tags && p_tags END)`;
 /** A posting's BM25 term-frequency part (saturated tf with length normalisation), from its `dl` (the bank average when unset). */
 export const BM25_TF =
   't.tf * (p_k1 + 1) / (t.tf + p_k1 * (1 - p_b + p_b * coalesce(t.dl, stats.avgdl) / stats.avgdl))';
-
-/** Whether the call has a memory filter: the PL/pgSQL versions' variable, the SQL one's expression. */
-export const FILTERED_EXPRESSION =
-  '(p_types IS NOT NULL OR p_tags IS NOT NULL OR p_document IS NOT NULL OR p_before IS NOT NULL)';
 
 /**
  * From migration 12 on: whether every query term is past the driver budget, and the terms phase 1
