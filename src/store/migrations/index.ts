@@ -36,6 +36,7 @@ import m0036 from './0036-operation-payload-parts.js';
 import m0037 from './0037-long-spans-by-end.js';
 import m0039 from './0039-retired-postings.js';
 import m0041 from './0041-fair-webhook-claims.js';
+import m0042 from './0042-keyword-driver-pair.js';
 import m0044 from './0044-memories-by-type.js';
 import type { Migration } from './migration.js';
 
@@ -76,6 +77,7 @@ export const MIGRATIONS: readonly Migration[] = [
   m0037,
   m0039,
   m0041,
+  m0042,
   m0044,
 ];
 

@@ -6,19 +6,19 @@
  * function is a new migration with its own body, never an edit here.
  */
 
-/** Signature, filter flag and the CTEs every version starts with: bank statistics, the query terms the bank knows with their IDF, and the rarest terms within the driver budget. */
-const HEAD = `FUNCTION mnemo_keyword_search(
+/** The function's name, arguments and result, from `FUNCTION` to the line before its language. */
+const SIGNATURE = `FUNCTION mnemo_keyword_search(
   p_project text, p_bank text, p_terms text[], p_limit int, p_candidates int, p_driver_postings int,
   p_k1 float8, p_b float8,
   p_types text[], p_tags text[], p_tags_match text, p_document text, p_before timestamptz)
 RETURNS TABLE (memory_id uuid, score float8)
-LANGUAGE plpgsql STABLE AS $fn$
-#variable_conflict use_column
-DECLARE
-  filtered boolean := p_types IS NOT NULL OR p_tags IS NOT NULL OR p_document IS NOT NULL OR p_before IS NOT NULL;
-BEGIN
-  RETURN QUERY
-  WITH stats AS MATERIALIZED (
+`;
+
+/**
+ * The CTEs every version starts with: bank statistics, the query terms the bank knows with their
+ * IDF, and the rarest terms within the driver budget (`driverColumns` of each, from `x`).
+ */
+const statsCtes = (driverColumns: string) => `  WITH stats AS MATERIALIZED (
     SELECT greatest(b.memory_count, 1)::float8 AS n,
            greatest(b.term_total::float8 / greatest(b.memory_count, 1), 1) AS avgdl
     FROM banks b WHERE b.project_id = p_project AND b.id = p_bank),
@@ -27,23 +27,39 @@ BEGIN
     FROM bank_terms bt CROSS JOIN stats
     WHERE bt.project_id = p_project AND bt.bank_id = p_bank AND bt.term = ANY(p_terms) AND bt.df > 0),
   drivers AS MATERIALIZED (
-    SELECT x.term, x.idf FROM (
+    SELECT ${driverColumns} FROM (
       SELECT q.term, q.idf, sum(q.df) OVER w AS running, row_number() OVER w AS rank
       FROM q WINDOW w AS (ORDER BY q.df, q.term)) x
     WHERE x.rank = 1 OR x.running <= p_driver_postings),
 `;
 
+/** Signature, filter flag and the CTEs every version starts with. */
+const head = (driverColumns: string) => `${SIGNATURE}LANGUAGE plpgsql STABLE AS $fn$
+#variable_conflict use_column
+DECLARE
+  filtered boolean := p_types IS NOT NULL OR p_tags IS NOT NULL OR p_document IS NOT NULL OR p_before IS NOT NULL;
+BEGIN
+  RETURN QUERY
+${statsCtes(driverColumns)}`;
+
+/** The end of every version's query: the scored candidates, best first (`tieBreak` orders equal scores). */
+export const finalSelect = (
+  tieBreak: string,
+) => `  SELECT s.id, least(1, s.bm25 / (SELECT sum(q.idf) FROM q))::float8
+  FROM scored s ORDER BY s.bm25 DESC, ${tieBreak} DESC LIMIT p_limit`;
+
 /**
  * The whole function: `ctes` are the version's own CTEs after `drivers` (ending with `scored`,
- * one line each, the last closed with `)` and a newline); `tieBreak` orders equal scores.
+ * one line each, the last closed with `)` and a newline); `tieBreak` orders equal scores;
+ * `driverColumns`: what `drivers` keeps of each (term and IDF, and from migration 42 its rank).
  */
 export function keywordSearchFunction(opts: {
   create: 'CREATE' | 'CREATE OR REPLACE';
   ctes: string;
   tieBreak: 's.seq' | 's.id';
+  driverColumns?: string;
 }): string {
-  return `${opts.create} ${HEAD}${opts.ctes}  SELECT s.id, least(1, s.bm25 / (SELECT sum(q.idf) FROM q))::float8
-  FROM scored s ORDER BY s.bm25 DESC, ${opts.tieBreak} DESC LIMIT p_limit;
+  return `${opts.create} ${head(opts.driverColumns ?? 'x.term, x.idf')}${opts.ctes}${finalSelect(opts.tieBreak)};
 END
 $fn$;
 `;
@@ -72,3 +88,48 @@ ${w}ELSE m.tags = '{}' OR m.tags && p_tags END)`;
 /** A posting's BM25 term-frequency part (saturated tf with length normalisation), from its `dl` (the bank average when unset). */
 export const BM25_TF =
   't.tf * (p_k1 + 1) / (t.tf + p_k1 * (1 - p_b + p_b * coalesce(t.dl, stats.avgdl) / stats.avgdl))';
+
+/**
+ * From migration 12 on: whether every query term is past the driver budget, and the terms phase 1
+ * reads (`alsoFull`: a further condition on reading the drivers in full).
+ */
+export const readersCtes = (
+  alsoFull = '',
+) => `  capped AS MATERIALIZED (SELECT coalesce(min(q.df), 0) > p_driver_postings AS yes FROM q),
+  -- The terms whose postings phase 1 reads, and how many of each (NULL: all).
+  readers AS MATERIALIZED (
+    SELECT d.term, d.idf, NULL::bigint AS n FROM drivers d WHERE NOT (SELECT yes FROM capped)${alsoFull}
+    UNION ALL
+    SELECT q.term, q.idf, greatest(p_driver_postings / (SELECT count(*) FROM q), 1) FROM q WHERE (SELECT yes FROM capped)),
+`;
+
+/** From migration 12 on: phase 1's candidates, each reader's postings summed per memory (`filtered`: the filter flag). */
+export const summedCandidates = (filtered: string) => `SELECT t.memory_id AS id,
+      sum(r.idf * ${BM25_TF}) AS s1
+    FROM readers r
+    CROSS JOIN LATERAL (
+      SELECT t.memory_id, t.tf, t.dl FROM memory_terms t
+      WHERE t.project_id = p_project AND t.bank_id = p_bank AND t.term = r.term
+        AND (NOT ${filtered} OR EXISTS (
+          ${memoryFilter(10)}))
+      ORDER BY t.tf DESC, t.dl, t.memory_id LIMIT r.n) t
+    CROSS JOIN stats
+    GROUP BY t.memory_id ORDER BY s1 DESC, t.memory_id LIMIT p_candidates`;
+
+/** From migration 13 on: phase 2, the other terms looked up for the candidates, and their scores. */
+export const PHASE_TWO = `  -- Terms whose every posting phase 1 read have their part of each candidate's score in s1
+  -- already; only the others are looked up, all candidates of a term in one index scan.
+  rest AS MATERIALIZED (
+    SELECT q.term, q.idf FROM q WHERE (SELECT yes FROM capped) OR q.term NOT IN (SELECT d.term FROM drivers d)),
+  extra AS MATERIALIZED (
+    SELECT t.memory_id AS id,
+      sum(r.idf * ${BM25_TF}) AS s2
+    FROM rest r
+    JOIN memory_terms t ON t.project_id = p_project AND t.bank_id = p_bank AND t.term = r.term
+      AND t.memory_id = ANY (ARRAY(SELECT c.id FROM cand c))
+    CROSS JOIN stats
+    GROUP BY t.memory_id),
+  scored AS MATERIALIZED (
+    SELECT c.id, CASE WHEN (SELECT yes FROM capped) THEN 0 ELSE c.s1 END + coalesce(e.s2, 0) AS bm25
+    FROM cand c LEFT JOIN extra e ON e.id = c.id)
+`;
