@@ -9,7 +9,8 @@
  * on a loaded machine the wall figures mostly measure the machine).
  * Engines: PGlite in memory (`--disk`: in a data directory on disk, as `mnemo serve` runs it),
  * and PostgreSQL when MNEMO_TEST_DATABASE_URL is set.
- * Run: `npx tsx bench/isolation.ts [--items 200] [--entities 100] [--seconds 120] [--disk]`.
+ * Run: `npx tsx bench/isolation.ts [--items 200] [--entities 100] [--seconds 120] [--disk]`; `--bodies`:
+ * the 10 MB request body case (`benchBodies`).
  */
 import { serve } from '@hono/node-server';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -297,6 +298,103 @@ export async function benchIsolation(opts: IsolationOptions = {}): Promise<Isola
   return rows;
 }
 
+/** A Retain body of about `mb` MB of one shape: what makes reading and checking it costly. */
+export function bigRetainBody(shape: 'entities' | 'content' | 'metadata', mb = 10): string {
+  const target = mb * 1e6;
+  if (shape === 'content') {
+    const per = Math.ceil(target / 1000);
+    return JSON.stringify({
+      items: Array.from({ length: 1000 }, (_, i) => ({
+        content: `note ${i} `.repeat(per / 8).slice(0, per),
+      })),
+    });
+  }
+  if (shape === 'metadata') {
+    // One item whose metadata has a member per ~20 bytes (refused by validation: over 64 KB).
+    const members = Math.floor(target / 20);
+    const metadata = Object.fromEntries(Array.from({ length: members }, (_, i) => [`key${i}`, i]));
+    return JSON.stringify({ items: [{ content: 'x', metadata }] });
+  }
+  const perEntity = Math.ceil(target / 100_000) - 26;
+  return JSON.stringify({
+    items: Array.from({ length: 1000 }, (_, i) => ({
+      content: `Meeting note ${i}`,
+      entities: Array.from({ length: 100 }, (_, j) => ({
+        text: `P${i} ${j} `.padEnd(perEntity, 'x'),
+        type: 'PERSON',
+      })),
+    })),
+  });
+}
+
+export interface BodyRow {
+  engine: string;
+  body: string;
+  mb: number;
+  status: number;
+  /** CPU of the main thread's longest run without a 5 ms tick, while the body was sent, read, checked and validated. */
+  stepCpuMaxMs: number;
+  stepsOver50Ms: number;
+}
+
+/**
+ * Issue 18's body case: 10 MB Retain bodies sent over HTTP to a project whose daily item quota
+ * refuses them (429) as soon as the handler runs, so that all the request does is read, check,
+ * parse and validate its body. Prints the longest synchronous step of the server's event loop.
+ * Run: `npx tsx bench/isolation.ts --bodies [--mb 10]`.
+ */
+export async function benchBodies(
+  opts: { engines?: EngineName[]; mb?: number; log?: (l: string) => void } = {},
+) {
+  const rows: BodyRow[] = [];
+  for (const engine of opts.engines ?? ['pglite' as EngineName]) {
+    const t = await testApp(engine);
+    const server = serve({ fetch: t.app.fetch, port: 0, hostname: '127.0.0.1' });
+    await new Promise<void>((r) => server.once('listening', () => r()));
+    const addr = server.address();
+    const base = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+    const call = (method: string, path: string, body: string, token = 'test-admin-token') =>
+      fetch(base + path, {
+        method,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body,
+      });
+    await call('POST', '/v1/default/projects', JSON.stringify({ id: 'bodies', name: 'bodies' }));
+    await call(
+      'PATCH',
+      '/v1/default/projects/bodies',
+      JSON.stringify({ limits: { retained_items_per_day: 1 } }),
+    );
+    const key = (
+      await (
+        await call(
+          'POST',
+          '/v1/default/projects/bodies/keys',
+          JSON.stringify({ name: 'k', scopes: ['retain'] }),
+        )
+      ).json()
+    ).key;
+    for (const shape of ['entities', 'content', 'metadata'] as const) {
+      const body = bigRetainBody(shape, opts.mb ?? 10);
+      const steps = stepCpu();
+      const res = await call('POST', '/v1/me/banks/b/memories', body, key);
+      await res.text();
+      const cpu = steps.stop();
+      rows.push({
+        engine,
+        body: shape,
+        mb: Math.round(Buffer.byteLength(body) / 1e5) / 10,
+        status: res.status,
+        stepCpuMaxMs: cpu.stepCpuMaxMs,
+        stepsOver50Ms: cpu.stepsOver50Ms,
+      });
+    }
+    server.close();
+    await t.close();
+  }
+  return rows;
+}
+
 export function isolationArgs(argv: string[]): IsolationOptions {
   const num = (flag: string) => {
     const i = argv.indexOf(flag);
@@ -313,5 +411,9 @@ export function isolationArgs(argv: string[]): IsolationOptions {
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  console.table(await benchIsolation(isolationArgs(process.argv.slice(2))));
+  const argv = process.argv.slice(2);
+  if (argv.includes('--bodies')) {
+    const mb = argv.indexOf('--mb');
+    console.table(await benchBodies({ ...(mb >= 0 && { mb: Number(argv[mb + 1]) }) }));
+  } else console.table(await benchIsolation(isolationArgs(argv)));
 }

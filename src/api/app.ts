@@ -22,7 +22,7 @@ import { type Metrics, measureRequests, metricsRoutes } from './metrics.js';
 import { healthRoutes } from './routes/health.js';
 import { templateSchemaRoutes } from './routes/templates.js';
 import { GUARDED_MOUNTS } from './routes/index.js';
-import { unstorableText } from './body-text.js';
+import { readJsonBody } from './json-body.js';
 
 /** Largest accepted request body (a Retain of 1,000 items fits). */
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
@@ -153,8 +153,15 @@ export function createApp(runtime: AppRuntime, log: Logger): OpenAPIHono<AppEnv>
         'request bodies must be JSON (Content-Type: application/json)',
       );
     }
-    const unstorable = /json/i.test(type) ? unstorableText(await c.req.text()) : null;
-    if (unstorable) throw new AppError('validation_error', unstorable);
+    if (/json/i.test(type)) {
+      // Read in turns of the event loop (a 10 MB body would hold it for hundreds of ms); the
+      // validator and the handler get the value read here instead of parsing the text again.
+      const body = await readJsonBody(await c.req.text());
+      if (!body.ok && 'refused' in body) throw new AppError('validation_error', body.refused);
+      c.req.json = body.ok
+        ? <T>() => Promise.resolve(body.value as T)
+        : () => Promise.reject(new SyntaxError('malformed JSON in request body'));
+    }
     await next();
   });
   app.use('/v1/me/*', authMe);

@@ -84,15 +84,32 @@ async function charge(
   cost: Cost,
   force: boolean,
 ): Promise<Refusal | null> {
-  const r = await s.store.chargeCost(projectId, charges(s, cost), force);
-  if (r.accepted) return null;
+  return (await chargeCounted(s, projectId, cost, force)).refusal;
+}
+
+/** `charge`, and the counters it charged (those with a limit), as they were charged. */
+async function chargeCounted(
+  s: Deps<LimitStore, 'limitDefaults' | 'now'>,
+  projectId: string,
+  cost: Cost,
+  force: boolean,
+): Promise<{ refusal: Refusal | null; charged: CostCharge[] }> {
+  const list = charges(s, cost);
+  const r = await s.store.chargeCost(projectId, list, force);
+  if (r.accepted) {
+    const counted = new Set(r.counts.map((c) => c.name));
+    return { refusal: null, charged: list.filter((c) => counted.has(c.name)) };
+  }
   const spec = BUDGETS.find((b) => b.name === r.exceeded.name)!;
   return {
-    spec,
-    limit: r.exceeded.limit,
-    used: r.exceeded.used,
-    amount: r.amount,
-    resetSeconds: fixedWindow(s.now(), windowMs(spec)).resetSeconds,
+    refusal: {
+      spec,
+      limit: r.exceeded.limit,
+      used: r.exceeded.used,
+      amount: r.amount,
+      resetSeconds: fixedWindow(s.now(), windowMs(spec)).resetSeconds,
+    },
+    charged: [],
   };
 }
 
@@ -109,13 +126,51 @@ export async function chargeCost(
   mode: 'check' | 'force',
 ): Promise<void> {
   const r = await charge(s, projectId, cost, mode === 'force');
-  if (!r) return;
+  if (r) throw budgetRefusal(r);
+}
+
+/**
+ * Charges `cost` as `chargeCost(check)` does, then runs `work`; when `work` throws, the charge is
+ * given back before the error goes on. For work that can still be refused after its charge, by a
+ * check only the work itself can decide (another export of the bank queued at the same instant):
+ * the refusal and the charge are then one decision, and a refused request costs nothing.
+ */
+export async function chargedFor<T>(
+  s: Deps<LimitStore, 'limitDefaults' | 'now'>,
+  projectId: string,
+  cost: Cost,
+  work: () => Promise<T>,
+): Promise<T> {
+  const refund = await chargeRefundable(s, projectId, cost);
+  let done = false;
+  try {
+    const out = await work();
+    done = true;
+    return out;
+  } finally {
+    if (!done) await refund();
+  }
+}
+
+/** Charges `cost` as `chargeCost(check)` does; returns what gives the charge back. */
+export async function chargeRefundable(
+  s: Deps<LimitStore, 'limitDefaults' | 'now'>,
+  projectId: string,
+  cost: Cost,
+): Promise<() => Promise<void>> {
+  const { refusal, charged } = await chargeCounted(s, projectId, cost, false);
+  if (refusal) throw budgetRefusal(refusal);
+  return () => s.store.refundCost(projectId, charged);
+}
+
+/** The 429 of a budget that refused a charge. */
+function budgetRefusal(r: Refusal) {
   const unit = r.spec.unit.replace('_', ' ');
   const detail =
     r.amount > r.limit
       ? `this request alone costs ${r.amount} ${unit}, more than the budget`
       : `${r.used} used${r.amount ? `, ${r.amount} more asked` : ''}`;
-  throw rateLimited(
+  return rateLimited(
     r.spec.name,
     `project budget of ${r.limit} ${unit} per ${r.spec.window} reached (${detail}); retry in ${r.resetSeconds} s`,
     r.limit,

@@ -17,6 +17,8 @@ export async function handleMcpRequest(
   hosts: { enableDnsRebindingProtection: boolean; allowedHosts?: string[]; allowedOrigins?: string[] } = {
     enableDnsRebindingProtection: false,
   },
+  /** The body, already read (`api/json-body.ts`): the transport then does not parse it again. */
+  parsedBody?: unknown,
 ): Promise<Response> {
   const server = createMcpServer(ctx);
   const transport = new WebStandardStreamableHTTPServerTransport({
@@ -27,7 +29,7 @@ export async function handleMcpRequest(
   });
   await server.connect(transport);
   try {
-    return await transport.handleRequest(req);
+    return await transport.handleRequest(req, parsedBody === undefined ? undefined : { parsedBody });
   } finally {
     await server.close();
   }

@@ -70,6 +70,17 @@ for (const engine of ENGINES) {
       assert.equal(r.status, 201, JSON.stringify(r.body));
       keys[name] = r.body.key;
     };
+    /** Recall units the hostile project has spent this minute. */
+    const units = async () =>
+      (await t.call('GET', '/v1/default/projects/hostile')).body.usage.budgets.recall_units_per_minute ?? 0;
+    /** Stores one memory in the hostile project's bank (so that it has something to export). */
+    const storeOne = async (bank: string, content: string) => {
+      const stored = await t.call('POST', me(bank, '/memories'), {
+        token: keys.hostile,
+        body: { items: [{ content }] },
+      });
+      assert.equal(stored.status, 200, JSON.stringify(stored.body));
+    };
     const setLimits = async (project: string, limits: Record<string, number | null>) => {
       const r = await t.call('PATCH', `/v1/default/projects/${project}`, { body: { limits } });
       assert.equal(r.status, 200, JSON.stringify(r.body));
@@ -141,13 +152,7 @@ for (const engine of ENGINES) {
     test('an export refused because another of the bank is queued keeps no charge', async () => {
       clock += 60_000;
       await setLimits('hostile', { recall_units_per_minute: 10 });
-      const units = async () =>
-        (await t.call('GET', '/v1/default/projects/hostile')).body.usage.budgets.recall_units_per_minute ?? 0;
-      const stored = await t.call('POST', me('exporting', '/memories'), {
-        token: keys.hostile,
-        body: { items: [{ content: 'Ottoline keeps the ledger.' }] },
-      });
-      assert.equal(stored.status, 200, JSON.stringify(stored.body));
+      await storeOne('exporting', 'Ottoline keeps the ledger.');
       const exportIt = () =>
         t.call('POST', me('exporting', '/document-transfer/export'), { token: keys.hostile });
       const first = await exportIt();
@@ -161,6 +166,28 @@ for (const engine of ENGINES) {
         assert.equal(again.body.error.limit, 'exports_per_bank');
       }
       assert.equal(await units(), charged);
+      await setLimits('hostile', { recall_units_per_minute: null });
+    });
+
+    test('exports of a bank at the same instant: the ones refused as queued keep no charge', async () => {
+      clock += 60_000;
+      await setLimits('hostile', { recall_units_per_minute: 100 });
+      await storeOne('racing', 'Philippa counts the lanterns.');
+      // All at once: several pass the first look at the queue before any is queued, and are
+      // charged; the queueing refuses all but one, and those must get their charge back.
+      const burst = await Promise.all(
+        Array.from({ length: 6 }, () =>
+          t.call('POST', me('racing', '/document-transfer/export'), { token: keys.hostile }),
+        ),
+      );
+      assert.deepEqual(
+        burst.map((r) => r.status).sort(),
+        [202, 429, 429, 429, 429, 429],
+        JSON.stringify(burst.map((r) => r.body)),
+      );
+      for (const r of burst.filter((x) => x.status === 429))
+        assert.equal(r.body.error.limit, 'exports_per_bank');
+      assert.equal(await units(), 1);
       await setLimits('hostile', { recall_units_per_minute: null });
     });
 

@@ -1,12 +1,12 @@
 import { Hono, type MiddlewareHandler } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import { AppError } from '../../core/errors.js';
-import { protoMemberText } from '../body-text.js';
 import { checkId } from '../../core/ids.js';
 import { keyIdOf } from '../../core/projects.js';
-import { handleMcpRequest } from '../../mcp/http.js';
+import { handleMcpRequest, MCP_MAX_BODY_BYTES } from '../../mcp/http.js';
 import { appendAuditEntry } from '../audit.js';
 import { authDefault, authMe, authOf, guard } from '../auth.js';
-import { unstorableText } from '../body-text.js';
+import { readJsonBody } from '../json-body.js';
 import type { AppEnv } from '../env.js';
 import { hostPolicy, mcpHostOptions } from '../hosts.js';
 import { rateLimits } from '../limits.js';
@@ -52,32 +52,42 @@ const auditRefusals: MiddlewareHandler<AppEnv> = async (c, next) => {
  */
 export const mcpRoutes = new Hono<AppEnv>()
   .use('*', auditRefusals, mcpAuth, guard('mcp'), rateLimits())
-  .post('/', async (c) => {
-    const auth = authOf(c);
-    const bank = c.req.query('bank');
-    if (bank !== undefined) checkId('bank id', bank, 'bank');
-    // Tool arguments are validated by zod, which drops a `__proto__` member silently.
-    const refused = protoMemberText(await c.req.raw.clone().text());
-    if (refused) throw new AppError('validation_error', refused);
-    const hosts = mcpHostOptions(hostPolicy(c.get('config')), c.req.raw);
-    // The same refusal as every /v1 body: text no column can hold never reaches a tool.
-    const text = await c.req.text();
-    const unstorable = unstorableText(text);
-    if (unstorable) throw new AppError('validation_error', unstorable);
-    return handleMcpRequest(
-      new Request(c.req.raw, { body: text }),
-      {
-        services: c.get('services'),
-        projectId: auth.projectId,
-        actor: auth.actor,
-        scopes: auth.scopes,
-        banks: auth.banks,
-        defaultBank: bank,
-        requestId: c.get('requestId'),
-        log: c.get('log'),
+  .post(
+    '/',
+    // The body is read here, before the transport (whose own limit would come too late).
+    bodyLimit({
+      maxSize: MCP_MAX_BODY_BYTES,
+      onError: () => {
+        throw new AppError('payload_too_large', `request body is larger than ${MCP_MAX_BODY_BYTES} bytes`);
       },
-      hosts,
-    );
-  })
+    }),
+    async (c) => {
+      const auth = authOf(c);
+      const bank = c.req.query('bank');
+      if (bank !== undefined) checkId('bank id', bank, 'bank');
+      const hosts = mcpHostOptions(hostPolicy(c.get('config')), c.req.raw);
+      // The same refusals as every /v1 body (text no column can hold, and a `__proto__` member,
+      // which zod would drop silently from tool arguments), read in turns of the event loop. The
+      // transport gets the value read here; a malformed body still gets its JSON-RPC parse error,
+      // from a text it refuses at once instead of parsing up to 10 MB again.
+      const body = await readJsonBody(await c.req.text());
+      if (!body.ok && 'refused' in body) throw new AppError('validation_error', body.refused);
+      return handleMcpRequest(
+        new Request(c.req.raw, { body: body.ok ? '' : '{' }),
+        {
+          services: c.get('services'),
+          projectId: auth.projectId,
+          actor: auth.actor,
+          scopes: auth.scopes,
+          banks: auth.banks,
+          defaultBank: bank,
+          requestId: c.get('requestId'),
+          log: c.get('log'),
+        },
+        hosts,
+        body.ok ? body.value : undefined,
+      );
+    },
+  )
   // Stateless: no server-to-client stream to open (GET) and no session to end (DELETE).
   .all('/', (c) => c.body(null, 405, { Allow: 'POST' }));

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { z } from 'zod';
 import type { TransferExportResult } from '../../contract/transfer.js';
 import { requireBank } from '../banks.js';
-import { chargeCost } from '../budgets.js';
+import { chargedFor } from '../budgets.js';
 import { AppError } from '../errors.js';
 import { checkId } from '../ids.js';
 import { type OperationRunner, queueOperation } from '../operations.js';
@@ -76,7 +76,8 @@ export async function queueExport(
   // One export of a bank at a time: each reads the whole bank and keeps an archive of up to
   // 10 MB, so a key repeating the request must not queue that work (and storage) without end.
   // Asked before charging, so a refused export costs nothing; the queueing below decides under
-  // the bank's row lock (two requests at once both get here, and the one refused is charged).
+  // the bank's row lock (two requests at once both get here), and the one it refuses has its
+  // charge given back: the charge and the refusal are one decision.
   for (const status of ['pending', 'processing']) {
     const [queued] = (
       await s.store.listOperations(projectId, bankId, { kind: EXPORT_DOCUMENTS, status }, { limit: 1 })
@@ -84,12 +85,14 @@ export async function queueExport(
     if (queued) throw exportQueued(bankId, queued.id);
   }
   // Reading the bank is Recall-like work: charged before it is queued, by the bank's size.
-  await chargeCost(s, projectId, { recall_units: exportUnits(bank.memory_count) }, 'check');
   const payload: ExportPayload = { document_ids: ids, base: opts.base };
-  const q = await queueOperation(s, projectId, bankId, EXPORT_DOCUMENTS, payload, {
-    onceAmong: ['pending', 'processing'],
+  const q = await chargedFor(s, projectId, { recall_units: exportUnits(bank.memory_count) }, async () => {
+    const queued = await queueOperation(s, projectId, bankId, EXPORT_DOCUMENTS, payload, {
+      onceAmong: ['pending', 'processing'],
+    });
+    if (!queued.created) throw exportQueued(bankId, queued.operation.id);
+    return queued;
   });
-  if (!q.created) throw exportQueued(bankId, q.operation.id);
   return { operation_id: q.operation.id, status: q.operation.status };
 }
 

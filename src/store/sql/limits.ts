@@ -78,6 +78,14 @@ export interface LimitStore {
    * regardless (cost already incurred). Counters without a limit are not written.
    */
   chargeCost(projectId: string, charges: CostCharge[], force: boolean): Promise<CostResult>;
+  /**
+   * Gives back an accepted charge whose work was then refused (never below zero): `charges` as
+   * they were charged (same windows), only the counters the charge wrote (those with a limit).
+   */
+  refundCost(
+    projectId: string,
+    charges: Pick<CostCharge, 'kind' | 'subject' | 'windowStart' | 'amount'>[],
+  ): Promise<void>;
   /** Current counts of cost counters (0 for none). */
   costCounts(
     projectId: string,
@@ -159,6 +167,34 @@ export async function checkStoredQuotaIn(
  * a single round trip, so every mnemo process on the database counts against the same rows.
  */
 export function limitQueries(db: Db): LimitStore {
+  /** Takes `amount` back off each counter (never below zero). */
+  const refund = async (
+    projectId: string,
+    charges: Pick<CostCharge, 'kind' | 'subject' | 'windowStart' | 'amount'>[],
+  ) => {
+    const given = charges.filter((c) => c.amount > 0);
+    if (!given.length) return;
+    // Locks the rows in the catalogue's order first, as a charge does: an UPDATE ... FROM
+    // locks in whatever order its join yields, which can deadlock with a concurrent charge.
+    await db.query(
+      `WITH u AS (
+         SELECT * FROM unnest($2::text[], $3::text[], $4::timestamptz[], $5::int8[])
+           WITH ORDINALITY AS u(kind, subject, win, amount, ord)),
+       l AS MATERIALIZED (
+         SELECT r.kind, r.subject, r.window_start, u.amount FROM rate_counters r
+         JOIN u ON r.project_id = $1 AND r.kind = u.kind AND r.subject = u.subject AND r.window_start = u.win
+         ORDER BY u.ord FOR UPDATE OF r)
+       UPDATE rate_counters r SET count = greatest(r.count - l.amount, 0) FROM l
+       WHERE r.project_id = $1 AND r.kind = l.kind AND r.subject = l.subject AND r.window_start = l.window_start`,
+      [
+        projectId,
+        given.map((c) => c.kind),
+        given.map((c) => c.subject),
+        given.map((c) => c.windowStart),
+        given.map((c) => Math.max(0, Math.round(c.amount))),
+      ],
+    );
+  };
   return {
     async countRequest({ projectId, keyId, windowStart, defaults }) {
       // Reads the project's limits and bumps the project's (and the key's) counter of this
@@ -330,35 +366,20 @@ export function limitQueries(db: Db): LimitStore {
           ),
         };
       }
-      const charged = limited.filter((r) => r.after !== null && Number(r.amount) > 0);
-      if (charged.length) {
-        // Locks the rows in the catalogue's order first, as a charge does: an UPDATE ... FROM
-        // locks in whatever order its join yields, which can deadlock with a concurrent charge.
-        await db.query(
-          `WITH u AS (
-             SELECT * FROM unnest($2::text[], $3::text[], $4::timestamptz[], $5::int8[])
-               WITH ORDINALITY AS u(kind, subject, win, amount, ord)),
-           l AS MATERIALIZED (
-             SELECT r.kind, r.subject, r.window_start, u.amount FROM rate_counters r
-             JOIN u ON r.project_id = $1 AND r.kind = u.kind AND r.subject = u.subject AND r.window_start = u.win
-             ORDER BY u.ord FOR UPDATE OF r)
-           UPDATE rate_counters r SET count = greatest(r.count - l.amount, 0) FROM l
-           WHERE r.project_id = $1 AND r.kind = l.kind AND r.subject = l.subject AND r.window_start = l.window_start`,
-          [
-            projectId,
-            charged.map((r) => r.kind),
-            charged.map((r) => r.subject),
-            charged.map((r) => r.win),
-            charged.map((r) => r.amount),
-          ],
-        );
-      }
+      await refund(
+        projectId,
+        limited
+          .filter((r) => r.after !== null)
+          .map((r) => ({ kind: r.kind, subject: r.subject, windowStart: r.win, amount: Number(r.amount) })),
+      );
       return {
         accepted: false,
         exceeded: { name: refused.name, limit: Number(refused.lim), used: Number(refused.before ?? 0) },
         amount: Number(refused.amount),
       };
     },
+
+    refundCost: (projectId, charges) => refund(projectId, charges),
 
     async costCounts(projectId, counters) {
       const rows = await db.query<{ name: BudgetName; count: number | null }>(
