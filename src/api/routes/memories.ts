@@ -7,6 +7,7 @@ import { retain } from '../../core/retain/retain.js';
 import { deleteMemory, listMemories } from '../../core/memories.js';
 import { clearMemoryObservations, curateMemory } from '../../core/curation.js';
 import { authOf, guard } from '../auth.js';
+import { itemwise } from '../itemwise.js';
 import { BankParam, toDate } from '../../contract/common.js';
 import { jsonBody, ok } from './openapi.js';
 import {
@@ -36,7 +37,7 @@ export const memoryRoutes = router()
       description:
         'Stores one or more items in the bank (created on first use). `?space=` attaches a new bank. With `async: true` the items are queued as an operation.',
       middleware: [guard('memories.retain')] as const,
-      request: { params: BankParam, query: RetainQuery, ...jsonBody(RetainBody) },
+      request: { params: BankParam, query: RetainQuery, ...jsonBody(itemwise(RetainBody, 'items')) },
       responses: ok(z.union([RetainResponse, AsyncRetainResponse])),
     }),
     async (c) => {
