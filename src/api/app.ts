@@ -22,7 +22,7 @@ import { type Metrics, measureRequests, metricsRoutes } from './metrics.js';
 import { healthRoutes } from './routes/health.js';
 import { templateSchemaRoutes } from './routes/templates.js';
 import { GUARDED_MOUNTS } from './routes/index.js';
-import { readJsonBody } from './json-body.js';
+import { bodyText, readJsonBody } from './json-body.js';
 
 /** Largest accepted request body (a Retain of 1,000 items fits). */
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
@@ -156,7 +156,7 @@ export function createApp(runtime: AppRuntime, log: Logger): OpenAPIHono<AppEnv>
     if (/json/i.test(type)) {
       // Read in turns of the event loop (a 10 MB body would hold it for hundreds of ms); the
       // validator and the handler get the value read here instead of parsing the text again.
-      const body = await readJsonBody(await c.req.text());
+      const body = await readJsonBody(await bodyText(c.req));
       if (!body.ok && 'refused' in body) throw new AppError('validation_error', body.refused);
       c.req.json = body.ok
         ? <T>() => Promise.resolve(body.value as T)

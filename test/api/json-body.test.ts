@@ -11,12 +11,16 @@ import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import {
   DEPTH_REFUSED,
+  ELEMENTS_REFUSED,
   LONE_SURROGATE_REFUSED,
   MAX_JSON_DEPTH,
+  MAX_JSON_ELEMENTS,
+  MAX_JSON_MEMBERS,
+  MEMBERS_REFUSED,
   NUL_REFUSED,
   PROTO_REFUSED,
 } from '../../src/api/body-text.js';
-import { readJsonBody, SCAN_SLICE } from '../../src/api/json-body.js';
+import { bodyText, DECODE_SLICE, readJsonBody, SCAN_SLICE } from '../../src/api/json-body.js';
 
 // The checks as they were (src/api/body-text.ts before json-body.ts), whole-body passes each.
 const NUL_ESCAPE = /(?:^|[^\\])(?:\\\\)*\\u0000/i;
@@ -205,5 +209,48 @@ describe('readJsonBody', () => {
     assert.deepStrictEqual(got, { ok: true, value: JSON.parse(body) });
     // Scanned once, then parsed: at least one turn per slice of the scan.
     assert.ok(turns >= Math.floor(body.length / SCAN_SLICE), `${turns} turns`);
+  });
+
+  test(`refuses an object of more than ${MAX_JSON_MEMBERS} members or an array of more than ${MAX_JSON_ELEMENTS} elements, anywhere`, async () => {
+    const object = (n: number) => `{${Array.from({ length: n }, (_, i) => `"k${i}":${i}`).join(',')}}`;
+    const array = (n: number) => `[${'0,'.repeat(n - 1)}0]`;
+    const inItem = (v: string) => `{"items":[{"content":"x","metadata":{"a":[1,${v}]}}]}`;
+    for (const [body, refused] of [
+      [object(MAX_JSON_MEMBERS + 1), MEMBERS_REFUSED],
+      [inItem(object(MAX_JSON_MEMBERS + 1)), MEMBERS_REFUSED],
+      [array(MAX_JSON_ELEMENTS + 1), ELEMENTS_REFUSED],
+      [inItem(array(MAX_JSON_ELEMENTS + 1)), ELEMENTS_REFUSED],
+      // Refused as soon as the scan meets it, like the depth: before a malformed end.
+      [`${inItem(object(MAX_JSON_MEMBERS + 1))}}`, MEMBERS_REFUSED],
+    ] as const) {
+      assert.deepStrictEqual(
+        await readJsonBody(body, { turn: now }),
+        { ok: false, refused },
+        body.slice(0, 80),
+      );
+    }
+    for (const body of [object(MAX_JSON_MEMBERS), inItem(array(MAX_JSON_ELEMENTS - 1))]) {
+      assert.deepStrictEqual(await readJsonBody(body, { turn: now }), { ok: true, value: JSON.parse(body) });
+    }
+  });
+
+  test(`decodes a body's bytes as Request.text() does, a turn every ${DECODE_SLICE} bytes`, async () => {
+    // Multi-byte characters cut by every slice boundary, a byte order mark, invalid bytes.
+    const text = `\ufeff{"s":"${'é€😀a'.repeat(300_000)}"}`;
+    const bytes = Buffer.concat([Buffer.from(text), Buffer.from([0xff, 0xc3])]);
+    const req = () => new Request('http://x/', { method: 'POST', body: bytes });
+    let turns = 0;
+    const got = await bodyText(req(), {
+      turn: async () => {
+        turns++;
+      },
+    });
+    assert.equal(got, await req().text());
+    assert.equal(turns, Math.ceil(bytes.length / DECODE_SLICE) - 1);
+    for (const slice of [1, 2, 3, 5, 7]) {
+      const small = Buffer.from('\ufeffaé€😀\ud800'.repeat(3));
+      const r = () => new Request('http://x/', { method: 'POST', body: small });
+      assert.equal(await bodyText(r(), { turn: now, slice }), await r().text());
+    }
   });
 });

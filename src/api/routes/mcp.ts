@@ -6,7 +6,7 @@ import { keyIdOf } from '../../core/projects.js';
 import { handleMcpRequest, MCP_MAX_BODY_BYTES } from '../../mcp/http.js';
 import { appendAuditEntry } from '../audit.js';
 import { authDefault, authMe, authOf, guard } from '../auth.js';
-import { readJsonBody } from '../json-body.js';
+import { bodyText, readJsonBody } from '../json-body.js';
 import type { AppEnv } from '../env.js';
 import { hostPolicy, mcpHostOptions } from '../hosts.js';
 import { rateLimits } from '../limits.js';
@@ -70,7 +70,7 @@ export const mcpRoutes = new Hono<AppEnv>()
       // which zod would drop silently from tool arguments), read in turns of the event loop. The
       // transport gets the value read here; a malformed body still gets its JSON-RPC parse error,
       // from a text it refuses at once instead of parsing up to 10 MB again.
-      const body = await readJsonBody(await c.req.text());
+      const body = await readJsonBody(await bodyText(c.req));
       if (!body.ok && 'refused' in body) throw new AppError('validation_error', body.refused);
       return handleMcpRequest(
         new Request(c.req.raw, { body: body.ok ? '' : '{' }),
