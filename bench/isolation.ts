@@ -374,10 +374,12 @@ export async function benchBodies(
         )
       ).json()
     ).key;
-    for (const shape of ['entities', 'content', 'metadata'] as const) {
-      const body = bigRetainBody(shape, opts.mb ?? 10);
+    // The floor: the same body sent to a path that never reads it (the client in this process
+    // writing it, the server receiving it).
+    for (const shape of ['entities', 'content', 'metadata', 'unread'] as const) {
+      const body = bigRetainBody(shape === 'unread' ? 'entities' : shape, opts.mb ?? 10);
       const steps = stepCpu();
-      const res = await call('POST', '/v1/me/banks/b/memories', body, key);
+      const res = await call('POST', shape === 'unread' ? '/unread' : '/v1/me/banks/b/memories', body, key);
       await res.text();
       const cpu = steps.stop();
       rows.push({
