@@ -59,7 +59,9 @@ function after(order: OrderKey[], keys: string[], params: unknown[]): string {
  */
 export async function skipRows(db: Queryable, listing: Listing, offset: number): Promise<string> {
   if (offset <= 0) return '';
-  const keys = listing.order.map((k, i) => `${k.expr}::text AS k${i}`).join(', ');
+  // Read raw in the hop, as text only for the one row it returns (not for each row it skips).
+  const keys = listing.order.map((k, i) => `${k.expr} AS k${i}`).join(', ');
+  const asText = listing.order.map((_, i) => `k${i}::text AS k${i}`).join(', ');
   let last: string[] | null = null;
   for (let left = offset; left > 0; ) {
     const skip = Math.min(left, SKIP_PER_STATEMENT);
@@ -67,8 +69,8 @@ export async function skipRows(db: Queryable, listing: Listing, offset: number):
     const from: string = last ? after(listing.order, last, params) : '';
     params.push(skip - 1);
     const rows: Record<string, string>[] = await db.query<Record<string, string>>(
-      `SELECT ${keys} FROM ${listing.from} WHERE ${listing.where}${from}
-       ORDER BY ${orderBy(listing.order)} OFFSET $${params.length} LIMIT 1`,
+      `SELECT ${asText} FROM (SELECT ${keys} FROM ${listing.from} WHERE ${listing.where}${from}
+       ORDER BY ${orderBy(listing.order)} OFFSET $${params.length} LIMIT 1) hop`,
       params,
     );
     const row = rows[0];
