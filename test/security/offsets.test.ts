@@ -77,6 +77,9 @@ for (const engine of ENGINES) {
     const byOffset = async (sql: string, params: unknown[], offset: number) =>
       (await db.query<{ id: string }>(`${sql} LIMIT ${LIMIT} OFFSET ${offset}`, params)).map((r) => r.id);
 
+    const byOffsetAll = async (sql: string) =>
+      (await db.query<{ id: string }>(sql, [P, BANK])).map((r) => r.id);
+
     /** Runs `list` at every offset, checks its ids against `reference`, and each statement's skip. */
     async function check(
       what: string,
@@ -163,6 +166,33 @@ for (const engine of ENGINES) {
           params: [P, BANK],
         },
       );
+    });
+
+    test('entities by cursor: each page starts where the last ended, without walking from the start', async () => {
+      const all = await byOffsetAll(
+        `SELECT id::text AS id FROM entities WHERE project_id = $1 AND bank_id = $2 AND mention_count > 0
+         ORDER BY mention_count DESC, name_key`,
+      );
+      const listed: string[] = [];
+      let cursor: string | undefined;
+      let pages = 0;
+      seen.length = 0;
+      do {
+        const page = await store.listEntities(P, BANK, { limit: 1000, cursor });
+        listed.push(...page.items.map((e) => e.id));
+        cursor = page.next_cursor ?? undefined;
+        pages++;
+      } while (cursor);
+      assert.deepEqual(listed, all);
+      assert.equal(seen.filter((s) => /\bOFFSET\b/i.test(s.sql)).length, 0, 'a cursor page walked an offset');
+      // A cursor of the earlier form (an offset) still reads as one.
+      const old = Buffer.from('7000').toString('base64url');
+      const page = await store.listEntities(P, BANK, { limit: 5, cursor: old });
+      assert.deepEqual(
+        page.items.map((e) => e.id),
+        all.slice(7000, 7005),
+      );
+      assert.ok(pages > 1);
     });
 
     test('operations, filtered, tied on their creation time', async () => {

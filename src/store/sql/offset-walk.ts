@@ -32,8 +32,9 @@ export const orderBy = (order: OrderKey[]) =>
 /**
  * Rows after `keys` in the listing's order, as a condition (` AND …`) over parameters it pushes
  * to `params`: the range of the first key (which the index serves), then ties broken by the others.
+ * Also a keyset cursor's condition.
  */
-function after(order: OrderKey[], keys: string[], params: unknown[]): string {
+export function rowsAfter(order: OrderKey[], keys: string[], params: unknown[]): string {
   const refs = keys.map((k, i) => {
     params.push(k);
     return `$${params.length}::${order[i]!.type}`;
@@ -66,7 +67,7 @@ export async function skipRows(db: Queryable, listing: Listing, offset: number):
   for (let left = offset; left > 0; ) {
     const skip = Math.min(left, SKIP_PER_STATEMENT);
     const params = [...listing.params];
-    const from: string = last ? after(listing.order, last, params) : '';
+    const from: string = last ? rowsAfter(listing.order, last, params) : '';
     params.push(skip - 1);
     const rows: Record<string, string>[] = await db.query<Record<string, string>>(
       `SELECT ${asText} FROM (SELECT ${keys} FROM ${listing.from} WHERE ${listing.where}${from}
@@ -79,5 +80,5 @@ export async function skipRows(db: Queryable, listing: Listing, offset: number):
     left -= skip;
     if (left > 0) await breathe();
   }
-  return after(listing.order, last!, listing.params);
+  return rowsAfter(listing.order, last!, listing.params);
 }
