@@ -4,7 +4,7 @@
  * take them (`--per-turn`, `--engine`, `--config` for locomo; `--engine`, `--samples` for
  * evaluations; `--sizes`, `--engines`, `--fresh`, `--database`, `--load-only` for recall-latency; `--engines`, `--mixes`, `--concurrency`,
  * `--seconds`, `--memories`, `--no-worker`, `--cpu-prof` for load; `--items`, `--entities`,
- * `--seconds`, `--disk` for isolation; `--quick`, `--engine=pglite` for linear).
+ * `--seconds`, `--disk` for isolation; `--rows`, `--offset` for offsets; `--quick`, `--engine=pglite` for linear).
  */
 import { benchEmbed } from './embed.js';
 import { benchEvaluations, evaluationArgs } from './evaluations.js';
@@ -17,6 +17,7 @@ import { benchRecallLatency, latencyArgs } from './recall-latency.js';
 import { benchRetain } from './retain.js';
 import { benchSealedVectors, sealedVectorArgs } from './sealed-vectors.js';
 import { benchText } from './text.js';
+import { benchOffsets, offsetArgs } from './offsets.js';
 
 type Rows = Record<string, string | number>[];
 
@@ -32,6 +33,7 @@ const BENCHMARKS: Record<string, (argv: string[]) => Promise<Rows>> = {
     benchLoad({ ...loadArgs(argv), log: (m) => process.stderr.write(`  ${m}\n`) }).then((rows) =>
       rows.map((r) => ({ ...r })),
     ),
+  offsets: (argv) => benchOffsets(offsetArgs(argv)),
   isolation: (argv) => benchIsolation(isolationArgs(argv)).then((rows) => rows.map((r) => ({ ...r }))),
   'sealed-vectors': (argv) =>
     benchSealedVectors({ ...sealedVectorArgs(argv), log: (m) => process.stderr.write(`  ${m}\n`) }),

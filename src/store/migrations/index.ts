@@ -38,6 +38,7 @@ import m0039 from './0039-retired-postings.js';
 import m0041 from './0041-fair-webhook-claims.js';
 import m0042 from './0042-keyword-driver-pair.js';
 import m0044 from './0044-memories-by-type.js';
+import m0045 from './0045-listing-orders.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -79,6 +80,7 @@ export const MIGRATIONS: readonly Migration[] = [
   m0041,
   m0042,
   m0044,
+  m0045,
 ];
 
 /** The newest schema version this code knows. */

@@ -2,6 +2,7 @@ import type { AuditEntry } from '../records.js';
 import type { Db } from '../db.js';
 import { AUDIT_COLUMNS, type AuditRow, auditEntry } from './audit.js';
 import { decodeCursor, encodeCursor } from './filters.js';
+import { type OrderKey, skipRows } from './offset-walk.js';
 
 /** How a request came: over HTTP, as an MCP tool call, or from the server itself (none in mnemo). */
 export type AuditTransport = 'http' | 'mcp' | 'system';
@@ -66,6 +67,9 @@ function where(projectId: string, bankId: string, f: BankAuditFilter, params: un
   return conds.join(' AND ');
 }
 
+/** The ledger's order, newest first (index audit_bank). */
+const NEWEST: OrderKey[] = [{ expr: 'id', type: 'bigint', desc: true }];
+
 export function bankAuditQueries(db: Db): BankAuditStore {
   return {
     async listBankAudit(projectId, bankId, filter, page) {
@@ -81,9 +85,11 @@ export function bankAuditQueries(db: Db): BankAuditStore {
         params.push(after);
         cond += ` AND id < $${params.length}`;
       }
-      params.push(page.limit + 1, after !== null ? 0 : page.offset);
+      const offset = after !== null ? 0 : page.offset;
+      cond += await skipRows(db, { from: 'audit', where: cond, params, order: NEWEST }, offset);
+      params.push(page.limit + 1);
       const rows = await db.query<AuditRow>(
-        `SELECT ${AUDIT_COLUMNS} FROM audit WHERE ${cond} ORDER BY id DESC LIMIT $${params.length - 1} OFFSET $${params.length}`,
+        `SELECT ${AUDIT_COLUMNS} FROM audit WHERE ${cond} ORDER BY id DESC LIMIT $${params.length}`,
         params,
       );
       const more = rows.length > page.limit;

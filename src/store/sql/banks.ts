@@ -2,6 +2,7 @@ import type { Bank, BankCounts, Space } from '../records.js';
 import { notFound } from '../../contract/errors.js';
 import type { Db } from '../db.js';
 import { type BankIdIn, bankInClause } from './filters.js';
+import { type OrderKey, skipRows } from './offset-walk.js';
 
 /** Spaces and the banks in them: a bank's row, its config, its counts, and its deletion. */
 export interface BankStore {
@@ -105,6 +106,9 @@ function bankWhere(projectId: string, filter: BankFilter): { where: string; para
   return { where, params };
 }
 
+/** The bank listing's order (the primary key). */
+const BY_ID: OrderKey[] = [{ expr: 'id', type: 'text' }];
+
 const SPACE_SELECT = `SELECT s.id, s.name, s.created_at,
   (SELECT count(*)::int FROM banks b WHERE b.project_id = s.project_id AND b.space_id = s.id) AS bank_count
   FROM spaces s`;
@@ -190,7 +194,7 @@ export function bankQueries(db: Db): BankStore {
       if (existing[0]) return existing[0];
       throw notFound(`space '${init.spaceId}'`);
     },
-    listBanks(projectId, filter, page) {
+    async listBanks(projectId, filter, page) {
       const { params, where: base } = bankWhere(projectId, filter);
       let where = base;
       const select = `SELECT ${BANK_COLUMNS} FROM banks WHERE`;
@@ -199,11 +203,9 @@ export function bankQueries(db: Db): BankStore {
         params.push(page.after);
         where += ` AND id > $${params.length}`;
       }
-      params.push(page.limit, page.offset ?? 0);
-      return db.query<Bank>(
-        `${select} ${where} ORDER BY id LIMIT $${params.length - 1} OFFSET $${params.length}`,
-        params,
-      );
+      where += await skipRows(db, { from: 'banks', where, params, order: BY_ID }, page.offset ?? 0);
+      params.push(page.limit);
+      return db.query<Bank>(`${select} ${where} ORDER BY id LIMIT $${params.length}`, params);
     },
     async countBanks(projectId, filter) {
       const { params, where } = bankWhere(projectId, filter);

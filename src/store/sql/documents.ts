@@ -3,6 +3,7 @@ import type { Db } from '../db.js';
 import { termGroupsClause } from './encryption.js';
 import { lockBank } from './bank-lock.js';
 import { deleteMemoriesIn } from './memories.js';
+import { type OrderKey, skipRows } from './offset-walk.js';
 
 /** Documents (the groups of memories retained under one document id), and counting memories by filter. */
 export interface DocumentStore {
@@ -40,13 +41,24 @@ const DOC_SELECT = `SELECT d.id, d.bank_id, d.content_hash, d.created_at, d.upda
      AND m.document_id = d.id) AS memory_count
   FROM documents d`;
 
+/** The listing's order, last updated first (index documents_bank_updated, migration 45). */
+const BY_UPDATE: OrderKey[] = [
+  { expr: 'd.updated_at', type: 'timestamptz', desc: true },
+  { expr: 'd.id', type: 'text' },
+];
+
 /** Documents: the groups of memories retained under one document id. */
 export function documentQueries(db: Db): DocumentStore {
   return {
     async listDocuments(projectId, bankId, page) {
+      const params: unknown[] = [projectId, bankId];
+      let inBank = 'd.project_id = $1 AND d.bank_id = $2';
+      const listing = { from: 'documents d', where: inBank, params, order: BY_UPDATE };
+      inBank += await skipRows(db, listing, page.offset);
+      params.push(page.limit);
       const rows = await db.query<DocumentRecord>(
-        `${DOC_SELECT} WHERE d.project_id = $1 AND d.bank_id = $2 ORDER BY d.updated_at DESC, d.id LIMIT $3 OFFSET $4`,
-        [projectId, bankId, page.limit, page.offset],
+        `${DOC_SELECT} WHERE ${inBank} ORDER BY d.updated_at DESC, d.id LIMIT $${params.length}`,
+        params,
       );
       const total = await db.query<{ n: number }>(
         'SELECT count(*)::int AS n FROM documents WHERE project_id = $1 AND bank_id = $2',

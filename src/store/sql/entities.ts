@@ -1,7 +1,14 @@
 import type { Hit } from '../records.js';
 import type { Db } from '../db.js';
 import type { Entity, MemoryFilter, Page } from '../records.js';
-import { decodeCursor, encodeCursor, filterClauses } from './filters.js';
+import { cursorText, decodeCursor, encodeCursor, filterClauses } from './filters.js';
+import { type OrderKey, rowsAfter, skipRows } from './offset-walk.js';
+
+/** The listing's order, most mentioned first (index entities_bank_mentions, migration 45). */
+const BY_MENTIONS: OrderKey[] = [
+  { expr: 'mention_count', type: 'int', desc: true },
+  { expr: 'name_key', type: 'text' },
+];
 
 /** A bank's entities: their listing and Recall's graph channel. */
 export interface EntityStore {
@@ -111,18 +118,30 @@ export function entityQueries(db: Db): EntityStore {
     },
 
     async listEntities(projectId, bankId, page) {
-      // Most mentioned first; the cursor is the offset, stable enough for browsing.
-      const offset = decodeCursor(page.cursor) ?? page.offset ?? 0;
-      const rows = await db.query<Entity>(
-        `SELECT id::text AS id, name, type, aliases, mention_count, first_seen, last_seen FROM entities
-         WHERE project_id = $1 AND bank_id = $2 AND mention_count > 0
-         ORDER BY mention_count DESC, name_key LIMIT $3 OFFSET $4`,
-        [projectId, bankId, page.limit + 1, offset],
+      // Most mentioned first. The cursor is the last entity's place in that order (`count~name_key`);
+      // an earlier version's cursor, an offset, is still read as one.
+      const params: unknown[] = [projectId, bankId];
+      let where = 'project_id = $1 AND bank_id = $2 AND mention_count > 0';
+      const text = cursorText(page.cursor);
+      const cut = text.indexOf('~');
+      if (cut > 0 && /^\d+$/.test(text.slice(0, cut))) {
+        where += rowsAfter(BY_MENTIONS, [text.slice(0, cut), text.slice(cut + 1)], params);
+      } else {
+        const offset = decodeCursor(page.cursor) ?? page.offset ?? 0;
+        where += await skipRows(db, { from: 'entities', where, params, order: BY_MENTIONS }, offset);
+      }
+      params.push(page.limit + 1);
+      const rows = await db.query<Entity & { name_key: string }>(
+        `SELECT id::text AS id, name, type, aliases, mention_count, first_seen, last_seen, name_key FROM entities
+         WHERE ${where} ORDER BY mention_count DESC, name_key LIMIT $${params.length}`,
+        params,
       );
-      const more = rows.length > page.limit;
+      const items = rows.slice(0, page.limit);
+      const last = items.at(-1);
       return {
-        items: rows.slice(0, page.limit),
-        next_cursor: more ? encodeCursor(offset + page.limit) : null,
+        items: items.map(({ name_key: _k, ...e }) => e),
+        next_cursor:
+          rows.length > page.limit && last ? encodeCursor(`${last.mention_count}~${last.name_key}`) : null,
       };
     },
   };

@@ -1,5 +1,6 @@
 import type { Db } from '../db.js';
 import { decodeCursor, encodeCursor } from './filters.js';
+import { type OrderKey, skipRows } from './offset-walk.js';
 
 /** One language model call: what it was for, which model, tokens, time and outcome; never text. */
 export interface LlmCallRecord {
@@ -90,6 +91,9 @@ function where(projectId: string, bankId: string, f: LlmRequestFilter, params: u
 const COLUMNS =
   'seq::int8 AS seq, started_at, operation, scope, provider, model, status, error, duration_ms, input_tokens, output_tokens, trace_id';
 
+/** The ledger's order, newest first (its primary key). */
+const NEWEST: OrderKey[] = [{ expr: 'seq', type: 'bigint', desc: true }];
+
 export function llmRequestQueries(db: Db): LlmRequestStore {
   return {
     async recordLlmCalls(projectId, bankId, calls, keep) {
@@ -135,10 +139,18 @@ export function llmRequestQueries(db: Db): LlmRequestStore {
         params.push(after);
         cond += ` AND seq < $${params.length}`;
       }
-      params.push(page.limit + 1, after !== null ? 0 : page.offset);
+      const offset = after !== null ? 0 : page.offset;
+      const listing = {
+        from: 'llm_requests',
+        where: `project_id = $1 AND bank_id = $2${cond}`,
+        params,
+        order: NEWEST,
+      };
+      cond += await skipRows(db, listing, offset);
+      params.push(page.limit + 1);
       const rows = await db.query<LlmCallRecord & { seq: number }>(
         `SELECT ${COLUMNS} FROM llm_requests WHERE project_id = $1 AND bank_id = $2${cond}
-          ORDER BY seq DESC LIMIT $${params.length - 1} OFFSET $${params.length}`,
+          ORDER BY seq DESC LIMIT $${params.length}`,
         params,
       );
       const more = rows.length > page.limit;

@@ -7,6 +7,7 @@ import { lockBankForWrite, termGroupsClause } from './encryption.js';
 import { decodeCursor, encodeCursor, filterClauses, vectorLiteral } from './filters.js';
 import { checkStoredQuotaIn, lockStoredQuotaIn } from './limits.js';
 import { derivedObservations, redoConsolidation } from './derived.js';
+import { type OrderKey, skipRows } from './offset-walk.js';
 
 /** A bank's memories: written with their terms and entities, read, re-embedded, deleted. */
 export interface MemoryStore {
@@ -91,6 +92,9 @@ const MEMORY_COLUMNS = `m.id::text AS id, m.bank_id, m.type, m.text, m.context, 
             WHERE e.project_id = me.project_id AND e.bank_id = me.bank_id AND e.id = me.entity_id) AS name
     FROM memory_entities me
     WHERE me.project_id = m.project_id AND me.bank_id = m.bank_id AND me.memory_id = m.id) l), '{}') AS entities`;
+
+/** The listing's order, newest first (index memories_bank_seq). */
+const BY_SEQ: OrderKey[] = [{ expr: 'm.seq', type: 'bigint', desc: true }];
 
 /** Columns of a memory record, over alias `m`, with its entity names. */
 export const MEMORY_SELECT = `SELECT ${MEMORY_COLUMNS} FROM memories m`;
@@ -413,9 +417,10 @@ export function memoryQueries(db: Db): MemoryStore {
         params.push(`%${filter.q.replace(/[\\%_]/g, '\\$&')}%`);
         where += ` AND m.text ILIKE $${params.length}`;
       }
-      params.push(page.limit + 1, page.offset ?? 0);
+      where += await skipRows(db, { from: 'memories m', where, params, order: BY_SEQ }, page.offset ?? 0);
+      params.push(page.limit + 1);
       const rows = await db.query<MemoryRow>(
-        `${MEMORY_SELECT} WHERE ${where} ORDER BY m.seq DESC LIMIT $${params.length - 1} OFFSET $${params.length}`,
+        `${MEMORY_SELECT} WHERE ${where} ORDER BY m.seq DESC LIMIT $${params.length}`,
         params,
       );
       const more = rows.length > page.limit;

@@ -3,6 +3,7 @@ import type { IdempotencyClaim, IdempotencyScope, IdempotentReply, Operation, Pa
 import type { Db, Queryable } from '../db.js';
 import { cursorText, encodeCursor } from './filters.js';
 import { partsOf, readPayloadParts, storedPayload, writePayloadParts } from './payload-parts.js';
+import { type OrderKey, skipRows } from './offset-walk.js';
 
 /** Operations: durable background work, queued per bank and claimed by workers. */
 export interface OperationStore {
@@ -130,6 +131,12 @@ export interface IdempotencyStore {
   /** Drops the kept answers of a bank (its encryption setting switched, or it was deleted). */
   deleteIdempotentResponses(projectId: string, bankId: string): Promise<void>;
 }
+
+/** The listing's order, newest first (index operations_bank, then ties by id). */
+const BY_CREATION: OrderKey[] = [
+  { expr: 'created_at', type: 'timestamptz', desc: true },
+  { expr: 'id', type: 'uuid' },
+];
 
 const OP_COLUMNS = `id::text AS id, project_id, bank_id, kind, status, items_count, memories_created, error, attempts,
   result_metadata,
@@ -361,10 +368,12 @@ export function operationQueries(db: Db): OperationStore & IdempotencyStore {
         where += ` AND (extract(epoch FROM created_at) * 1000000 < ${at}
           OR (extract(epoch FROM created_at) * 1000000 = ${at} AND id > ${id}::uuid))`;
       }
-      params.push(page.limit + 1, after ? 0 : (page.offset ?? 0));
+      const offset = after ? 0 : (page.offset ?? 0);
+      where += await skipRows(db, { from: 'operations', where, params, order: BY_CREATION }, offset);
+      params.push(page.limit + 1);
       const rows = await db.query<OpRow>(
         `SELECT ${OP_COLUMNS} FROM operations WHERE ${where} ORDER BY created_at DESC, id
-         LIMIT $${params.length - 1} OFFSET $${params.length}`,
+         LIMIT $${params.length}`,
         params,
       );
       const more = rows.length > page.limit;
