@@ -40,21 +40,19 @@ export function itemwise<S extends z.ZodObject>(
   const byItem = async (data: unknown): Promise<Parsed> => {
     const items = (data as Record<string, unknown>)[key] as unknown[];
     const issues: z.core.$ZodIssue[] = [];
+    const out: unknown[] = [];
     if (max !== undefined && items.length > max) {
       // Refused by its length (the list's own checks, so the same message) before any item is walked.
       const r = length.safeParse(items);
       if (!r.success)
         for (const issue of r.error.issues) issues.push({ ...issue, path: [key, ...issue.path] });
-      const others = await rest.safeParseAsync(data);
-      if (!others.success) issues.push(...others.error.issues);
-      return { success: false, error: new z.ZodError(issues) } as Parsed;
-    }
-    const out: unknown[] = [];
-    for (let i = 0; i < items.length; i++) {
-      if (i > 0 && i % every === 0) await turn();
-      const r = await element.safeParseAsync(items[i]);
-      if (r.success) out.push(r.data);
-      else for (const issue of r.error.issues) issues.push({ ...issue, path: [key, i, ...issue.path] });
+    } else {
+      for (let i = 0; i < items.length; i++) {
+        if (i > 0 && i % every === 0) await turn();
+        const r = await element.safeParseAsync(items[i]);
+        if (r.success) out.push(r.data);
+        else for (const issue of r.error.issues) issues.push({ ...issue, path: [key, i, ...issue.path] });
+      }
     }
     const others = await rest.safeParseAsync(data);
     if (!others.success) issues.push(...others.error.issues);

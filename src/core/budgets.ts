@@ -141,26 +141,14 @@ export async function chargedFor<T>(
   cost: Cost,
   work: () => Promise<T>,
 ): Promise<T> {
-  const refund = await chargeRefundable(s, projectId, cost);
-  let done = false;
-  try {
-    const out = await work();
-    done = true;
-    return out;
-  } finally {
-    if (!done) await refund();
-  }
-}
-
-/** Charges `cost` as `chargeCost(check)` does; returns what gives the charge back. */
-export async function chargeRefundable(
-  s: Deps<LimitStore, 'limitDefaults' | 'now'>,
-  projectId: string,
-  cost: Cost,
-): Promise<() => Promise<void>> {
   const { refusal, charged } = await chargeCounted(s, projectId, cost, false);
   if (refusal) throw budgetRefusal(refusal);
-  return () => s.store.refundCost(projectId, charged);
+  try {
+    return await work();
+  } catch (err) {
+    await s.store.refundCost(projectId, charged);
+    throw err;
+  }
 }
 
 /** The 429 of a budget that refused a charge. */
