@@ -1,4 +1,4 @@
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import type { Config } from '../config/load.js';
 import { DAY_MS, fixedWindow, MINUTE_MS, NO_LIMITS, rateLimitHeaders, rateLimited } from '../core/quotas.js';
 import type { LimitDefaults } from '../store/store.js';
@@ -41,45 +41,60 @@ const KEEP_MS = 2 * DAY_MS;
  * tightest counter.
  */
 export function rateLimits(): MiddlewareHandler<AppEnv> {
-  let lastPrune = 0;
   return async (c, next) => {
-    const auth = c.get('auth');
-    if (auth?.actor.type !== 'key') return next();
-    const s = c.get('services');
-    const now = s.now();
-    const window = fixedWindow(now, MINUTE_MS);
-    const counts = await s.store.countRequest({
-      projectId: auth.projectId,
-      keyId: auth.actor.keyId ?? null,
-      windowStart: window.start,
-      defaults: s.limitDefaults ?? NO_LIMITS,
-    });
-    if (now.getTime() - lastPrune > PRUNE_EVERY_MS) {
-      lastPrune = now.getTime();
-      s.store
-        .pruneRateCounters(new Date(now.getTime() - KEEP_MS))
-        .catch((err: unknown) => c.get('log').warn({ err }, 'pruning rate counters failed'));
-    }
-    if (counts.length === 0) return next();
-    const tightest = counts.reduce((a, b) => (b.limit - b.count < a.limit - a.count ? b : a));
-    const over = counts.find((x) => x.count > x.limit);
-    if (over) {
-      const name = over.scope === 'key' ? 'requests_per_minute_per_key' : 'requests_per_minute';
-      throw rateLimited(
-        name,
-        `${over.scope === 'key' ? 'this key' : 'this project'} is limited to ${over.limit} requests per minute; retry in ${window.resetSeconds} s`,
-        over.limit,
-        over.count,
-        window.resetSeconds,
-      );
-    }
+    const tightest = await countRequests(c, 1);
+    if (!tightest) return next();
     await next();
     // A quota 429 from the handler already carries the headers of the limit it hit.
     if (c.res.headers.has('RateLimit-Limit')) return;
-    for (const [k, v] of Object.entries(
-      rateLimitHeaders(tightest.limit, tightest.count, window.resetSeconds),
-    )) {
+    for (const [k, v] of Object.entries(rateLimitHeaders(tightest.limit, tightest.count, tightest.reset))) {
       c.header(k, v);
     }
   };
+}
+
+/** When this process last deleted old counters. */
+let lastPrune = 0;
+
+/**
+ * Counts `requests` more requests of the caller's key (nothing for the operator) and refuses
+ * with 429 when that takes a counter past its limit. Returns the tightest counter (for the
+ * `RateLimit-*` headers), or null when no request limit applies.
+ */
+export async function countRequests(
+  c: Context<AppEnv>,
+  requests: number,
+): Promise<{ limit: number; count: number; reset: number } | null> {
+  const auth = c.get('auth');
+  if (auth?.actor.type !== 'key' || requests <= 0) return null;
+  const s = c.get('services');
+  const now = s.now();
+  const window = fixedWindow(now, MINUTE_MS);
+  const counts = await s.store.countRequest({
+    projectId: auth.projectId,
+    keyId: auth.actor.keyId ?? null,
+    windowStart: window.start,
+    defaults: s.limitDefaults ?? NO_LIMITS,
+    requests,
+  });
+  if (now.getTime() - lastPrune > PRUNE_EVERY_MS) {
+    lastPrune = now.getTime();
+    s.store
+      .pruneRateCounters(new Date(now.getTime() - KEEP_MS))
+      .catch((err: unknown) => c.get('log').warn({ err }, 'pruning rate counters failed'));
+  }
+  if (counts.length === 0) return null;
+  const tightest = counts.reduce((a, b) => (b.limit - b.count < a.limit - a.count ? b : a));
+  const over = counts.find((x) => x.count > x.limit);
+  if (over) {
+    const name = over.scope === 'key' ? 'requests_per_minute_per_key' : 'requests_per_minute';
+    throw rateLimited(
+      name,
+      `${over.scope === 'key' ? 'this key' : 'this project'} is limited to ${over.limit} requests per minute; retry in ${window.resetSeconds} s`,
+      over.limit,
+      over.count,
+      window.resetSeconds,
+    );
+  }
+  return { limit: tightest.limit, count: tightest.count, reset: window.resetSeconds };
 }

@@ -9,7 +9,7 @@ import { authDefault, authMe, authOf, guard } from '../auth.js';
 import { bodyText, readJsonBody } from '../json-body.js';
 import type { AppEnv } from '../env.js';
 import { hostPolicy, mcpHostOptions } from '../hosts.js';
-import { rateLimits } from '../limits.js';
+import { countRequests, rateLimits } from '../limits.js';
 
 /**
  * A project API key (any project, like `/v1/me`) or the operator credentials of `/v1/default`
@@ -45,10 +45,15 @@ const auditRefusals: MiddlewareHandler<AppEnv> = async (c, next) => {
   }).catch((err) => c.get('log').error({ err }, 'audit write failed'));
 };
 
+/** JSON-RPC requests (not notifications or responses) of a batch. */
+const callsIn = (batch: unknown[]) =>
+  batch.filter((m) => typeof m === 'object' && m !== null && 'method' in m && 'id' in m).length;
+
 /**
  * `/mcp`: the MCP Streamable HTTP endpoint (stateless, JSON responses). Needs the `mcp` scope;
  * each tool checks the scope of its own operation. `?bank=` sets the default bank of the calls.
- * Each HTTP request counts against the project's and the key's requests per minute.
+ * Each HTTP request, and each call of a batch beyond its first, counts against the project's and
+ * the key's requests per minute.
  */
 export const mcpRoutes = new Hono<AppEnv>()
   .use('*', auditRefusals, mcpAuth, guard('mcp'), rateLimits())
@@ -72,6 +77,9 @@ export const mcpRoutes = new Hono<AppEnv>()
       // from a text it refuses at once instead of parsing up to 10 MB again.
       const body = await readJsonBody(await bodyText(c.req));
       if (!body.ok && 'refused' in body) throw new AppError('validation_error', body.refused);
+      // A JSON-RPC batch carries up to 100 calls in one HTTP request, each as much work as a
+      // request of its own: the calls beyond the first count too, before any of them runs.
+      if (body.ok && Array.isArray(body.value)) await countRequests(c, callsIn(body.value) - 1);
       return handleMcpRequest(
         new Request(c.req.raw, { body: body.ok ? '' : '{' }),
         {

@@ -57,6 +57,8 @@ export interface LimitStore {
     keyId: string | null;
     windowStart: Date;
     defaults: Pick<LimitDefaults, 'requestsPerMinute' | 'requestsPerMinutePerKey'>;
+    /** Requests to count (default 1): an MCP batch counts each call it carries. */
+    requests?: number;
   }): Promise<RateCount[]>;
   /** Counts `items` retained items of the day unless a quota would be exceeded (then nothing is counted). */
   chargeItems(input: {
@@ -196,7 +198,7 @@ export function limitQueries(db: Db): LimitStore {
     );
   };
   return {
-    async countRequest({ projectId, keyId, windowStart, defaults }) {
+    async countRequest({ projectId, keyId, windowStart, defaults, requests = 1 }) {
       // Reads the project's limits and bumps the project's (and the key's) counter of this
       // window in one statement; rows are only written for limits that apply. The two rows are
       // always upserted in the same order, so concurrent requests cannot deadlock. The
@@ -209,14 +211,21 @@ export function limitQueries(db: Db): LimitStore {
                   set_config('synchronous_commit', 'off', true) AS async_commit
            FROM projects WHERE id = $1)
          INSERT INTO rate_counters (project_id, kind, subject, window_start, count, lim)
-         SELECT $1, 'requests', w.subject, $3::timestamptz, 1, w.lim
+         SELECT $1, 'requests', w.subject, $3::timestamptz, $6::int8, w.lim
          FROM p CROSS JOIN LATERAL (VALUES (1, '', p.project_limit), (2, $2::text, p.key_limit)) AS w(ord, subject, lim)
          WHERE w.lim IS NOT NULL AND w.subject IS NOT NULL
          ORDER BY w.ord
          ON CONFLICT (project_id, kind, subject, window_start)
-           DO UPDATE SET count = rate_counters.count + 1, lim = excluded.lim
+           DO UPDATE SET count = rate_counters.count + excluded.count, lim = excluded.lim
          RETURNING subject, count::int8 AS count, lim::int8 AS lim`,
-        [projectId, keyId, windowStart, defaults.requestsPerMinute, defaults.requestsPerMinutePerKey],
+        [
+          projectId,
+          keyId,
+          windowStart,
+          defaults.requestsPerMinute,
+          defaults.requestsPerMinutePerKey,
+          requests,
+        ],
       );
       return rows.map(
         (r): RateCount => ({
