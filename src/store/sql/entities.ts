@@ -35,7 +35,7 @@ export interface EntityStore {
 /** Neighbour entities kept per hop: the ones co-mentioned most often with the hop before. */
 const NEIGHBOURS = 8;
 /** Links read per entity: bounds the work on hub entities (a speaker in every memory). */
-const LINK_SAMPLE = 2000;
+export const LINK_SAMPLE = 2000;
 /** Weight of an entity one hop further from the query. */
 const HOP_DECAY = 0.5;
 

@@ -1,5 +1,17 @@
 import type { Db } from '../db.js';
 import type { Entity } from '../records.js';
+import { LINK_SAMPLE } from './entities.js';
+
+/** Mentions read by one `memoriesOfEntities` statement, over all its entities. */
+const LINKS_PER_STATEMENT = 20_000;
+
+/**
+ * Mentions read per entity by `memoriesOfEntities`: a hub (the bank's owner, named in every
+ * memory) would otherwise be read and sorted whole, and a Recall's entity section asks for every
+ * entity of up to 100 results. Fewer per entity when many are asked, never below `perEntity`.
+ */
+export const linkSample = (entities: number, perEntity: number) =>
+  Math.min(LINK_SAMPLE, Math.max(perEntity, Math.floor(LINKS_PER_STATEMENT / Math.max(entities, 1))));
 
 /**
  * The links of a bank's memories and entities, read for browsing (graphs, an entity's page, a
@@ -20,7 +32,8 @@ export interface GraphStore {
   ): Promise<{ memory_id: string; entity_id: string }[]>;
   /**
    * Up to `perEntity` valid memories mentioning each entity (an invalidated one is no
-   * mention): observations first, then the most recently mentioned.
+   * mention): observations first, then the most recently mentioned, among at most
+   * `linkSample(entityIds.length)` of its mentions (all of them unless it is a hub).
    */
   memoriesOfEntities(
     projectId: string,
@@ -96,12 +109,15 @@ export function graphQueries(db: Db): GraphStore {
       return db.query(
         `SELECT x.entity_id::text AS entity_id, f.memory_id FROM unnest($3::uuid[]) AS x(entity_id)
          CROSS JOIN LATERAL (
-           SELECT m.id::text AS memory_id FROM memory_entities me JOIN memories m
-             ON m.project_id = me.project_id AND m.bank_id = me.bank_id AND m.id = me.memory_id
-           WHERE me.project_id = $1 AND me.bank_id = $2 AND me.entity_id = x.entity_id AND m.state = 'valid'
+           SELECT m.id::text AS memory_id FROM (
+             SELECT memory_id FROM memory_entities
+             WHERE project_id = $1 AND bank_id = $2 AND entity_id = x.entity_id
+             ORDER BY memory_id LIMIT $5) me
+           JOIN memories m ON m.project_id = $1 AND m.bank_id = $2 AND m.id = me.memory_id
+           WHERE m.state = 'valid'
            ORDER BY (m.type = 'observation') DESC, m.mentioned_at DESC NULLS LAST, m.seq DESC
            LIMIT $4) f`,
-        [projectId, bankId, entityIds, perEntity],
+        [projectId, bankId, entityIds, perEntity, linkSample(entityIds.length, perEntity)],
       );
     },
 
