@@ -1,6 +1,6 @@
 import { bankForWrite } from '../banks.js';
 import { awaitBudget } from '../budgets.js';
-import { enqueueOperation, type OperationRunner } from '../operations.js';
+import { type OperationRunner, queueOperation } from '../operations.js';
 import { chargeRetain } from '../quotas.js';
 import type { Deps } from '../services.js';
 import type { BankStore, LimitStore, OperationStore } from '../../store/store.js';
@@ -37,7 +37,7 @@ interface RetainPayload {
 
 /**
  * Async Retain: validates, creates the bank, and queues one durable operation. A client's
- * `operationId` makes a repeated request return the first operation.
+ * `operationId` makes a repeated request return the first operation (and cost nothing).
  */
 export async function retainAsync(
   s: Deps<BankStore & LimitStore & OperationStore, 'limitDefaults' | 'now' | 'onEnqueue'>,
@@ -49,31 +49,37 @@ export async function retainAsync(
   checkRetainRequest(req);
   // Quotas are charged when the items are queued, before anything is written (the run is not charged again).
   const refund = await chargeRetain(s, projectId, req.items);
-  return queueRetain(s, projectId, bankId, req, opts).catch(async (err: unknown) => {
+  const queued = await queueRetain(s, projectId, bankId, req, opts).catch(async (err: unknown) => {
     await refund();
     throw err;
   });
+  // Nothing new queued (the operation of an earlier request with the same id): nothing charged.
+  if (!queued.created) await refund();
+  return queued.result;
 }
 
-/** Creates the bank and queues the Retain of a request already checked and charged. */
+/**
+ * Creates the bank and queues the Retain of a request already checked and charged; `created`
+ * is false when `operationId` names an operation queued before (returned instead).
+ */
 export async function queueRetain(
   s: Deps<BankStore & OperationStore, 'onEnqueue'>,
   projectId: string,
   bankId: string,
   req: RetainRequest,
   opts: { operationId?: string },
-): Promise<AsyncRetainResult> {
+): Promise<{ result: AsyncRetainResult; created: boolean }> {
   await bankForWrite(s, projectId, bankId, { space: req.space });
   const payload: RetainPayload = {
     document_id: req.document_id,
     ...(req.reprocess ? { reprocess: true as const } : {}),
     items: req.items.map((it) => ({ ...it, timestamp: it.timestamp?.toISOString() })),
   };
-  const op = await enqueueOperation(s, projectId, bankId, 'retain', payload, {
+  const { operation: op, created } = await queueOperation(s, projectId, bankId, 'retain', payload, {
     itemsCount: req.items.length,
     id: opts.operationId,
   });
-  return {
+  const result: AsyncRetainResult = {
     success: true,
     async: true,
     bank_id: bankId,
@@ -82,6 +88,7 @@ export async function queueRetain(
     operation_ids: [op.id],
     document_id: req.document_id ?? req.items[0]?.document_id ?? null,
   };
+  return { result, created };
 }
 
 /** Where a queued Retain got to: the next item, memories made so far, unchanged documents. */
