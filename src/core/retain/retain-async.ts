@@ -1,6 +1,6 @@
 import { bankForWrite } from '../banks.js';
 import { awaitBudget } from '../budgets.js';
-import { type OperationRunner, queueOperation } from '../operations.js';
+import { type OperationRunner, OperationWait, queueOperation } from '../operations.js';
 import { chargeRetain } from '../quotas.js';
 import type { Deps } from '../services.js';
 import type { BankStore, LimitStore, OperationStore } from '../../store/store.js';
@@ -91,6 +91,9 @@ export async function queueRetain(
   return { result, created };
 }
 
+/** How long a queued Retain behind another of its bank waits before it looks again. */
+const RETAIN_TURN_WAIT_MS = 250;
+
 /** Where a queued Retain got to: the next item, memories made so far, unchanged documents. */
 interface RetainProgress {
   next: number;
@@ -108,6 +111,12 @@ export const runRetainOperation: OperationRunner<
   Deps<RetainStore, 'embedder' | 'limitDefaults' | 'llm' | 'now' | 'onEnqueue'>
 > = async (s, op) => {
   const p = op.payload as RetainPayload;
+  const started = op.progress as RetainProgress | null;
+  // The bank's queued Retains run one after another, in the order they were queued: two at once
+  // (on two workers or processes) would interleave their slices, and two of one document would
+  // each replace it with their first slice and then add their later ones to the other's.
+  if (!started && (await s.store.earlierOperationUnfinished(op.projectId, op.bankId, op.id, op.kind)))
+    throw new OperationWait('waiting for an earlier Retain of the bank to finish', RETAIN_TURN_WAIT_MS);
   // A project whose model or entity budget is spent: the Retain waits for the window to reset.
   await awaitBudget(s, op.projectId);
   const req = {
@@ -115,7 +124,6 @@ export const runRetainOperation: OperationRunner<
     reprocess: p.reprocess,
     items: p.items.map((it) => ({ ...it, timestamp: it.timestamp ? new Date(it.timestamp) : undefined })),
   };
-  const started = op.progress as RetainProgress | null;
   // Checked when queued; once more on the first slice (an operation queued by an older version,
   // or imported), not on every slice: the whole request is walked each time.
   if (!started) checkRetainRequest(req);
