@@ -92,7 +92,7 @@ export async function queueRetain(
 }
 
 /** How long a queued Retain behind another of its bank waits before it looks again. */
-const RETAIN_TURN_WAIT_MS = 250;
+const RETAIN_TURN_WAIT_MS = 500;
 
 /** Where a queued Retain got to: the next item, memories made so far, unchanged documents. */
 interface RetainProgress {
@@ -112,13 +112,14 @@ export const runRetainOperation: OperationRunner<
 > = async (s, op) => {
   const p = op.payload as RetainPayload;
   const started = op.progress as RetainProgress | null;
+  // A project whose model or entity budget is spent: the Retain waits for the window to reset
+  // (asked first: a Retain behind one waiting for the budget waits as long, not in short turns).
+  await awaitBudget(s, op.projectId);
   // The bank's queued Retains run one after another, in the order they were queued: two at once
   // (on two workers or processes) would interleave their slices, and two of one document would
   // each replace it with their first slice and then add their later ones to the other's.
   if (!started && (await s.store.earlierOperationUnfinished(op.projectId, op.bankId, op.id, op.kind)))
     throw new OperationWait('waiting for an earlier Retain of the bank to finish', RETAIN_TURN_WAIT_MS);
-  // A project whose model or entity budget is spent: the Retain waits for the window to reset.
-  await awaitBudget(s, op.projectId);
   const req = {
     document_id: p.document_id,
     reprocess: p.reprocess,
