@@ -129,6 +129,36 @@ export async function chargeCost(
   if (r) throw budgetRefusal(r);
 }
 
+/** Gives back `part` of a charge (all that is left of it by default); see `chargeRefundable`. */
+export type CostRefund = (part?: Cost) => Promise<void>;
+
+/**
+ * Charges `cost` as `chargeCost(check)` does and returns what gives it back, for work refused or
+ * left undone after its charge: all of it, or `part` (per unit). A refund goes to the counters
+ * and windows the charge went to, and all refunds together never give back more than was
+ * charged, so a refund that runs twice (a retry, two catch blocks) cannot lower another
+ * request's count.
+ */
+export async function chargeRefundable(
+  s: Deps<LimitStore, 'limitDefaults' | 'now'>,
+  projectId: string,
+  cost: Cost,
+): Promise<CostRefund> {
+  const { refusal, charged } = await chargeCounted(s, projectId, cost, false);
+  if (refusal) throw budgetRefusal(refusal);
+  const left = charged.map((c) => ({ ...c }));
+  return async (part) => {
+    const back = [];
+    for (const c of left) {
+      const amount = Math.min(c.amount, Math.max(0, part ? (part[c.kind as CostUnit] ?? 0) : c.amount));
+      if (amount <= 0) continue;
+      c.amount -= amount;
+      back.push({ ...c, amount });
+    }
+    if (back.length) await s.store.refundCost(projectId, back);
+  };
+}
+
 /**
  * Charges `cost` as `chargeCost(check)` does, then runs `work`; when `work` throws, the charge is
  * given back before the error goes on. For work that can still be refused after its charge, by a
@@ -141,12 +171,11 @@ export async function chargedFor<T>(
   cost: Cost,
   work: () => Promise<T>,
 ): Promise<T> {
-  const { refusal, charged } = await chargeCounted(s, projectId, cost, false);
-  if (refusal) throw budgetRefusal(refusal);
+  const refund = await chargeRefundable(s, projectId, cost);
   try {
     return await work();
   } catch (err) {
-    await s.store.refundCost(projectId, charged);
+    await refund();
     throw err;
   }
 }
@@ -187,6 +216,13 @@ export async function awaitBudget(
 ): Promise<void> {
   await chargeOrWait(s, projectId, Object.fromEntries(JOB_UNITS.map((u) => [u, 0])));
 }
+
+/**
+ * Asks only that some of the project's model budgets (calls, tokens) is left: a 429 for a
+ * project that has spent one, before a request charges work that leads to a model call.
+ */
+export const requireModelBudget = (s: Deps<LimitStore, 'limitDefaults' | 'now'>, projectId: string) =>
+  chargeCost(s, projectId, { model_calls: 0, model_tokens: 0 }, 'check');
 
 /**
  * How a metered model charges each call, before it is made:

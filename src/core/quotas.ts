@@ -1,6 +1,13 @@
 import { StoredQuotaExceeded } from '../store/quota-error.js';
 import type { LimitDefaults, LimitStore, MemoryStore, ObservationStore } from '../store/store.js';
-import { BUDGETS, budgetUsage, chargeCost, retainCost } from './budgets.js';
+import {
+  BUDGETS,
+  budgetUsage,
+  type CostRefund,
+  chargeCost,
+  chargeRefundable,
+  retainCost,
+} from './budgets.js';
 import { DAY_MS, fixedWindow, MINUTE_MS, rateLimited } from './windows.js';
 import type { Deps, Services } from './services.js';
 import { AppError } from './errors.js';
@@ -16,26 +23,40 @@ export const NO_LIMITS: LimitDefaults = {
   budgets: {},
 };
 
+/** What a Retain's charge is counted from: its items (content, context, the entities they give). */
+type Charged = { content: string; context?: string; entities?: unknown[] };
+
+/**
+ * Gives back the part of a Retain's charge that paid for `items` (all of its items by default):
+ * their retained items of the day and their cost (items, characters, entities given).
+ */
+export type RetainRefund = (items?: readonly Charged[]) => Promise<void>;
+
 /**
  * Charges a Retain against the project's quotas before anything is written: retained items per
  * day and stored memories, then the cost budgets of what the request itself shows (items and
- * characters, see budgets.ts). Over any, it is a 429 and nothing is counted. Returns a refund of
- * the items (all, or the `n` a Retain that failed midway did not store); the cost stays charged
- * (the work may have been done).
+ * characters, see budgets.ts). Over any, it is a 429 and nothing is counted. Returns the refund
+ * of the items a Retain refused or failed midway did not store (quota and cost alike); what it
+ * stored stays charged. Together its refunds give back at most what it charged.
  */
 export async function chargeRetain(
   s: Deps<LimitStore, 'limitDefaults' | 'now'>,
   projectId: string,
-  batch: readonly { content: string; context?: string; entities?: unknown[] }[],
-): Promise<(n?: number) => Promise<void>> {
-  const refund = await chargeItemQuotas(s, projectId, batch.length);
+  batch: readonly Charged[],
+): Promise<RetainRefund> {
+  const refundItems = await chargeItemQuotas(s, projectId, batch.length);
+  let refundCost: CostRefund;
   try {
-    await chargeCost(s, projectId, retainCost(batch), 'check');
+    refundCost = await chargeRefundable(s, projectId, retainCost(batch));
   } catch (err) {
-    await refund();
+    await refundItems();
     throw err;
   }
-  return refund;
+  return async (items = batch) => {
+    if (items.length === 0) return;
+    await refundItems(items.length);
+    await refundCost(retainCost(items));
+  };
 }
 
 /**
@@ -65,8 +86,12 @@ async function chargeItemQuotas(
       day.resetSeconds,
     );
   }
+  // Never more than was charged, however many refunds run.
+  let left = items;
   return async (n = items) => {
-    if (n > 0) await s.store.refundItems(projectId, Math.min(n, items), day.start);
+    const back = Math.min(n, left);
+    left -= back;
+    if (back > 0) await s.store.refundItems(projectId, back, day.start);
   };
 }
 

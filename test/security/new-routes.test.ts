@@ -302,6 +302,7 @@ for (const engine of ENGINES) {
     });
 
     test('two reprocesses of one document of many slices, queued together, leave it whole once', async () => {
+      // Two workers, as two mnemo processes run: each may claim one of the two operations.
       const bank = `/v1/default/banks/twice`;
       const items = Array.from({ length: 60 }, (_, i) => ({ content: `Line ${i} of the long ledger.` }));
       const r = await t.call('POST', `${bank}/memories`, { body: { items, document_id: 'ledger' } });
@@ -318,6 +319,7 @@ for (const engine of ENGINES) {
         ops.push(rp.body.operation_id as string);
       }
       const w = await t.reconfigured({ runWorker: true });
+      await t.reconfigured({ runWorker: true });
       for (const id of ops) {
         const op = await until(
           () => w.call('GET', `${bank}/operations/${id}`),

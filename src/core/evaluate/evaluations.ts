@@ -10,7 +10,7 @@ import { effectiveConfig } from '../bank-config.js';
 import { requireBank } from '../banks.js';
 import { AppError, notFound } from '../errors.js';
 import { isUuid } from '../ids.js';
-import { chargeCost } from '../budgets.js';
+import { chargeRefundable } from '../budgets.js';
 import { type Budget, recallUnits } from '../recall/budget.js';
 import {
   type ChannelIds,
@@ -201,50 +201,58 @@ async function runCases(
   signal?: AbortSignal,
 ) {
   // Each case is one Recall and costs what it would alone; all are charged before the first
-  // runs, so a spent budget refuses the evaluation whole (429) rather than half-way.
-  const units = cases.reduce((n, c) => n + recallUnits(c.query, options.budget, 1, options.max_tokens), 0);
-  await chargeCost(s, projectId, { recall_units: units }, 'check');
+  // runs, so a spent budget refuses the evaluation whole (429) rather than half-way. A run
+  // stopped midway (its client gone, its bank deleted) gives back what its cases left to run cost.
+  const caseUnits = cases.map((c) => recallUnits(c.query, options.budget, 1, options.max_tokens));
+  let unrun = caseUnits.reduce((n, u) => n + u, 0);
+  const refund = await chargeRefundable(s, projectId, { recall_units: unrun });
 
   const outcomes: CaseOutcome[] = [];
   const fused = [];
   const perChannel = Object.fromEntries(
     EVALUATION_CHANNELS.map((c) => [c, [] as ReturnType<typeof scoreCase>[]]),
   );
-  for (const c of cases) {
-    signal?.throwIfAborted();
-    let lists: ChannelIds = { semantic: [], keyword: [], graph: [], temporal: [] };
-    const answer = await recall(
-      s,
-      projectId,
-      bankId,
-      {
-        query: c.query,
-        budget: options.budget,
-        max_tokens: options.max_tokens,
-        tags: c.tags,
-        query_timestamp: c.query_timestamp === undefined ? undefined : new Date(c.query_timestamp),
-      },
-      { onChannels: (ids) => (lists = ids), charged: true },
-    );
-    const expected = c.expected_memory_ids;
-    const ranks = ranksWithin(
-      answer.results.map((r) => r.id),
-      expected,
-      k,
-    );
-    const score = scoreCase(ranks);
-    fused.push(score);
-    for (const ch of EVALUATION_CHANNELS)
-      perChannel[ch]!.push(scoreCase(ranksWithin(lists[ch], expected, k)));
-    const foundBy = (id: string) => EVALUATION_CHANNELS.filter((ch) => lists[ch].includes(id));
-    const detail = expected.map((id, i) => ({ memory_id: id, rank: ranks[i]!, found_by: foundBy(id) }));
-    outcomes.push({
-      ...c,
-      rank: score.rank,
-      recall_at_k: round6(score.recall),
-      found_by: EVALUATION_CHANNELS.filter((ch) => detail.some((d) => d.found_by.includes(ch))),
-      expected: detail,
-    });
+  try {
+    for (const c of cases) {
+      signal?.throwIfAborted();
+      let lists: ChannelIds = { semantic: [], keyword: [], graph: [], temporal: [] };
+      const answer = await recall(
+        s,
+        projectId,
+        bankId,
+        {
+          query: c.query,
+          budget: options.budget,
+          max_tokens: options.max_tokens,
+          tags: c.tags,
+          query_timestamp: c.query_timestamp === undefined ? undefined : new Date(c.query_timestamp),
+        },
+        { onChannels: (ids) => (lists = ids), charged: true },
+      );
+      const expected = c.expected_memory_ids;
+      const ranks = ranksWithin(
+        answer.results.map((r) => r.id),
+        expected,
+        k,
+      );
+      const score = scoreCase(ranks);
+      fused.push(score);
+      for (const ch of EVALUATION_CHANNELS)
+        perChannel[ch]!.push(scoreCase(ranksWithin(lists[ch], expected, k)));
+      const foundBy = (id: string) => EVALUATION_CHANNELS.filter((ch) => lists[ch].includes(id));
+      const detail = expected.map((id, i) => ({ memory_id: id, rank: ranks[i]!, found_by: foundBy(id) }));
+      outcomes.push({
+        ...c,
+        rank: score.rank,
+        recall_at_k: round6(score.recall),
+        found_by: EVALUATION_CHANNELS.filter((ch) => detail.some((d) => d.found_by.includes(ch))),
+        expected: detail,
+      });
+      unrun -= caseUnits[outcomes.length - 1]!;
+    }
+  } catch (err) {
+    await refund({ recall_units: unrun });
+    throw err;
   }
 
   const figures = meanFigures(fused);

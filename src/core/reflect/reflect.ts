@@ -1,7 +1,7 @@
 import { countTokens } from '../../text/tokens.js';
 import { effectiveConfig } from '../bank-config.js';
 import { requireBank } from '../banks.js';
-import { meteredModel } from '../budgets.js';
+import { meteredModel, requireModelBudget } from '../budgets.js';
 import { LlmLedger } from '../llm-ledger.js';
 import { applicableDirectives } from '../directives.js';
 import { AppError } from '../errors.js';
@@ -111,6 +111,9 @@ export async function reflect(
   const bank = await requireBank(s, projectId, bankId);
   const disposition = dispositionOf(bank);
   const budget = req.budget ?? effectiveConfig(bank.config).recall_default_budget;
+  // The model's budgets are asked before the Recall is charged: a Reflect they would refuse at its
+  // first model call costs no recall units.
+  if (s.llm) await requireModelBudget(s, projectId);
   const [evidence, directives] = await Promise.all([
     gatherEvidence(s, projectId, bankId, req, budget),
     applicableDirectives(s, projectId, bankId, req.tags, req.tags_match),

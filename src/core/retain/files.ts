@@ -196,8 +196,8 @@ export async function retainFiles(
   );
   const out: FileRetainResult['files'] = [];
   for (const [i, { file, kind, text, req }] of requests.entries()) {
-    const r = await queueRetain(s, projectId, bankId, req, {}).catch(async (err: unknown) => {
-      await refund(requests.slice(i).reduce((n, q) => n + q.req.items.length, 0));
+    const { result: r } = await queueRetain(s, projectId, bankId, req, {}).catch(async (err: unknown) => {
+      await refund(requests.slice(i).flatMap((q) => q.req.items));
       throw err;
     });
     out.push({

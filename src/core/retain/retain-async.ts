@@ -1,6 +1,6 @@
 import { bankForWrite } from '../banks.js';
 import { awaitBudget } from '../budgets.js';
-import { enqueueOperation, type OperationRunner } from '../operations.js';
+import { type OperationRunner, OperationWait, queueOperation } from '../operations.js';
 import { chargeRetain } from '../quotas.js';
 import type { Deps } from '../services.js';
 import type { BankStore, LimitStore, OperationStore } from '../../store/store.js';
@@ -37,7 +37,7 @@ interface RetainPayload {
 
 /**
  * Async Retain: validates, creates the bank, and queues one durable operation. A client's
- * `operationId` makes a repeated request return the first operation.
+ * `operationId` makes a repeated request return the first operation (and cost nothing).
  */
 export async function retainAsync(
   s: Deps<BankStore & LimitStore & OperationStore, 'limitDefaults' | 'now' | 'onEnqueue'>,
@@ -49,31 +49,37 @@ export async function retainAsync(
   checkRetainRequest(req);
   // Quotas are charged when the items are queued, before anything is written (the run is not charged again).
   const refund = await chargeRetain(s, projectId, req.items);
-  return queueRetain(s, projectId, bankId, req, opts).catch(async (err: unknown) => {
+  const queued = await queueRetain(s, projectId, bankId, req, opts).catch(async (err: unknown) => {
     await refund();
     throw err;
   });
+  // Nothing new queued (the operation of an earlier request with the same id): nothing charged.
+  if (!queued.created) await refund();
+  return queued.result;
 }
 
-/** Creates the bank and queues the Retain of a request already checked and charged. */
+/**
+ * Creates the bank and queues the Retain of a request already checked and charged; `created`
+ * is false when `operationId` names an operation queued before (returned instead).
+ */
 export async function queueRetain(
   s: Deps<BankStore & OperationStore, 'onEnqueue'>,
   projectId: string,
   bankId: string,
   req: RetainRequest,
   opts: { operationId?: string },
-): Promise<AsyncRetainResult> {
+): Promise<{ result: AsyncRetainResult; created: boolean }> {
   await bankForWrite(s, projectId, bankId, { space: req.space });
   const payload: RetainPayload = {
     document_id: req.document_id,
     ...(req.reprocess ? { reprocess: true as const } : {}),
     items: req.items.map((it) => ({ ...it, timestamp: it.timestamp?.toISOString() })),
   };
-  const op = await enqueueOperation(s, projectId, bankId, 'retain', payload, {
+  const { operation: op, created } = await queueOperation(s, projectId, bankId, 'retain', payload, {
     itemsCount: req.items.length,
     id: opts.operationId,
   });
-  return {
+  const result: AsyncRetainResult = {
     success: true,
     async: true,
     bank_id: bankId,
@@ -82,7 +88,11 @@ export async function queueRetain(
     operation_ids: [op.id],
     document_id: req.document_id ?? req.items[0]?.document_id ?? null,
   };
+  return { result, created };
 }
+
+/** How long a queued Retain behind another of its bank waits before it looks again. */
+const RETAIN_TURN_WAIT_MS = 500;
 
 /** Where a queued Retain got to: the next item, memories made so far, unchanged documents. */
 interface RetainProgress {
@@ -101,14 +111,20 @@ export const runRetainOperation: OperationRunner<
   Deps<RetainStore, 'embedder' | 'limitDefaults' | 'llm' | 'now' | 'onEnqueue'>
 > = async (s, op) => {
   const p = op.payload as RetainPayload;
-  // A project whose model or entity budget is spent: the Retain waits for the window to reset.
+  const started = op.progress as RetainProgress | null;
+  // A project whose model or entity budget is spent: the Retain waits for the window to reset
+  // (asked first: a Retain behind one waiting for the budget waits as long, not in short turns).
   await awaitBudget(s, op.projectId);
+  // The bank's queued Retains run one after another, in the order they were queued: two at once
+  // (on two workers or processes) would interleave their slices, and two of one document would
+  // each replace it with their first slice and then add their later ones to the other's.
+  if (!started && (await s.store.earlierOperationUnfinished(op.projectId, op.bankId, op.id, op.kind)))
+    throw new OperationWait('waiting for an earlier Retain of the bank to finish', RETAIN_TURN_WAIT_MS);
   const req = {
     document_id: p.document_id,
     reprocess: p.reprocess,
     items: p.items.map((it) => ({ ...it, timestamp: it.timestamp ? new Date(it.timestamp) : undefined })),
   };
-  const started = op.progress as RetainProgress | null;
   // Checked when queued; once more on the first slice (an operation queued by an older version,
   // or imported), not on every slice: the whole request is walked each time.
   if (!started) checkRetainRequest(req);

@@ -177,13 +177,13 @@ export async function retain(
   // on its first slice (runRetainOperation): not again for each of its slices.
   if (opts.slice || opts.idSeed) return (await retainSliceOf(s, projectId, bankId, req, opts)).result;
   checkRetainRequest(req);
-  // Quotas (items per day, stored memories) are charged before anything is written.
+  // Quotas (items per day, stored memories) and cost are charged before anything is written.
   const refund = await chargeRetain(s, projectId, req.items);
   const seed = opts.seed ?? randomUUID();
   const n = req.items.length;
-  /** Items whose slice is stored, and of them those an earlier attempt stored (charged then). */
+  /** Items whose slice is stored, and the items an earlier attempt stored (charged then). */
   let stored = 0;
-  let storedBefore = 0;
+  const storedBefore: RetainItem[] = [];
   try {
     const unchanged = await unchangedDocuments(s, projectId, bankId, req);
     const ids: string[] = [];
@@ -201,11 +201,11 @@ export async function retain(
       });
       ids.push(...out.result.memory_ids);
       if (out.extracted) extraction = out.result.extraction;
-      if (out.seen) storedBefore += end - start;
+      if (out.seen) storedBefore.push(...req.items.slice(start, end));
       stored = end;
       start = end;
     }
-    if (storedBefore > 0) await refund(storedBefore);
+    await refund(storedBefore);
     await retainCompleted(s, projectId, bankId, seed, req);
     return {
       success: true,
@@ -219,7 +219,9 @@ export async function retain(
       extraction,
     };
   } catch (err) {
-    await refund(n - stored + storedBefore);
+    // Refused (a missing space, a spent entity budget, the stored quota) or failed midway: what
+    // it did not store costs nothing, what it stored stays charged.
+    await refund([...storedBefore, ...req.items.slice(stored)]);
     throw err;
   }
 }
