@@ -1,6 +1,5 @@
 import type { DocumentRecord, MemoryFilter } from '../records.js';
 import type { Db } from '../db.js';
-import { termGroupsClause } from './encryption.js';
 import { lockBank } from './bank-lock.js';
 import { BY_SEQ, deleteMemoriesIn, listedClauses } from './memories.js';
 import { countRows, type OrderKey, type PayHops, skipRows } from './offset-walk.js';
