@@ -122,7 +122,12 @@ export async function countRows(
   filter: ((params: unknown[]) => string) | null,
   pay?: PayHops,
 ): Promise<number> {
-  const keys = listing.order.map((k) => k.expr).join(', ');
+  const keys = listing.order.map((k, i) => `${k.expr} AS k${i}`).join(', ');
+  // The hop's last row, in the same statement: its keys, each the first in the reversed order.
+  const reversed = listing.order.map((k, i) => `k${i}${k.desc ? '' : ' DESC'}`).join(', ');
+  const lastKeys = listing.order
+    .map((_, i) => `(array_agg(k${i}::text ORDER BY ${reversed}))[1] AS k${i}`)
+    .join(', ');
   let n = 0;
   let last: string[] | null = null;
   for (;;) {
@@ -130,18 +135,17 @@ export async function countRows(
     const kept = filter ? filter(params) : 'true';
     const from = last ? rowsAfter(listing.order, last, params) : '';
     params.push(SKIP_PER_STATEMENT);
-    const rows = await db.query<{ seen: number; n: number }>(
-      `SELECT count(*)::int AS seen, count(*) FILTER (WHERE kept)::int AS n
+    const rows = await db.query<Record<string, string> & { seen: number; n: number }>(
+      `SELECT count(*)::int AS seen, count(*) FILTER (WHERE kept)::int AS n, ${lastKeys}
          FROM (SELECT ${kept} AS kept, ${keys} FROM ${listing.from} WHERE ${listing.where}${from}
                ORDER BY ${orderBy(listing.order)} LIMIT $${params.length}) hop`,
       params,
     );
-    n += rows[0]!.n;
-    if (rows[0]!.seen < SKIP_PER_STATEMENT) return n;
+    const row = rows[0]!;
+    n += row.n;
+    if (row.seen < SKIP_PER_STATEMENT) return n;
+    last = listing.order.map((_, i): string => row[`k${i}`]!);
     await pay?.(1);
-    await breathe();
-    last = await hop(db, listing, last, SKIP_PER_STATEMENT);
-    if (!last) return n;
     await breathe();
   }
 }
