@@ -1,8 +1,9 @@
+import { walkFare } from './budgets.js';
 import { type BankScope, scopeParts } from './bank-scope.js';
 import { bankProfile } from './banks.js';
 import { notFound } from './errors.js';
 import type { Deps } from './services.js';
-import type { BankStore } from '../store/store.js';
+import type { BankStore, LimitStore } from '../store/store.js';
 
 /** Cursors of the bank list: the last bank id of a page, base64url-encoded (opaque to callers). */
 const encodeAfter = (id: string) => Buffer.from(id).toString('base64url');
@@ -30,7 +31,7 @@ export interface BankListScope {
  * mnemo's, and how many banks match over every page.
  */
 export async function listBankPage(
-  s: Deps<BankStore>,
+  s: Deps<BankStore & LimitStore, 'limitDefaults' | 'now'>,
   projectId: string,
   q: BankListRequest,
   who: BankListScope = {},
@@ -47,6 +48,7 @@ export async function listBankPage(
     limit: limit + 1,
     after: decodeAfter(q.cursor),
     offset,
+    pay: walkFare(s, projectId),
   });
   const page = banks.slice(0, limit);
   const items = await Promise.all(
@@ -59,7 +61,7 @@ export async function listBankPage(
   return {
     items,
     next_cursor: banks.length > limit && last ? encodeAfter(last.id) : null,
-    total: await s.store.countBanks(projectId, filter),
+    total: await s.store.countBanks(projectId, filter, walkFare(s, projectId)),
     limit,
     offset,
   };

@@ -1,5 +1,5 @@
 import type { LanguageModel } from '../llm/model.js';
-import type { CostCharge, LimitStore } from '../store/store.js';
+import type { CostCharge, LimitStore, PayHops } from '../store/store.js';
 import { DAY_MS, fixedWindow, MINUTE_MS, rateLimited } from './windows.js';
 import type { Deps, Services } from './services.js';
 import type { BudgetName } from './types.js';
@@ -56,6 +56,16 @@ function charges(s: Pick<Services, 'limitDefaults' | 'now'>, cost: Cost): CostCh
     amount: cost[b.unit]!,
     defaultLimit: defaults[b.name] ?? null,
   }));
+}
+
+/**
+ * What a listing pays for walking its rows (issue 18): each statement past a walk's first, which
+ * skips up to SKIP_PER_STATEMENT rows towards a deep offset or counts as many for a total, costs
+ * one recall unit, charged before it runs (a 429 when the budget is spent). Offset 0 and cursor
+ * pages over a bank of fewer rows than that cost nothing.
+ */
+export function walkFare(s: Deps<LimitStore, 'limitDefaults' | 'now'>, projectId: string): PayHops {
+  return (hops) => chargeCost(s, projectId, { recall_units: hops }, 'check');
 }
 
 /** A job's project is over one of its budgets: the job waits `delayMs` (the window's reset). */

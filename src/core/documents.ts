@@ -1,4 +1,5 @@
 import { requireBank } from './banks.js';
+import { walkFare } from './budgets.js';
 import { AppError, notFound } from './errors.js';
 import { retainAsync } from './retain/retain-async.js';
 import { sourceItems } from './retain/source.js';
@@ -8,13 +9,13 @@ import type { BankStore, DocumentStore, LimitStore, MemoryStore, OperationStore 
 
 /** Documents of a bank, most recently updated first. */
 export async function listDocuments(
-  s: Deps<BankStore & DocumentStore>,
+  s: Deps<BankStore & DocumentStore & LimitStore, 'limitDefaults' | 'now'>,
   projectId: string,
   bankId: string,
   page: { limit: number; offset: number },
 ) {
   await requireBank(s, projectId, bankId);
-  return s.store.listDocuments(projectId, bankId, page);
+  return s.store.listDocuments(projectId, bankId, { ...page, pay: walkFare(s, projectId) });
 }
 
 /** One document with its memories' text joined in order (its original text in chunks mode). */

@@ -1,6 +1,13 @@
+import { walkFare } from './budgets.js';
 import { AUDIT_COUNT_CAP } from '../contract/audit-logs.js';
 import type { TimeseriesPeriod } from '../contract/stats.js';
-import type { AuditTransport, BankAuditStore, BankStore, LlmRequestStore } from '../store/store.js';
+import type {
+  AuditTransport,
+  BankAuditStore,
+  BankStore,
+  LimitStore,
+  LlmRequestStore,
+} from '../store/store.js';
 import { requireBank } from './banks.js';
 import type { Deps } from './services.js';
 import { periodWindow } from './stats.js';
@@ -18,7 +25,7 @@ interface PageQuery {
 
 /** A bank's audit log, newest first, in Hindsight's shape beside mnemo's fields. */
 export async function listBankAudit(
-  s: Deps<BankAuditStore & BankStore>,
+  s: Deps<BankAuditStore & BankStore & LimitStore, 'limitDefaults' | 'now'>,
   projectId: string,
   bankId: string,
   q: PageQuery & { action?: string; transport?: AuditTransport },
@@ -30,7 +37,7 @@ export async function listBankAudit(
     projectId,
     bankId,
     { action: q.action, transport: q.transport, since: date(q.start_date), until: date(q.end_date) },
-    { limit, offset, cursor: q.cursor, countCap: AUDIT_COUNT_CAP },
+    { limit, offset, cursor: q.cursor, countCap: AUDIT_COUNT_CAP, pay: walkFare(s, projectId) },
   );
   return {
     bank_id: bankId,
@@ -73,7 +80,7 @@ export async function bankAuditStats(
 
 /** A bank's model calls, newest first, in Hindsight's trace shape: no prompt, no answer. */
 export async function listLlmRequests(
-  s: Deps<BankStore & LlmRequestStore>,
+  s: Deps<BankStore & LimitStore & LlmRequestStore, 'limitDefaults' | 'now'>,
   projectId: string,
   bankId: string,
   q: PageQuery & {
@@ -92,7 +99,7 @@ export async function listLlmRequests(
     projectId,
     bankId,
     { ...filter, since: date(start_date), until: date(end_date) },
-    { limit, offset, cursor: q.cursor },
+    { limit, offset, cursor: q.cursor, pay: walkFare(s, projectId) },
   );
   return {
     bank_id: bankId,

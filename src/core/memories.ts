@@ -1,19 +1,20 @@
 import { requireBank } from './banks.js';
 import { forget, type ForgetStore } from './forget.js';
 import type { Deps } from './services.js';
-import type { BankStore, MemoryStore } from '../store/store.js';
+import type { BankStore, LimitStore, MemoryStore } from '../store/store.js';
+import { walkFare } from './budgets.js';
 import type { MemoryFilter } from './types.js';
 
 /** One page of a bank's memories, newest first. */
 export async function listMemories(
-  s: Deps<BankStore & MemoryStore>,
+  s: Deps<BankStore & LimitStore & MemoryStore, 'limitDefaults' | 'now'>,
   projectId: string,
   bankId: string,
   filter: MemoryFilter & { q?: string },
   page: { limit: number; cursor?: string; offset?: number },
 ) {
   await requireBank(s, projectId, bankId);
-  return s.store.listMemories(projectId, bankId, filter, page);
+  return s.store.listMemories(projectId, bankId, filter, { ...page, pay: walkFare(s, projectId) });
 }
 
 /**

@@ -1,8 +1,16 @@
+import { walkFare } from './budgets.js';
 import { requireBank } from './banks.js';
 import { notFound } from './errors.js';
 import { isUuid } from './ids.js';
 import type { Deps } from './services.js';
-import type { BankStore, CurationStore, DocumentStore, GraphStore, MemoryStore } from '../store/store.js';
+import type {
+  BankStore,
+  CurationStore,
+  DocumentStore,
+  GraphStore,
+  LimitStore,
+  MemoryStore,
+} from '../store/store.js';
 import type { Memory, MemoryFilter } from './types.js';
 
 async function findMemory(
@@ -110,7 +118,7 @@ const MAX_EDGES = 5000;
  * counts every matching memory.
  */
 export async function memoryGraph(
-  s: Deps<BankStore & DocumentStore & GraphStore & MemoryStore>,
+  s: Deps<BankStore & DocumentStore & GraphStore & LimitStore & MemoryStore, 'limitDefaults' | 'now'>,
   projectId: string,
   bankId: string,
   filter: MemoryFilter & { q?: string },
@@ -134,7 +142,7 @@ export async function memoryGraph(
       tags: m.tags,
       document_id: m.document_id,
     })),
-    total_units: await s.store.countMemories(projectId, bankId, filter),
+    total_units: await s.store.countMemories(projectId, bankId, filter, walkFare(s, projectId)),
     limit,
   };
 }
@@ -145,7 +153,7 @@ export async function memoryGraph(
  * keeps no raw text beside them). Offset-paged over that order.
  */
 export async function documentChunks(
-  s: Deps<BankStore & DocumentStore & MemoryStore>,
+  s: Deps<BankStore & DocumentStore & LimitStore & MemoryStore, 'limitDefaults' | 'now'>,
   projectId: string,
   bankId: string,
   documentId: string,
@@ -154,12 +162,15 @@ export async function documentChunks(
   await requireBank(s, projectId, bankId);
   if (!(await s.store.getDocument(projectId, bankId, documentId))) throw notFound(`document '${documentId}'`);
   const filter = { documentId };
-  const total = await s.store.countMemories(projectId, bankId, filter);
+  const pay = walkFare(s, projectId);
+  const total = await s.store.countMemories(projectId, bankId, filter, pay);
   // The store lists newest first: the oldest-first page is read from the other end.
   const take = Math.max(Math.min(page.limit, total - page.offset), 0);
   const from = Math.max(total - page.offset - take, 0);
   const items = take
-    ? (await s.store.listMemories(projectId, bankId, filter, { limit: take, offset: from })).items.reverse()
+    ? (
+        await s.store.listMemories(projectId, bankId, filter, { limit: take, offset: from, pay })
+      ).items.reverse()
     : [];
   return {
     items: items.map((m, i) => ({

@@ -1,8 +1,9 @@
+import { walkFare } from './budgets.js';
 import { randomUUID } from 'node:crypto';
 import { requireBank } from './banks.js';
 import { AppError, notFound } from './errors.js';
 import type { Deps, Services } from './services.js';
-import type { BankStore, OperationStore } from '../store/store.js';
+import type { BankStore, LimitStore, OperationStore } from '../store/store.js';
 import type { Operation } from './types.js';
 import { isUuid } from './ids.js';
 
@@ -180,7 +181,7 @@ export async function getOperation(
 
 /** A page of the bank's operations, newest first, with the count of all that match. */
 export async function listOperations(
-  s: Deps<BankStore & OperationStore>,
+  s: Deps<BankStore & LimitStore & OperationStore, 'limitDefaults' | 'now'>,
   projectId: string,
   bankId: string,
   filter: { status?: string; kind?: string },
@@ -188,15 +189,16 @@ export async function listOperations(
 ) {
   await requireBank(s, projectId, bankId);
   const offset = page.cursor === undefined ? (page.offset ?? 0) : 0;
-  const found = await s.store.listOperations(projectId, bankId, filter, { ...page, offset });
-  const counts = await s.store.countOperations(projectId, bankId, filter);
+  const pay = walkFare(s, projectId);
+  const found = await s.store.listOperations(projectId, bankId, filter, { ...page, offset, pay });
+  const total = await s.store.countListedOperations(projectId, bankId, filter, pay);
   const items = found.items.map(operationView);
   return {
     items,
     next_cursor: found.next_cursor,
     bank_id: bankId,
     operations: items,
-    total: Object.values(counts).reduce((a, b) => a + b, 0),
+    total,
     limit: page.limit,
     offset,
   };

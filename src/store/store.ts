@@ -74,6 +74,7 @@ import type {
 } from './sql/webhooks.js';
 import type { StoredVector, VectorStore } from './sql/vectors.js';
 
+export type { PayHops } from './sql/offset-walk.js';
 export type {
   CurationEvent,
   CurationOutcome,

@@ -1,3 +1,4 @@
+import { walkFare } from '../../core/budgets.js';
 import { createRoute } from '@hono/zod-openapi';
 import { bankProfile, configView, requireBank, updateConfig } from '../../core/banks.js';
 import { deleteBank } from '../../core/forget.js';
@@ -99,11 +100,12 @@ export const bankRoutes = router()
       const q = c.req.valid('query');
       const limit = q.limit ?? 50;
       const offset = q.cursor === undefined ? (q.offset ?? 0) : 0;
-      const page = await s.store.listEntities(projectId, bank.id, { limit, cursor: q.cursor, offset });
+      const pay = walkFare(s, projectId);
+      const page = await s.store.listEntities(projectId, bank.id, { limit, cursor: q.cursor, offset, pay });
       return send(c, {
         items: page.items.map((e) => ({ ...e, canonical_name: e.name })),
         next_cursor: page.next_cursor,
-        total: await s.store.countEntities(projectId, bank.id),
+        total: await s.store.countEntities(projectId, bank.id, pay),
         limit,
         offset,
       });

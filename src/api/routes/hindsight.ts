@@ -1,3 +1,4 @@
+import { walkFare } from '../../core/budgets.js';
 import { createRoute, z } from '@hono/zod-openapi';
 import { effectiveConfig } from '../../core/bank-config.js';
 import {
@@ -150,7 +151,7 @@ export const hindsightRoutes = router()
         state: q.state ?? 'valid',
       };
       const page = await listMemories(s, projectId, bank, filter, { limit, offset });
-      const total = await s.store.countMemories(projectId, bank, filter);
+      const total = await s.store.countMemories(projectId, bank, filter, walkFare(s, projectId));
       return send(c, { items: page.items, total, limit, offset });
     },
   );

@@ -2,7 +2,7 @@ import type { AuditEntry } from '../records.js';
 import type { Db } from '../db.js';
 import { AUDIT_COLUMNS, type AuditRow, auditEntry } from './audit.js';
 import { decodeCursor, encodeCursor } from './filters.js';
-import { type OrderKey, skipRows } from './offset-walk.js';
+import { type OrderKey, type PayHops, skipRows } from './offset-walk.js';
 
 /** How a request came: over HTTP, as an MCP tool call, or from the server itself (none in mnemo). */
 export type AuditTransport = 'http' | 'mcp' | 'system';
@@ -34,7 +34,7 @@ export interface BankAuditStore {
     projectId: string,
     bankId: string,
     filter: BankAuditFilter,
-    page: { limit: number; offset: number; cursor?: string; countCap: number },
+    page: { limit: number; offset: number; cursor?: string; countCap: number; pay?: PayHops },
   ): Promise<BankAuditPage>;
   /** Requests per action in the bank's entries of [from, to), in buckets of `stepSeconds`. */
   bankAuditBuckets(
@@ -86,7 +86,7 @@ export function bankAuditQueries(db: Db): BankAuditStore {
         cond += ` AND id < $${params.length}`;
       }
       const offset = after !== null ? 0 : page.offset;
-      cond += await skipRows(db, { from: 'audit', where: cond, params, order: NEWEST }, offset);
+      cond += await skipRows(db, { from: 'audit', where: cond, params, order: NEWEST }, offset, page.pay);
       params.push(page.limit + 1);
       const rows = await db.query<AuditRow>(
         `SELECT ${AUDIT_COLUMNS} FROM audit WHERE ${cond} ORDER BY id DESC LIMIT $${params.length}`,

@@ -2,7 +2,7 @@ import type { Bank, BankCounts, Space } from '../records.js';
 import { notFound } from '../../contract/errors.js';
 import type { Db } from '../db.js';
 import { type BankIdIn, bankInClause } from './filters.js';
-import { type OrderKey, skipRows } from './offset-walk.js';
+import { countRows, type OrderKey, type PayHops, skipRows } from './offset-walk.js';
 
 /** Spaces and the banks in them: a bank's row, its config, its counts, and its deletion. */
 export interface BankStore {
@@ -32,10 +32,10 @@ export interface BankStore {
   listBanks(
     projectId: string,
     filter: BankFilter,
-    page?: { limit: number; after?: string; offset?: number },
+    page?: { limit: number; after?: string; offset?: number; pay?: PayHops },
   ): Promise<Bank[]>;
-  /** How many banks `listBanks` would list with this filter and no page. */
-  countBanks(projectId: string, filter: BankFilter): Promise<number>;
+  /** How many banks `listBanks` would list with this filter and no page, in bounded hops. */
+  countBanks(projectId: string, filter: BankFilter, pay?: PayHops): Promise<number>;
   /**
    * Puts the bank in the space if it is in no space yet, holding the space row meanwhile: a
    * concurrent deletion of the space waits and then unassigns it, so a bank never points at a
@@ -92,7 +92,12 @@ export interface BankFilter {
 /** The WHERE clause of a bank listing, its parameters after `projectId`. */
 function bankWhere(projectId: string, filter: BankFilter): { where: string; params: unknown[] } {
   const params: unknown[] = [projectId];
-  let where = 'project_id = $1';
+  return { where: `project_id = $1${bankFilter(filter, params)}`, params };
+}
+
+/** The filter's conditions (` AND …`), their parameters pushed to `params`. */
+function bankFilter(filter: BankFilter, params: unknown[]): string {
+  let where = '';
   if (filter.spaceId !== undefined) {
     params.push(filter.spaceId);
     where += ` AND space_id = $${params.length}`;
@@ -103,7 +108,7 @@ function bankWhere(projectId: string, filter: BankFilter): { where: string; para
     where += ` AND id ILIKE $${params.length}`;
   }
   if (filter.idIn) where += ` AND ${bankInClause('id', filter.idIn, params)}`;
-  return { where, params };
+  return where;
 }
 
 /** The bank listing's order (the primary key). */
@@ -203,17 +208,13 @@ export function bankQueries(db: Db): BankStore {
         params.push(page.after);
         where += ` AND id > $${params.length}`;
       }
-      where += await skipRows(db, { from: 'banks', where, params, order: BY_ID }, page.offset ?? 0);
+      where += await skipRows(db, { from: 'banks', where, params, order: BY_ID }, page.offset ?? 0, page.pay);
       params.push(page.limit);
       return db.query<Bank>(`${select} ${where} ORDER BY id LIMIT $${params.length}`, params);
     },
-    async countBanks(projectId, filter) {
-      const { params, where } = bankWhere(projectId, filter);
-      const rows = await db.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM banks WHERE ${where}`,
-        params,
-      );
-      return rows[0]!.n;
+    async countBanks(projectId, filter, pay) {
+      const listing = { from: 'banks', where: 'project_id = $1', params: [projectId], order: BY_ID };
+      return countRows(db, listing, (params) => `true${bankFilter(filter, params)}`, pay);
     },
     async attachBankToSpace(projectId, bankId, spaceId) {
       return db.transaction(async (tx) => {

@@ -1,16 +1,15 @@
 import type { DocumentRecord, MemoryFilter } from '../records.js';
 import type { Db } from '../db.js';
-import { termGroupsClause } from './encryption.js';
 import { lockBank } from './bank-lock.js';
-import { deleteMemoriesIn } from './memories.js';
-import { type OrderKey, skipRows } from './offset-walk.js';
+import { BY_SEQ, deleteMemoriesIn, listedClauses } from './memories.js';
+import { countRows, type OrderKey, type PayHops, skipRows } from './offset-walk.js';
 
 /** Documents (the groups of memories retained under one document id), and counting memories by filter. */
 export interface DocumentStore {
   listDocuments(
     projectId: string,
     bankId: string,
-    page: { limit: number; offset: number },
+    page: { limit: number; offset: number; pay?: PayHops },
   ): Promise<{ items: DocumentRecord[]; total: number }>;
   getDocument(projectId: string, bankId: string, id: string): Promise<DocumentRecord | null>;
   /**
@@ -20,10 +19,15 @@ export interface DocumentStore {
   documentSource(projectId: string, bankId: string, id: string): Promise<{ source: string | null } | null>;
   /** Deletes a document and its memories; the number of memories deleted, or null if absent. */
   deleteDocument(projectId: string, bankId: string, id: string): Promise<number | null>;
+  /**
+   * Memories matching the filter: without one, the bank's counter (`banks.memory_count`, kept in
+   * the writes' transactions); with one, counted in bounded hops (`countRows`, paid through `pay`).
+   */
   countMemories(
     projectId: string,
     bankId: string,
     filter: MemoryFilter & { q?: string; qTerms?: string[][] },
+    pay?: PayHops,
   ): Promise<number>;
   /**
    * How many memories each of these documents holds (every type and state, as `countMemories`
@@ -54,17 +58,14 @@ export function documentQueries(db: Db): DocumentStore {
       const params: unknown[] = [projectId, bankId];
       let inBank = 'd.project_id = $1 AND d.bank_id = $2';
       const listing = { from: 'documents d', where: inBank, params, order: BY_UPDATE };
-      inBank += await skipRows(db, listing, page.offset);
+      const total = await countRows(db, { ...listing, params: [projectId, bankId] }, null, page.pay);
+      inBank += await skipRows(db, listing, page.offset, page.pay);
       params.push(page.limit);
       const rows = await db.query<DocumentRecord>(
         `${DOC_SELECT} WHERE ${inBank} ORDER BY d.updated_at DESC, d.id LIMIT $${params.length}`,
         params,
       );
-      const total = await db.query<{ n: number }>(
-        'SELECT count(*)::int AS n FROM documents WHERE project_id = $1 AND bank_id = $2',
-        [projectId, bankId],
-      );
-      return { items: rows, total: total[0]!.n };
+      return { items: rows, total };
     },
     async getDocument(projectId, bankId, id) {
       const rows = await db.query<DocumentRecord>(
@@ -91,31 +92,32 @@ export function documentQueries(db: Db): DocumentStore {
         return deleteMemoriesIn(tx, projectId, bankId, { documentIds: [id] });
       });
     },
-    async countMemories(projectId, bankId, filter) {
+    async countMemories(projectId, bankId, filter, pay) {
+      const filtered = listedClauses(filter, []);
+      if (filtered === '') {
+        const rows = await db.query<{ n: number }>(
+          'SELECT memory_count AS n FROM banks WHERE project_id = $1 AND id = $2',
+          [projectId, bankId],
+        );
+        return rows[0]?.n ?? 0;
+      }
+      // A document's memories, or one type's, are a range of an index (memories_bank_document,
+      // memories_bank_type_seq): the hops walk that range only, the rest of the filter is counted.
+      const { documentId, types, ...rest } = filter;
+      const one = types?.length === 1 ? types[0] : undefined;
       const params: unknown[] = [projectId, bankId];
-      let where = 'project_id = $1 AND bank_id = $2';
-      if (filter.types?.length) {
-        params.push(filter.types);
-        where += ` AND type = ANY($${params.length}::text[])`;
+      let where = 'm.project_id = $1 AND m.bank_id = $2';
+      if (documentId !== undefined) {
+        params.push(documentId);
+        where += ` AND m.document_id = $${params.length}`;
       }
-      if (filter.documentId !== undefined) {
-        params.push(filter.documentId);
-        where += ` AND document_id = $${params.length}`;
+      if (one !== undefined) {
+        params.push(one);
+        where += ` AND m.type = $${params.length}`;
       }
-      if (filter.state && filter.state !== 'all') {
-        params.push(filter.state);
-        where += ` AND state = $${params.length}`;
-      }
-      if (filter.qTerms) where += termGroupsClause(filter.qTerms, params, 'memories');
-      else if (filter.q) {
-        params.push(`%${filter.q.replace(/[\\%_]/g, '\\$&')}%`);
-        where += ` AND text ILIKE $${params.length}`;
-      }
-      const rows = await db.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM memories WHERE ${where}`,
-        params,
-      );
-      return rows[0]!.n;
+      const kept = { ...rest, types: one === undefined ? types : undefined };
+      const listing = { from: 'memories m', where, params, order: BY_SEQ };
+      return countRows(db, listing, (p) => `true${listedClauses(kept, p)}`, pay);
     },
     async documentMemoryCounts(projectId, bankId, documentIds) {
       if (documentIds.length === 0) return new Map();

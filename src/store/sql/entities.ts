@@ -2,10 +2,10 @@ import type { Hit } from '../records.js';
 import type { Db } from '../db.js';
 import type { Entity, MemoryFilter, Page } from '../records.js';
 import { cursorText, decodeCursor, encodeCursor, filterClauses } from './filters.js';
-import { type OrderKey, rowsAfter, skipRows } from './offset-walk.js';
+import { type OrderKey, type PayHops, rowsAfter, skipRows } from './offset-walk.js';
 
 /** The listing's order, most mentioned first (index entities_bank_mentions, migration 45). */
-const BY_MENTIONS: OrderKey[] = [
+export const BY_MENTIONS: OrderKey[] = [
   { expr: 'mention_count', type: 'int', desc: true },
   { expr: 'name_key', type: 'text' },
 ];
@@ -16,7 +16,7 @@ export interface EntityStore {
   listEntities(
     projectId: string,
     bankId: string,
-    page: { limit: number; cursor?: string; offset?: number },
+    page: { limit: number; cursor?: string; offset?: number; pay?: PayHops },
   ): Promise<Page<Entity>>;
   /**
    * Memories linked to the entities named by `probes` (entity names or aliases, any case) and,
@@ -128,7 +128,12 @@ export function entityQueries(db: Db): EntityStore {
         where += rowsAfter(BY_MENTIONS, [text.slice(0, cut), text.slice(cut + 1)], params);
       } else {
         const offset = decodeCursor(page.cursor) ?? page.offset ?? 0;
-        where += await skipRows(db, { from: 'entities', where, params, order: BY_MENTIONS }, offset);
+        where += await skipRows(
+          db,
+          { from: 'entities', where, params, order: BY_MENTIONS },
+          offset,
+          page.pay,
+        );
       }
       params.push(page.limit + 1);
       const rows = await db.query<Entity & { name_key: string }>(

@@ -1,4 +1,6 @@
 import type { Db } from '../db.js';
+import { BY_MENTIONS } from './entities.js';
+import { countRows, type PayHops } from './offset-walk.js';
 import type { Entity } from '../records.js';
 import { LINK_SAMPLE } from './entities.js';
 
@@ -20,8 +22,8 @@ export const linkSample = (entities: number, perEntity: number) =>
  * bank's sealed text.
  */
 export interface GraphStore {
-  /** How many entities the bank's memories mention (those `listEntities` lists). */
-  countEntities(projectId: string, bankId: string): Promise<number>;
+  /** How many entities the bank's memories mention (those `listEntities` lists), in bounded hops. */
+  countEntities(projectId: string, bankId: string, pay?: PayHops): Promise<number>;
   /** Entities by id (unknown ids are left out). */
   getEntities(projectId: string, bankId: string, ids: string[]): Promise<Entity[]>;
   /** Which entities each of these memories mentions. */
@@ -79,12 +81,10 @@ export interface GraphStore {
 
 export function graphQueries(db: Db): GraphStore {
   return {
-    async countEntities(projectId, bankId) {
-      const rows = await db.query<{ n: number }>(
-        'SELECT count(*)::int AS n FROM entities WHERE project_id = $1 AND bank_id = $2 AND mention_count > 0',
-        [projectId, bankId],
-      );
-      return rows[0]!.n;
+    async countEntities(projectId, bankId, pay) {
+      const where = 'project_id = $1 AND bank_id = $2 AND mention_count > 0';
+      const listing = { from: 'entities', where, params: [projectId, bankId], order: BY_MENTIONS };
+      return countRows(db, listing, null, pay);
     },
     async getEntities(projectId, bankId, ids) {
       if (ids.length === 0) return [];

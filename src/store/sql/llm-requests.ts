@@ -1,6 +1,6 @@
 import type { Db } from '../db.js';
 import { decodeCursor, encodeCursor } from './filters.js';
-import { type OrderKey, skipRows } from './offset-walk.js';
+import { countRows, type OrderKey, type PayHops, skipRows } from './offset-walk.js';
 
 /** One language model call: what it was for, which model, tokens, time and outcome; never text. */
 export interface LlmCallRecord {
@@ -49,7 +49,7 @@ export interface LlmRequestStore {
     projectId: string,
     bankId: string,
     filter: LlmRequestFilter,
-    page: { limit: number; offset: number; cursor?: string },
+    page: { limit: number; offset: number; cursor?: string; pay?: PayHops },
   ): Promise<{ items: (LlmCallRecord & { id: string })[]; total: number; next_cursor: string | null }>;
   /** Calls of [from, to) counted by bucket of `stepSeconds`, operation, scope and status, with token sums. */
   llmRequestBuckets(
@@ -76,6 +76,11 @@ export interface LlmBucketRow {
  */
 function where(projectId: string, bankId: string, f: LlmRequestFilter, params: unknown[]): string {
   params.push(projectId, bankId);
+  return conditions(f, params);
+}
+
+/** The filter's conditions (` AND …`), their parameters pushed to `params`. */
+function conditions(f: LlmRequestFilter, params: unknown[]): string {
   let conds = '';
   const add = (sql: string, v: unknown) => {
     params.push(v);
@@ -128,12 +133,17 @@ export function llmRequestQueries(db: Db): LlmRequestStore {
     async listLlmRequests(projectId, bankId, filter, page) {
       const params: unknown[] = [];
       let cond = where(projectId, bankId, filter, params);
-      const total = (
-        await db.query<{ n: number }>(
-          `SELECT count(*)::int AS n FROM llm_requests WHERE project_id = $1 AND bank_id = $2${cond}`,
-          params,
-        )
-      )[0]!.n;
+      const total = await countRows(
+        db,
+        {
+          from: 'llm_requests',
+          where: 'project_id = $1 AND bank_id = $2',
+          params: [projectId, bankId],
+          order: NEWEST,
+        },
+        (p) => `true${conditions(filter, p)}`,
+        page.pay,
+      );
       const after = decodeCursor(page.cursor);
       if (after !== null) {
         params.push(after);
@@ -146,7 +156,7 @@ export function llmRequestQueries(db: Db): LlmRequestStore {
         params,
         order: NEWEST,
       };
-      cond += await skipRows(db, listing, offset);
+      cond += await skipRows(db, listing, offset, page.pay);
       params.push(page.limit + 1);
       const rows = await db.query<LlmCallRecord & { seq: number }>(
         `SELECT ${COLUMNS} FROM llm_requests WHERE project_id = $1 AND bank_id = $2${cond}

@@ -7,7 +7,7 @@ import { lockBankForWrite, termGroupsClause } from './encryption.js';
 import { decodeCursor, encodeCursor, filterClauses, vectorLiteral } from './filters.js';
 import { checkStoredQuotaIn, lockStoredQuotaIn } from './limits.js';
 import { derivedObservations, redoConsolidation } from './derived.js';
-import { type OrderKey, skipRows } from './offset-walk.js';
+import { type OrderKey, type PayHops, skipRows } from './offset-walk.js';
 
 /** A bank's memories: written with their terms and entities, read, re-embedded, deleted. */
 export interface MemoryStore {
@@ -45,7 +45,7 @@ export interface MemoryStore {
     projectId: string,
     bankId: string,
     filter: MemoryFilter & { q?: string; qTerms?: string[][] },
-    page: { limit: number; cursor?: string; offset?: number },
+    page: { limit: number; cursor?: string; offset?: number; pay?: PayHops },
   ): Promise<Page<Memory>>;
   getMemories(projectId: string, bankId: string, ids: string[]): Promise<Memory[]>;
   /**
@@ -93,8 +93,22 @@ const MEMORY_COLUMNS = `m.id::text AS id, m.bank_id, m.type, m.text, m.context, 
     FROM memory_entities me
     WHERE me.project_id = m.project_id AND me.bank_id = m.bank_id AND me.memory_id = m.id) l), '{}') AS entities`;
 
+/**
+ * The conditions (` AND …`) of a memory listing's filter over `memories m`, text included, their
+ * parameters pushed to `params`: what `listMemories` lists and `countMemories` counts.
+ */
+export function listedClauses(filter: MemoryFilter & { q?: string; qTerms?: string[][] }, params: unknown[]) {
+  let where = filterClauses(filter, params);
+  if (filter.qTerms) where += termGroupsClause(filter.qTerms, params, 'm');
+  else if (filter.q) {
+    params.push(`%${filter.q.replace(/[\\%_]/g, '\\$&')}%`);
+    where += ` AND m.text ILIKE $${params.length}`;
+  }
+  return where;
+}
+
 /** The listing's order, newest first (index memories_bank_seq). */
-const BY_SEQ: OrderKey[] = [{ expr: 'm.seq', type: 'bigint', desc: true }];
+export const BY_SEQ: OrderKey[] = [{ expr: 'm.seq', type: 'bigint', desc: true }];
 
 /** Columns of a memory record, over alias `m`, with its entity names. */
 export const MEMORY_SELECT = `SELECT ${MEMORY_COLUMNS} FROM memories m`;
@@ -406,18 +420,14 @@ export function memoryQueries(db: Db): MemoryStore {
 
     async listMemories(projectId, bankId, filter, page) {
       const params: unknown[] = [projectId, bankId];
-      let where = 'm.project_id = $1 AND m.bank_id = $2' + filterClauses(filter, params);
+      let where = 'm.project_id = $1 AND m.bank_id = $2' + listedClauses(filter, params);
       const after = decodeCursor(page.cursor);
       if (after !== null) {
         params.push(after);
         where += ` AND m.seq < $${params.length}`;
       }
-      if (filter.qTerms) where += termGroupsClause(filter.qTerms, params, 'm');
-      else if (filter.q) {
-        params.push(`%${filter.q.replace(/[\\%_]/g, '\\$&')}%`);
-        where += ` AND m.text ILIKE $${params.length}`;
-      }
-      where += await skipRows(db, { from: 'memories m', where, params, order: BY_SEQ }, page.offset ?? 0);
+      const listing = { from: 'memories m', where, params, order: BY_SEQ };
+      where += await skipRows(db, listing, page.offset ?? 0, page.pay);
       params.push(page.limit + 1);
       const rows = await db.query<MemoryRow>(
         `${MEMORY_SELECT} WHERE ${where} ORDER BY m.seq DESC LIMIT $${params.length}`,

@@ -50,35 +50,102 @@ export function rowsAfter(order: OrderKey[], keys: string[], params: unknown[]):
 }
 
 /**
+ * Pays for `hops` statements of a walk before they run, each reading up to SKIP_PER_STATEMENT
+ * rows (a budget's charge, issue 18); throws to refuse them. The first statement of a walk is free.
+ */
+export type PayHops = (hops: number) => Promise<void>;
+
+/** The keys (as text) of the row `skip` rows on from the row of `last` (the start when null), or null. */
+async function hop(
+  db: Queryable,
+  listing: Listing,
+  last: string[] | null,
+  skip: number,
+): Promise<string[] | null> {
+  // Read raw in the hop, as text only for the one row it returns (not for each row it skips).
+  const keys = listing.order.map((k, i) => `${k.expr} AS k${i}`).join(', ');
+  const asText = listing.order.map((_, i) => `k${i}::text AS k${i}`).join(', ');
+  const params = [...listing.params];
+  const from = last ? rowsAfter(listing.order, last, params) : '';
+  params.push(skip - 1);
+  const rows = await db.query<Record<string, string>>(
+    `SELECT ${asText} FROM (SELECT ${keys} FROM ${listing.from} WHERE ${listing.where}${from}
+     ORDER BY ${orderBy(listing.order)} OFFSET $${params.length} LIMIT 1) hop`,
+    params,
+  );
+  const row = rows[0];
+  return row ? listing.order.map((_, i): string => row[`k${i}`]!) : null;
+}
+
+/**
  * The condition (` AND …`, '' for offset 0) that starts a listing `offset` rows in, to AND into
  * its page's `where` instead of `OFFSET`: the rows before are walked in hops of at most
  * SKIP_PER_STATEMENT, each one statement reading only the sort keys (the last key of the hop),
  * with a turn of the event loop between hops. Past the end, a condition no row meets.
  * Pushes the condition's parameters to `listing.params`. Hops run outside any transaction, as the
  * pages of an offset listing always did: a write between two hops moves the page as it would
- * between two requests.
+ * between two requests. `pay` is asked for one hop per whole SKIP_PER_STATEMENT rows of `offset`
+ * before the first hop runs.
  */
-export async function skipRows(db: Queryable, listing: Listing, offset: number): Promise<string> {
+export async function skipRows(
+  db: Queryable,
+  listing: Listing,
+  offset: number,
+  pay?: PayHops,
+): Promise<string> {
   if (offset <= 0) return '';
-  // Read raw in the hop, as text only for the one row it returns (not for each row it skips).
-  const keys = listing.order.map((k, i) => `${k.expr} AS k${i}`).join(', ');
-  const asText = listing.order.map((_, i) => `k${i}::text AS k${i}`).join(', ');
+  const dear = Math.floor(offset / SKIP_PER_STATEMENT);
+  if (dear > 0) await pay?.(dear);
   let last: string[] | null = null;
   for (let left = offset; left > 0; ) {
     const skip = Math.min(left, SKIP_PER_STATEMENT);
-    const params = [...listing.params];
-    const from: string = last ? rowsAfter(listing.order, last, params) : '';
-    params.push(skip - 1);
-    const rows: Record<string, string>[] = await db.query<Record<string, string>>(
-      `SELECT ${asText} FROM (SELECT ${keys} FROM ${listing.from} WHERE ${listing.where}${from}
-       ORDER BY ${orderBy(listing.order)} OFFSET $${params.length} LIMIT 1) hop`,
-      params,
-    );
-    const row = rows[0];
-    if (!row) return ' AND false';
-    last = listing.order.map((_, i): string => row[`k${i}`]!);
+    last = await hop(db, listing, last, skip);
+    if (!last) return ' AND false';
     left -= skip;
     if (left > 0) await breathe();
   }
   return rowsAfter(listing.order, last!, listing.params);
+}
+
+/**
+ * How many rows of the listing meet `filter` (a condition over its `from` that pushes its own
+ * parameters to the list it is given; every row when null),
+ * counted in hops of at most SKIP_PER_STATEMENT rows in the listing's order, whatever the filter
+ * keeps: a statement reads at most that many of the listing's index entries, and the event loop
+ * turns between two. Each hop after the first is paid for (`pay(1)`) before it runs, so a count
+ * over n rows costs floor(n / SKIP_PER_STATEMENT). Outside any transaction, like `skipRows`: a
+ * write during the count may be counted or not.
+ */
+export async function countRows(
+  db: Queryable,
+  listing: Listing,
+  filter: ((params: unknown[]) => string) | null,
+  pay?: PayHops,
+): Promise<number> {
+  const keys = listing.order.map((k, i) => `${k.expr} AS k${i}`).join(', ');
+  // The hop's last row, in the same statement: its keys, each the first in the reversed order.
+  const reversed = listing.order.map((k, i) => `k${i}${k.desc ? '' : ' DESC'}`).join(', ');
+  const lastKeys = listing.order
+    .map((_, i) => `(array_agg(k${i}::text ORDER BY ${reversed}))[1] AS k${i}`)
+    .join(', ');
+  let n = 0;
+  let last: string[] | null = null;
+  for (;;) {
+    const params = [...listing.params];
+    const kept = filter ? filter(params) : 'true';
+    const from = last ? rowsAfter(listing.order, last, params) : '';
+    params.push(SKIP_PER_STATEMENT);
+    const rows = await db.query<Record<string, string> & { seen: number; n: number }>(
+      `SELECT count(*)::int AS seen, count(*) FILTER (WHERE kept)::int AS n, ${lastKeys}
+         FROM (SELECT ${kept} AS kept, ${keys} FROM ${listing.from} WHERE ${listing.where}${from}
+               ORDER BY ${orderBy(listing.order)} LIMIT $${params.length}) hop`,
+      params,
+    );
+    const row = rows[0]!;
+    n += row.n;
+    if (row.seen < SKIP_PER_STATEMENT) return n;
+    last = listing.order.map((_, i): string => row[`k${i}`]!);
+    await pay?.(1);
+    await breathe();
+  }
 }

@@ -3,7 +3,7 @@ import type { IdempotencyClaim, IdempotencyScope, IdempotentReply, Operation, Pa
 import type { Db, Queryable } from '../db.js';
 import { cursorText, encodeCursor } from './filters.js';
 import { partsOf, readPayloadParts, storedPayload, writePayloadParts } from './payload-parts.js';
-import { type OrderKey, skipRows } from './offset-walk.js';
+import { countRows, type OrderKey, type PayHops, skipRows } from './offset-walk.js';
 
 /** Operations: durable background work, queued per bank and claimed by workers. */
 export interface OperationStore {
@@ -33,8 +33,15 @@ export interface OperationStore {
     projectId: string,
     bankId: string,
     filter: OperationFilter,
-    page: { limit: number; cursor?: string; offset?: number },
+    page: { limit: number; cursor?: string; offset?: number; pay?: PayHops },
   ): Promise<Page<Operation>>;
+  /** How many operations `listOperations` lists with this filter, counted in bounded hops. */
+  countListedOperations(
+    projectId: string,
+    bankId: string,
+    filter: OperationFilter,
+    pay?: PayHops,
+  ): Promise<number>;
   /** The bank's operations matching the filter, by status. */
   countOperations(
     projectId: string,
@@ -369,7 +376,12 @@ export function operationQueries(db: Db): OperationStore & IdempotencyStore {
           OR (extract(epoch FROM created_at) * 1000000 = ${at} AND id > ${id}::uuid))`;
       }
       const offset = after ? 0 : (page.offset ?? 0);
-      where += await skipRows(db, { from: 'operations', where, params, order: BY_CREATION }, offset);
+      where += await skipRows(
+        db,
+        { from: 'operations', where, params, order: BY_CREATION },
+        offset,
+        page.pay,
+      );
       params.push(page.limit + 1);
       const rows = await db.query<OpRow>(
         `SELECT ${OP_COLUMNS} FROM operations WHERE ${where} ORDER BY created_at DESC, id
@@ -383,6 +395,11 @@ export function operationQueries(db: Db): OperationStore & IdempotencyStore {
         items: items.map(view),
         next_cursor: more && last ? encodeCursor(`${Math.floor(last.seq)}~${last.id}`) : null,
       };
+    },
+    async countListedOperations(projectId, bankId, filter, pay) {
+      const where = 'project_id = $1 AND bank_id = $2';
+      const listing = { from: 'operations', where, params: [projectId, bankId], order: BY_CREATION };
+      return countRows(db, listing, (params) => `true${operationFilter(filter, params)}`, pay);
     },
     async countOperations(projectId, bankId, filter) {
       const params: unknown[] = [projectId, bankId];
