@@ -1,25 +1,7 @@
-/**
- * Recall evaluations on real conversations: the LoCoMo development split retained as in
- * bench/locomo.ts (one memory per turn, a session per request), each conversation's questions
- * run as one evaluation (k 10, the default budget, max_tokens 20,000 as the LoCoMo bench asks),
- * and the same questions asked of `/recall` one by one. Per bank: the evaluation's recall@10 and
- * MRR@10 beside the ones computed here from `/recall` (they must be equal), each channel's own
- * recall@10, and the time per case of the evaluation against a plain Recall.
- *
- * Run: `npm run bench -- evaluations [--engine postgres] [--samples conv-26,conv-30]`.
- */
-import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { createLogger } from '../src/api/logger.js';
-import { loadConfig } from '../src/config/load.js';
-import { startServer } from '../src/runtime/server.js';
-import { createTestDatabase } from '../test/helpers/engines.js';
-import { DEFAULT_FILE, diaKey, questionsOf, type Sample, sessionsOf, turnText } from './locomo.js';
+import { benchServer } from './api-server.js';
+import { loadSamples, questionsOf, sessionItems, sessionsOf } from './locomo.js';
 
-const TOKEN = 'bench-evaluations-admin';
 const K = 10;
 const MAX_TOKENS = 20_000;
 
@@ -46,36 +28,8 @@ function figures(ranked: string[][], expected: string[][], k: number) {
 }
 
 export async function benchEvaluations(opts: EvaluationBenchOptions = {}): Promise<Row[]> {
-  const file = opts.file ?? process.env.MNEMO_LOCOMO_FILE ?? DEFAULT_FILE;
-  if (!existsSync(file)) throw new Error(`LoCoMo data not found at ${file} (set MNEMO_LOCOMO_FILE)`);
-  let samples = JSON.parse(readFileSync(file, 'utf8')) as Sample[];
-  if (opts.samples) samples = samples.filter((s) => opts.samples!.includes(s.sample_id));
-
-  const dataDir = await mkdtemp(join(tmpdir(), 'mnemo-bench-evaluations-'));
-  const db = opts.engine === 'postgres' ? await createTestDatabase() : null;
-  const config = loadConfig(
-    {
-      port: 0,
-      host: '127.0.0.1',
-      dataDir,
-      databaseUrl: db?.url,
-      adminToken: TOKEN,
-      logLevel: 'silent',
-      worker: false,
-    },
-    {},
-  );
-  const server = await startServer(config, createLogger('silent'));
-  const call = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${server.url}/v1/default${path}`, {
-      method,
-      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const json = (await res.json()) as any;
-    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-    return json;
-  };
+  const samples = loadSamples(opts);
+  const { server, call, close } = await benchServer('evaluations', opts.engine);
   const rows: Row[] = [];
   const r3 = (x: number) => Number(x.toFixed(3));
   try {
@@ -90,18 +44,8 @@ export async function benchEvaluations(opts: EvaluationBenchOptions = {}): Promi
       // The memory of each turn, found again by the dia id kept in its metadata.
       const idOf = new Map<string, string>();
       for (const session of sessionsOf(sample)) {
-        const items = session.turns.map((t, i) => ({
-          content: turnText(t),
-          timestamp: new Date(session.date.getTime() + i * 1000).toISOString(),
-          // As bench/locomo.ts retains them (the session id gives each turn its neighbours' terms).
-          metadata: {
-            sample_id: sample.sample_id,
-            dia_id: diaKey(t.dia_id),
-            session: session.n,
-            speaker: t.speaker,
-          },
-        }));
-        await call('POST', `/banks/${bank}/memories`, { items });
+        // As bench/locomo.ts retains them.
+        await call('POST', `/banks/${bank}/memories`, { items: sessionItems(sample, session) });
       }
       for (let cursor: string | null = null; ; ) {
         const page: any = await call(
@@ -171,9 +115,7 @@ export async function benchEvaluations(opts: EvaluationBenchOptions = {}): Promi
     });
     return rows;
   } finally {
-    await server.close();
-    await db?.drop();
-    await rm(dataDir, { recursive: true, force: true });
+    await close();
   }
 }
 

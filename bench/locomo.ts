@@ -12,21 +12,14 @@
  * and score for it, and what outranks it. MNEMO_LOCOMO_FILE overrides the data file.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { createLogger } from '../src/api/logger.js';
-import { startServer } from '../src/runtime/server.js';
-import { loadConfig } from '../src/config/load.js';
-import { createTestDatabase } from '../test/helpers/engines.js';
 import { Bm25 } from './bm25.js';
+import { benchServer, configuredBank } from './api-server.js';
 import { explainMisses, formatTally } from './explain.js';
 
 export const DEFAULT_FILE = fileURLToPath(
   new URL('../../shared/bench/locomo/locomo-dev.json', import.meta.url),
 );
-const TOKEN = 'bench-locomo-admin';
 export const CATEGORIES: Record<number, string> = {
   1: 'multi-hop',
   2: 'temporal',
@@ -134,65 +127,43 @@ const empty = (): Tally => ({ n: 0, r5: 0, r10: 0, r20: 0, any10: 0, mrr: 0, cha
 export const turnText = (t: Turn) =>
   `${t.speaker}: ${t.text}${t.blip_caption ? ` [shares ${t.blip_caption}]` : ''}`;
 
-/** Runs the protocol; returns one row per category and overall, beside the reference. */
-export async function benchLocomo(opts: LocomoOptions = {}): Promise<Record<string, string | number>[]> {
+/** The samples of the data file (`MNEMO_LOCOMO_FILE` overrides it), only `samples` when given. */
+export function loadSamples(opts: { file?: string; samples?: string[] }): Sample[] {
   const file = opts.file ?? process.env.MNEMO_LOCOMO_FILE ?? DEFAULT_FILE;
   if (!existsSync(file)) throw new Error(`LoCoMo data not found at ${file} (set MNEMO_LOCOMO_FILE)`);
-  let samples = JSON.parse(readFileSync(file, 'utf8')) as Sample[];
-  if (opts.samples) samples = samples.filter((s) => opts.samples!.includes(s.sample_id));
+  const samples = JSON.parse(readFileSync(file, 'utf8')) as Sample[];
+  return opts.samples ? samples.filter((s) => opts.samples!.includes(s.sample_id)) : samples;
+}
 
-  const dataDir = await mkdtemp(join(tmpdir(), 'mnemo-bench-locomo-'));
-  const db = opts.engine === 'postgres' ? await createTestDatabase() : null;
-  // No operations worker: the measure is Recall over the retained turns, without the
-  // observations a consolidation run would add in the background.
-  const config = loadConfig(
-    {
-      port: 0,
-      host: '127.0.0.1',
-      dataDir,
-      databaseUrl: db?.url,
-      adminToken: TOKEN,
-      logLevel: 'silent',
-      worker: false,
+/**
+ * The Retain items of one session: a turn each, a second apart from the session's date, with
+ * the dia id (how a turn is found again) and the session (which gives each turn its neighbours'
+ * terms) in its metadata.
+ */
+export const sessionItems = (sample: Sample, session: ReturnType<typeof sessionsOf>[number]) =>
+  session.turns.map((t, i) => ({
+    content: turnText(t),
+    timestamp: new Date(session.date.getTime() + i * 1000).toISOString(),
+    metadata: {
+      sample_id: sample.sample_id,
+      dia_id: diaKey(t.dia_id),
+      session: session.n,
+      speaker: t.speaker,
     },
-    {},
-  );
-  const server = await startServer(config, createLogger('silent'));
-  const call = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${server.url}/v1/default${path}`, {
-      method,
-      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const json = (await res.json()) as any;
-    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-    return json;
-  };
+  }));
+
+/** Runs the protocol; returns one row per category and overall, beside the reference. */
+export async function benchLocomo(opts: LocomoOptions = {}): Promise<Record<string, string | number>[]> {
+  const samples = loadSamples(opts);
+  const { server, call, close } = await benchServer('locomo', opts.engine);
   try {
     const started = performance.now();
     let memories = 0;
     for (const sample of samples) {
       const bank = encodeURIComponent(`locomo-${sample.sample_id}`);
-      if (opts.config) {
-        // A bank is created by its first Retain: create it with a placeholder memory, configure
-        // it, and delete the placeholder (the keyword statistics stay exact).
-        const placeholder = await call('POST', `/banks/${bank}/memories`, {
-          items: [{ content: 'placeholder' }],
-        });
-        await call('PATCH', `/banks/${bank}/config`, { updates: opts.config });
-        await call('DELETE', `/banks/${bank}/memories/${placeholder.memory_ids[0]}`);
-      }
+      if (opts.config) await configuredBank(call, bank, opts.config);
       for (const session of sessionsOf(sample)) {
-        const items = session.turns.map((t, i) => ({
-          content: turnText(t),
-          timestamp: new Date(session.date.getTime() + i * 1000).toISOString(),
-          metadata: {
-            sample_id: sample.sample_id,
-            dia_id: diaKey(t.dia_id),
-            session: session.n,
-            speaker: t.speaker,
-          },
-        }));
+        const items = sessionItems(sample, session);
         memories += items.length;
         if (opts.perTurn)
           for (const item of items) await call('POST', `/banks/${bank}/memories`, { items: [item] });
@@ -310,9 +281,7 @@ export async function benchLocomo(opts: LocomoOptions = {}): Promise<Record<stri
     });
     return rows;
   } finally {
-    await server.close();
-    await db?.drop();
-    await rm(dataDir, { recursive: true, force: true });
+    await close();
   }
 }
 

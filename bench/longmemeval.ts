@@ -17,6 +17,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { ADMIN, type TestApp, testApp } from '../test/helpers/app.js';
 import { Bm25 } from './bm25.js';
+import { configuredBank } from './api-server.js';
 import { explainMisses, formatTally } from './explain.js';
 
 const DEFAULT_FILE = fileURLToPath(
@@ -150,15 +151,7 @@ async function ingest(t: TestApp, bank: string, q: RawQuestion, config?: Record<
     if (r.status >= 300) throw new Error(`${method} ${path}: ${r.status} ${JSON.stringify(r.body)}`);
     return r.body;
   };
-  if (config) {
-    // A bank is created by its first Retain: create it with a placeholder, configure it, and
-    // delete the placeholder (the keyword statistics stay exact).
-    const placeholder = await call('POST', `/banks/${bank}/memories`, {
-      items: [{ content: 'placeholder' }],
-    });
-    await call('PATCH', `/banks/${bank}/config`, { updates: config });
-    await call('DELETE', `/banks/${bank}/memories/${placeholder.memory_ids[0]}`);
-  }
+  if (config) await configuredBank(call, bank, config);
   let n = 0;
   for (const session of sessionsOf(q)) {
     if (session.turns.length === 0) continue;

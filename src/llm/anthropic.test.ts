@@ -1,30 +1,16 @@
 import assert from 'node:assert/strict';
-import { after, before, beforeEach, describe, test } from 'node:test';
-import { type FakeAnthropic, anthropicError, startFakeAnthropic } from '../../test/fakes/anthropic-server.js';
+import { describe, test } from 'node:test';
+import { anthropicError, startFakeAnthropic } from '../../test/fakes/anthropic-server.js';
 import { type AnthropicModelOptions, createAnthropicModel } from './anthropic.js';
+import { ask, fakeForSuite, SCHEMA } from '../../test/fakes/suite.js';
 import { LlmError } from './errors.js';
-import type { CompletionRequest } from './model.js';
 
 const KEY = 'sk-ant-test-secret-0123456789';
-const SCHEMA = { name: 'facts', schema: { type: 'object', properties: { a: { type: 'number' } } } };
-const ask = (content: string, extra: Partial<CompletionRequest> = {}): CompletionRequest => ({
-  messages: [{ role: 'user', content }],
-  ...extra,
-});
 
 describe('Anthropic model', () => {
-  let fake: FakeAnthropic;
+  const fake = fakeForSuite(startFakeAnthropic);
   const model = (options: Partial<AnthropicModelOptions> = {}) =>
-    createAnthropicModel({ baseUrl: fake.url, model: 'claude-test', apiKey: KEY, ...options });
-
-  before(async () => {
-    fake = await startFakeAnthropic();
-  });
-  beforeEach(() => {
-    fake.requests.length = 0;
-    fake.respond();
-  });
-  after(() => fake.close());
+    createAnthropicModel({ baseUrl: fake().url, model: 'claude-test', apiKey: KEY, ...options });
 
   test('plain completion sends the Messages protocol and reads text and usage', async () => {
     const result = await model().complete(ask('hello', { system: 'be brief', temperature: 0.2 }));
@@ -32,7 +18,7 @@ describe('Anthropic model', () => {
     assert.equal(result.model, 'claude-test');
     assert.ok(result.usage.inputTokens > 0 && result.usage.outputTokens > 0);
     assert.equal(result.json, undefined);
-    const [request] = fake.requests;
+    const [request] = fake().requests;
     assert.equal(request?.path, '/v1/messages');
     assert.equal(request?.headers['x-api-key'], KEY);
     assert.equal(request?.headers['anthropic-version'], '2023-06-01');
@@ -46,11 +32,11 @@ describe('Anthropic model', () => {
   });
 
   test('structured output forces one tool and reads its input', async () => {
-    fake.respond(() => ({ toolInput: { a: 1 } }));
+    fake().respond(() => ({ toolInput: { a: 1 } }));
     const result = await model().complete(ask('facts?', { jsonSchema: SCHEMA, maxTokens: 200 }));
     assert.deepEqual(result.json, { a: 1 });
     assert.equal(result.text, '{"a":1}');
-    const body = fake.requests[0]?.body;
+    const body = fake().requests[0]?.body;
     assert.equal(body.max_tokens, 200);
     assert.deepEqual(body.tool_choice, { type: 'tool', name: 'facts' });
     assert.equal(body.tools.length, 1);
@@ -59,33 +45,33 @@ describe('Anthropic model', () => {
   });
 
   test('a text answer instead of the tool is repaired locally', async () => {
-    fake.respond(() => ({ text: 'Result: {a: 2, b: None,' }));
+    fake().respond(() => ({ text: 'Result: {a: 2, b: None,' }));
     const result = await model().complete(ask('facts?', { jsonSchema: SCHEMA }));
     assert.deepEqual(result.json, { a: 2, b: null });
-    assert.equal(fake.requests.length, 1);
+    assert.equal(fake().requests.length, 1);
   });
 
   test('unparsable JSON gets one repair call', async () => {
-    fake.respond((_body, n) => (n === 0 ? { text: 'No JSON today.' } : { toolInput: { a: 3 } }));
+    fake().respond((_body, n) => (n === 0 ? { text: 'No JSON today.' } : { toolInput: { a: 3 } }));
     const result = await model().complete(ask('facts?', { jsonSchema: SCHEMA }));
     assert.deepEqual(result.json, { a: 3 });
-    assert.equal(fake.requests.length, 2);
-    const messages = fake.requests[1]?.body.messages;
+    assert.equal(fake().requests.length, 2);
+    const messages = fake().requests[1]?.body.messages;
     assert.deepEqual(messages[1], { role: 'assistant', content: 'No JSON today.' });
     assert.equal(messages[2].role, 'user');
   });
 
   test('hopeless JSON ends in bad_response after exactly one repair call', async () => {
-    fake.respond(() => ({ text: 'Still no JSON.' }));
+    fake().respond(() => ({ text: 'Still no JSON.' }));
     await assert.rejects(model().complete(ask('facts?', { jsonSchema: SCHEMA })), {
       name: 'LlmError',
       kind: 'bad_response',
     });
-    assert.equal(fake.requests.length, 2);
+    assert.equal(fake().requests.length, 2);
   });
 
   test('429 with Retry-After is waited out, then succeeds', async () => {
-    fake.respond((_body, n) =>
+    fake().respond((_body, n) =>
       n === 0
         ? { ...anthropicError(429, 'rate_limit_error', 'Too many requests'), headers: { 'retry-after': '1' } }
         : undefined,
@@ -93,35 +79,35 @@ describe('Anthropic model', () => {
     const started = Date.now();
     const result = await model().complete(ask('hi'));
     assert.equal(result.text, 'echo: hi');
-    assert.equal(fake.requests.length, 2);
+    assert.equal(fake().requests.length, 2);
     assert.ok(Date.now() - started >= 950, 'waited for Retry-After');
   });
 
   test('529 overloaded is retried', async () => {
-    fake.respond((_body, n) => (n === 0 ? { status: 529, headers: { 'retry-after': '0' } } : undefined));
+    fake().respond((_body, n) => (n === 0 ? { status: 529, headers: { 'retry-after': '0' } } : undefined));
     const result = await model().complete(ask('hi'));
     assert.equal(result.text, 'echo: hi');
-    assert.equal(fake.requests.length, 2);
+    assert.equal(fake().requests.length, 2);
   });
 
   test('500 forever is provider_error after the retries', async () => {
-    fake.respond(() => anthropicError(500, 'api_error', 'Internal server error'));
+    fake().respond(() => anthropicError(500, 'api_error', 'Internal server error'));
     await assert.rejects(model({ maxRetries: 1 }).complete(ask('hi')), {
       name: 'LlmError',
       kind: 'provider_error',
       status: 500,
       message: 'anthropic: HTTP 500: Internal server error',
     });
-    assert.equal(fake.requests.length, 2);
+    assert.equal(fake().requests.length, 2);
   });
 
   test('a reply slower than timeoutMs is a timeout', async () => {
-    fake.respond(() => ({ delayMs: 2_000 }));
+    fake().respond(() => ({ delayMs: 2_000 }));
     await assert.rejects(model({ timeoutMs: 150 }).complete(ask('hi')), {
       name: 'LlmError',
       kind: 'timeout',
     });
-    assert.equal(fake.requests.length, 1);
+    assert.equal(fake().requests.length, 1);
   });
 
   test('concurrency limit is respected', async () => {
@@ -137,7 +123,7 @@ describe('Anthropic model', () => {
   });
 
   test('the API key never appears in error messages', async () => {
-    fake.respond(() => anthropicError(401, 'authentication_error', `invalid x-api-key ${KEY}`));
+    fake().respond(() => anthropicError(401, 'authentication_error', `invalid x-api-key ${KEY}`));
     await assert.rejects(model().complete(ask('hi')), (err) => {
       assert.ok(err instanceof LlmError);
       assert.equal(err.kind, 'provider_error');
@@ -149,7 +135,7 @@ describe('Anthropic model', () => {
   });
 
   test('a reply without content is bad_response', async () => {
-    fake.respond(() => ({ json: { type: 'message' } }));
+    fake().respond(() => ({ json: { type: 'message' } }));
     await assert.rejects(model().complete(ask('hi')), { kind: 'bad_response' });
   });
 });

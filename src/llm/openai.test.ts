@@ -1,35 +1,16 @@
 import assert from 'node:assert/strict';
-import { after, before, beforeEach, describe, test } from 'node:test';
-import {
-  chatCompletion,
-  type FakeOpenAI,
-  openAIError,
-  startFakeOpenAI,
-} from '../../test/fakes/openai-server.js';
+import { describe, test } from 'node:test';
+import { chatCompletion, openAIError, startFakeOpenAI } from '../../test/fakes/openai-server.js';
+import { ask, fakeForSuite, SCHEMA } from '../../test/fakes/suite.js';
 import { LlmError } from './errors.js';
-import type { CompletionRequest } from './model.js';
 import { createOpenAIModel, type OpenAIModelOptions } from './openai.js';
 
 const KEY = 'sk-test-secret-0123456789';
-const SCHEMA = { name: 'facts', schema: { type: 'object', properties: { a: { type: 'number' } } } };
-const ask = (content: string, extra: Partial<CompletionRequest> = {}): CompletionRequest => ({
-  messages: [{ role: 'user', content }],
-  ...extra,
-});
 
 describe('OpenAI-compatible model', () => {
-  let fake: FakeOpenAI;
+  const fake = fakeForSuite(startFakeOpenAI);
   const model = (options: Partial<OpenAIModelOptions> = {}) =>
-    createOpenAIModel({ baseUrl: fake.url, model: 'test-model', apiKey: KEY, ...options });
-
-  before(async () => {
-    fake = await startFakeOpenAI();
-  });
-  beforeEach(() => {
-    fake.requests.length = 0;
-    fake.respond();
-  });
-  after(() => fake.close());
+    createOpenAIModel({ baseUrl: fake().url, model: 'test-model', apiKey: KEY, ...options });
 
   test('plain completion sends the chat protocol and reads text and usage', async () => {
     const result = await model().complete(
@@ -39,7 +20,7 @@ describe('OpenAI-compatible model', () => {
     assert.equal(result.model, 'test-model');
     assert.ok(result.usage.inputTokens > 0 && result.usage.outputTokens > 0);
     assert.equal(result.json, undefined);
-    const [request] = fake.requests;
+    const [request] = fake().requests;
     assert.equal(request?.path, '/v1/chat/completions');
     assert.equal(request?.headers.authorization, `Bearer ${KEY}`);
     assert.deepEqual(request?.body, {
@@ -54,17 +35,17 @@ describe('OpenAI-compatible model', () => {
   });
 
   test('structured output asks for json_schema and parses the answer', async () => {
-    fake.respond(() => ({ content: '{"a": 1}' }));
+    fake().respond(() => ({ content: '{"a": 1}' }));
     const result = await model().complete(ask('facts?', { jsonSchema: SCHEMA }));
     assert.deepEqual(result.json, { a: 1 });
-    assert.deepEqual(fake.requests[0]?.body.response_format, {
+    assert.deepEqual(fake().requests[0]?.body.response_format, {
       type: 'json_schema',
       json_schema: { name: 'facts', schema: SCHEMA.schema, strict: false },
     });
   });
 
   test('falls back to json_object with the schema in the prompt when json_schema is rejected', async () => {
-    fake.respond((body) =>
+    fake().respond((body) =>
       body.response_format.type === 'json_schema'
         ? openAIError(400, "Invalid parameter: 'response_format' of type 'json_schema' is not supported")
         : { content: '{"a": 2}' },
@@ -72,53 +53,53 @@ describe('OpenAI-compatible model', () => {
     const llm = model();
     const result = await llm.complete(ask('facts?', { system: 'sys', jsonSchema: SCHEMA }));
     assert.deepEqual(result.json, { a: 2 });
-    assert.equal(fake.requests.length, 2);
-    const retry = fake.requests[1]?.body;
+    assert.equal(fake().requests.length, 2);
+    const retry = fake().requests[1]?.body;
     assert.deepEqual(retry.response_format, { type: 'json_object' });
     assert.match(retry.messages[0].content, /^sys\n\n.*JSON Schema:\n\{"type":"object"/s);
     // Remembered: the next call goes straight to json_object.
     await llm.complete(ask('again', { jsonSchema: SCHEMA }));
-    assert.equal(fake.requests.length, 3);
-    assert.deepEqual(fake.requests[2]?.body.response_format, { type: 'json_object' });
+    assert.equal(fake().requests.length, 3);
+    assert.deepEqual(fake().requests[2]?.body.response_format, { type: 'json_object' });
   });
 
   test('switches to max_completion_tokens when a model refuses max_tokens', async () => {
-    fake.respond((body) =>
+    fake().respond((body) =>
       'max_tokens' in body
         ? openAIError(400, "Unsupported parameter: 'max_tokens'. Use 'max_completion_tokens' instead.")
         : undefined,
     );
     const result = await model().complete(ask('hi', { maxTokens: 20 }));
     assert.equal(result.text, 'echo: hi');
-    assert.equal(fake.requests[1]?.body.max_completion_tokens, 20);
+    assert.equal(fake().requests[1]?.body.max_completion_tokens, 20);
   });
 
   test('a 400 about something else is not retried', async () => {
-    fake.respond(() => openAIError(400, 'messages must not be empty'));
+    fake().respond(() => openAIError(400, 'messages must not be empty'));
     await assert.rejects(model().complete(ask('hi')), {
       name: 'LlmError',
       kind: 'provider_error',
       status: 400,
     });
-    assert.equal(fake.requests.length, 1);
+    assert.equal(fake().requests.length, 1);
   });
 
   test('broken JSON is repaired locally without another call', async () => {
-    fake.respond(() => ({ content: "Here:\n```json\n{'a': 3, 'ok': True,}\n```" }));
+    fake().respond(() => ({ content: "Here:\n```json\n{'a': 3, 'ok': True,}\n```" }));
     const result = await model().complete(ask('facts?', { jsonSchema: SCHEMA }));
     assert.deepEqual(result.json, { a: 3, ok: true });
-    assert.equal(fake.requests.length, 1);
+    assert.equal(fake().requests.length, 1);
   });
 
   test('unparsable JSON gets one repair call', async () => {
     const usage = { prompt_tokens: 10, completion_tokens: 5 };
-    fake.respond((_body, n) => ({
+    fake().respond((_body, n) => ({
       json: chatCompletion(n === 0 ? 'Sure, the answer is three.' : '{"a": 3}', 'test-model', usage),
     }));
     const result = await model().complete(ask('facts?', { jsonSchema: SCHEMA }));
     assert.deepEqual(result.json, { a: 3 });
-    assert.equal(fake.requests.length, 2);
-    const messages = fake.requests[1]?.body.messages;
+    assert.equal(fake().requests.length, 2);
+    const messages = fake().requests[1]?.body.messages;
     assert.deepEqual(messages.slice(0, 2), [
       { role: 'user', content: 'facts?' },
       { role: 'assistant', content: 'Sure, the answer is three.' },
@@ -128,33 +109,33 @@ describe('OpenAI-compatible model', () => {
   });
 
   test('hopeless JSON ends in bad_response after exactly one repair call', async () => {
-    fake.respond(() => ({ content: 'I would rather not.' }));
+    fake().respond(() => ({ content: 'I would rather not.' }));
     await assert.rejects(model().complete(ask('facts?', { jsonSchema: SCHEMA })), {
       name: 'LlmError',
       kind: 'bad_response',
     });
-    assert.equal(fake.requests.length, 2);
+    assert.equal(fake().requests.length, 2);
   });
 
   test('429 with Retry-After is waited out, then succeeds', async () => {
-    fake.respond((_body, n) =>
+    fake().respond((_body, n) =>
       n === 0 ? { ...openAIError(429, 'Rate limit reached'), headers: { 'retry-after': '1' } } : undefined,
     );
     const started = Date.now();
     const result = await model().complete(ask('hi'));
     assert.equal(result.text, 'echo: hi');
-    assert.equal(fake.requests.length, 2);
+    assert.equal(fake().requests.length, 2);
     assert.ok(Date.now() - started >= 950, 'waited for Retry-After');
   });
 
   test('a 429 that never clears is rate_limited', async () => {
-    fake.respond(() => ({ ...openAIError(429, 'Rate limit reached'), headers: { 'retry-after': '0' } }));
+    fake().respond(() => ({ ...openAIError(429, 'Rate limit reached'), headers: { 'retry-after': '0' } }));
     await assert.rejects(model({ maxRetries: 1 }).complete(ask('hi')), { kind: 'rate_limited', status: 429 });
-    assert.equal(fake.requests.length, 2);
+    assert.equal(fake().requests.length, 2);
   });
 
   test('500 forever is provider_error after the retries', async () => {
-    fake.respond(() => openAIError(500, 'The server had an error'));
+    fake().respond(() => openAIError(500, 'The server had an error'));
     await assert.rejects(model({ maxRetries: 2 }).complete(ask('hi')), (err) => {
       assert.ok(err instanceof LlmError);
       assert.equal(err.kind, 'provider_error');
@@ -162,22 +143,22 @@ describe('OpenAI-compatible model', () => {
       assert.match(err.message, /The server had an error/);
       return true;
     });
-    assert.equal(fake.requests.length, 3);
+    assert.equal(fake().requests.length, 3);
   });
 
   test('a reply slower than timeoutMs is a timeout, not retried', async () => {
-    fake.respond(() => ({ delayMs: 2_000 }));
+    fake().respond(() => ({ delayMs: 2_000 }));
     const started = Date.now();
     await assert.rejects(model({ timeoutMs: 150 }).complete(ask('hi')), {
       name: 'LlmError',
       kind: 'timeout',
     });
     assert.ok(Date.now() - started < 1_500);
-    assert.equal(fake.requests.length, 1);
+    assert.equal(fake().requests.length, 1);
   });
 
   test("the caller's abort is rethrown as is", async () => {
-    fake.respond(() => ({ delayMs: 2_000 }));
+    fake().respond(() => ({ delayMs: 2_000 }));
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 50);
     await assert.rejects(model().complete(ask('hi', { signal: controller.signal })), { name: 'AbortError' });
@@ -201,7 +182,7 @@ describe('OpenAI-compatible model', () => {
   });
 
   test('the API key never appears in error messages', async () => {
-    fake.respond(() => openAIError(401, `Incorrect API key provided: ${KEY}.`));
+    fake().respond(() => openAIError(401, `Incorrect API key provided: ${KEY}.`));
     await assert.rejects(model().complete(ask('hi')), (err) => {
       assert.ok(err instanceof LlmError);
       assert.equal(err.status, 401);
@@ -224,7 +205,7 @@ describe('OpenAI-compatible model', () => {
   });
 
   test('a reply without choices is bad_response', async () => {
-    fake.respond(() => ({ json: { object: 'chat.completion' } }));
+    fake().respond(() => ({ json: { object: 'chat.completion' } }));
     await assert.rejects(model().complete(ask('hi')), { kind: 'bad_response' });
   });
 });

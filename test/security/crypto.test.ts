@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { BankCodec, isSealed, plainText, storePlain } from '../../src/core/crypto/codec.js';
 import { rewrap } from '../../src/core/crypto/keyring.js';
 import { parseMasterKey, unwrapDataKey, wrapDataKey } from '../../src/core/crypto/master-key.js';
-import { ENGINES, openTestStore } from '../helpers/engines.js';
+import { ENGINES } from '../helpers/engines.js';
 import { newMemory } from '../helpers/memory.js';
-import { type EncryptedApp, encryptedApp, newMasterKey } from './encryption-helpers.js';
+import { encryptedAppForSuite } from './encryption-helpers.js';
 
 describe('master keys and bank codecs', () => {
   test('the master key is 32 bytes as base64, base64url or hex; anything else is refused', () => {
@@ -104,16 +104,7 @@ describe('master keys and bank codecs', () => {
 
 for (const engine of ENGINES) {
   describe(`a corrupted ciphertext is an error, never garbage (${engine})`, () => {
-    let store: Awaited<ReturnType<typeof openTestStore>>;
-    let e: EncryptedApp;
-    before(async () => {
-      store = await openTestStore(engine);
-      e = await encryptedApp(store, newMasterKey(), { worker: false });
-    });
-    after(async () => {
-      await e.close();
-      await store.dispose();
-    });
+    const e = encryptedAppForSuite(engine);
 
     test('listing a bank whose stored ciphertext was altered answers 500 without a body of garbage', async () => {
       await e.call('PUT', '/v1/default/banks/tampered', {});
@@ -131,7 +122,7 @@ for (const engine of ENGINES) {
         terms: new Map(),
         encrypted: true,
       });
-      await store.insertMemories('default', 'tampered', [forged]);
+      await e.raw.insertMemories('default', 'tampered', [forged]);
       const r = await e.call('GET', '/v1/default/banks/tampered/memories');
       assert.equal(r.status, 500);
       assert.equal(r.body.error.code, 'internal');

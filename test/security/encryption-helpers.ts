@@ -8,6 +8,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import pg from 'pg';
+import { after, before } from 'node:test';
 import { createApp } from '../../src/api/app.js';
 import type { AppEnv } from '../../src/api/env.js';
 import { createLogger } from '../../src/api/logger.js';
@@ -16,6 +17,9 @@ import type { Services } from '../../src/core/services.js';
 import type { Worker } from '../../src/jobs/worker.js';
 import { compose } from '../../src/runtime/compose.js';
 import type { Store } from '../../src/store/store.js';
+import { type EngineName, openTestDb } from '../helpers/engines.js';
+import type { Db } from '../../src/store/db.js';
+import { storeOver } from '../../src/store/open.js';
 
 export const ADMIN = 'encryption-admin-token';
 export const newMasterKey = () => randomBytes(32).toString('base64');
@@ -134,4 +138,31 @@ export async function postgresContents(url: string): Promise<{ path: string; byt
   } finally {
     await client.end();
   }
+}
+
+/**
+ * `encryptedApp` over a fresh test database of `engine` (`db`, to read what it holds), opened
+ * before the suite's tests and closed after them (call inside `describe`); its fields are there
+ * once the suite's `before` has run. `worker` runs operations (default: none).
+ */
+export function encryptedAppForSuite(
+  engine: EngineName,
+  opts: { worker?: boolean } = {},
+): EncryptedApp & { db: Db } {
+  const e = {} as EncryptedApp & { db: Db };
+  let dispose: (() => Promise<void>) | undefined;
+  before(async () => {
+    const opened = await openTestDb(engine);
+    dispose = opened.dispose;
+    e.db = opened.db;
+    Object.assign(
+      e,
+      await encryptedApp(storeOver(opened.db), newMasterKey(), { worker: opts.worker ?? false }),
+    );
+  });
+  after(async () => {
+    await e.close?.();
+    await dispose?.();
+  });
+  return e;
 }

@@ -13,8 +13,8 @@ import { MAX_DIRECTIVES } from '../../src/core/directives.js';
 import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';
 import { until } from '../helpers/until.js';
-import { createTestDatabase, ENGINES, openTestStore, type TestDatabase } from '../helpers/engines.js';
-import { type EncryptedApp, encryptedApp, newMasterKey } from './encryption-helpers.js';
+import { createTestDatabase, ENGINES, type TestDatabase } from '../helpers/engines.js';
+import { encryptedAppForSuite, type EncryptedApp, encryptedApp, newMasterKey } from './encryption-helpers.js';
 
 const WRITERS = 50;
 
@@ -70,22 +70,12 @@ async function stored(raw: Store, bank: string) {
 
 for (const engine of ENGINES) {
   describe(`no lost config update under ${WRITERS} concurrent writers (${engine})`, () => {
-    let store: Store & { dispose(): Promise<void> };
-    let e: EncryptedApp;
-
-    before(async () => {
-      store = await openTestStore(engine);
-      e = await encryptedApp(store, newMasterKey(), { worker: false });
-    });
-    after(async () => {
-      await e.close();
-      await store.dispose();
-    });
+    const e = encryptedAppForSuite(engine);
 
     test('every key written by a concurrent PATCH is in the stored config', async () => {
       assert.equal((await e.call('PUT', '/v1/default/banks/race', {})).status, 200);
       await patchAll([e], 'race');
-      const s = await stored(store, 'race');
+      const s = await stored(e.raw, 'race');
       // Every key is there; text settings written once the key existed are sealed at rest, so
       // their values are compared through the API below.
       assert.deepEqual(Object.keys(s.overrides).sort(), Object.keys(EXPECTED).sort());
@@ -102,17 +92,7 @@ for (const engine of ENGINES) {
 
 for (const engine of ENGINES) {
   describe(`other read-modify-writes under concurrent writers (${engine})`, () => {
-    let store: Store & { dispose(): Promise<void> };
-    let e: EncryptedApp;
-
-    before(async () => {
-      store = await openTestStore(engine);
-      e = await encryptedApp(store, newMasterKey(), { worker: false });
-    });
-    after(async () => {
-      await e.close();
-      await store.dispose();
-    });
+    const e = encryptedAppForSuite(engine);
 
     test('a bank attached to ten spaces at once ends in the one space that was told yes', async () => {
       const spaces = Array.from({ length: 10 }, (_, i) => `sp${i}`);
@@ -125,7 +105,7 @@ for (const engine of ENGINES) {
       const won = spaces.filter((_, i) => replies[i]!.status === 200);
       assert.equal(won.length, 1, `attached: ${won.join(', ')}`);
       for (const r of replies) assert.ok(r.status === 200 || r.status === 409, JSON.stringify(r.body));
-      assert.equal((await store.getBank('default', 'mover'))!.space_id, won[0]);
+      assert.equal((await e.raw.getBank('default', 'mover'))!.space_id, won[0]);
       // Two detaches at once: one removes the bank, the other finds it gone (a stale read must
       // not let a late detach take the bank out of a space it was moved to meanwhile).
       const [a, b] = [won[0]!, spaces.find((x) => x !== won[0])!];
@@ -136,7 +116,7 @@ for (const engine of ENGINES) {
       assert.deepEqual(moves.map((r) => r.status).sort(), [200, 404]);
       assert.equal((await e.call('PUT', `/v1/default/spaces/${b}/banks/mover`)).status, 200);
       assert.equal((await e.call('DELETE', `/v1/default/spaces/${a}/banks/mover`)).status, 404);
-      assert.equal((await store.getBank('default', 'mover'))!.space_id, b);
+      assert.equal((await e.raw.getBank('default', 'mover'))!.space_id, b);
     });
 
     test('a bank attached while its space is deleted is never left in a deleted space', async () => {
@@ -149,7 +129,7 @@ for (const engine of ENGINES) {
           e.call('PUT', `/v1/default/spaces/${sp}/banks/${bank}`),
           e.call('DELETE', `/v1/default/spaces/${sp}`),
         ]);
-        assert.equal((await store.getBank('default', bank))!.space_id, null, `round ${round}`);
+        assert.equal((await e.raw.getBank('default', bank))!.space_id, null, `round ${round}`);
         // the same for a bank a Retain creates in the space (`?space=`)
         assert.equal((await e.call('POST', '/v1/default/spaces', { id: sp, name: sp })).status, 201);
         const [made] = await Promise.all([
@@ -158,7 +138,7 @@ for (const engine of ENGINES) {
         ]);
         assert.ok([200, 404].includes(made.status), JSON.stringify(made.body));
         assert.equal(
-          (await store.getBank('default', `new${round}`))?.space_id ?? null,
+          (await e.raw.getBank('default', `new${round}`))?.space_id ?? null,
           null,
           `round ${round}`,
         );
@@ -183,7 +163,7 @@ for (const engine of ENGINES) {
       assert.equal((await e.call('PUT', '/v1/default/banks/busy', {})).status, 200);
       // more waiting operations than one page of the old check-then-insert could see
       for (let i = 0; i < 110; i++) {
-        await store.insertOperation({
+        await e.raw.insertOperation({
           projectId: 'default',
           bankId: 'busy',
           id: randomUUID(),
@@ -198,19 +178,19 @@ for (const engine of ENGINES) {
       for (const r of replies) assert.ok(r.status < 300, JSON.stringify(r.body));
       assert.equal(new Set(replies.map((r) => r.body.operation_id)).size, 1);
       assert.equal(replies.filter((r) => !r.body.deduplicated).length, 1);
-      const ops = await store.listOperations('default', 'busy', { status: 'pending' }, { limit: 200 });
+      const ops = await e.raw.listOperations('default', 'busy', { status: 'pending' }, { limit: 200 });
       assert.equal(ops.items.filter((o) => o.kind === 'consolidate').length, 1);
     });
 
     test("a Retain's first embedder never overwrites one recorded meanwhile", async () => {
-      await store.ensureBank('default', 'emb', {});
-      await store.updateBank('default', 'emb', { embedder: 'reembedded' });
+      await e.raw.ensureBank('default', 'emb', {});
+      await e.raw.updateBank('default', 'emb', { embedder: 'reembedded' });
       // a Retain that read the bank before the re-embed finished still says "unset"
-      await store.updateBank('default', 'emb', { embedderIfUnset: 'stale' });
-      assert.equal((await store.getBank('default', 'emb'))!.embedder, 'reembedded');
-      await store.ensureBank('default', 'emb2', {});
-      await store.updateBank('default', 'emb2', { embedderIfUnset: 'first' });
-      assert.equal((await store.getBank('default', 'emb2'))!.embedder, 'first');
+      await e.raw.updateBank('default', 'emb', { embedderIfUnset: 'stale' });
+      assert.equal((await e.raw.getBank('default', 'emb'))!.embedder, 'reembedded');
+      await e.raw.ensureBank('default', 'emb2', {});
+      await e.raw.updateBank('default', 'emb2', { embedderIfUnset: 'first' });
+      assert.equal((await e.raw.getBank('default', 'emb2'))!.embedder, 'first');
     });
 
     test('concurrent directive creations never take a bank past its limit', async () => {
@@ -231,24 +211,14 @@ for (const engine of ENGINES) {
         assert.equal(r.status, 409);
         assert.equal(r.body.error.code, 'conflict');
       }
-      assert.equal((await store.listDirectives('default', 'rules')).length, MAX_DIRECTIVES);
+      assert.equal((await e.raw.listDirectives('default', 'rules')).length, MAX_DIRECTIVES);
     });
   });
 }
 
 for (const engine of ENGINES) {
   describe(`encryption flipped by concurrent writers converges (${engine})`, () => {
-    let store: Store & { dispose(): Promise<void> };
-    let e: EncryptedApp;
-
-    before(async () => {
-      store = await openTestStore(engine);
-      e = await encryptedApp(store, newMasterKey(), { worker: true });
-    });
-    after(async () => {
-      await e.close();
-      await store.dispose();
-    });
+    const e = encryptedAppForSuite(engine, { worker: true });
 
     test('whatever order 20 on/off switches land in, the rows end in the form the config says', async () => {
       const items = ['Ada keeps bees on the roof', 'The hives face south', 'Honey is harvested in August'];
@@ -264,19 +234,19 @@ for (const engine of ENGINES) {
         ),
       );
       for (const x of replies) assert.equal(x.status, 200, JSON.stringify(x.body));
-      const target = (await store.getBank('default', 'flip'))!.config.encryption;
+      const target = (await e.raw.getBank('default', 'flip'))!.config.encryption;
       // the conversion queued by the switches finishes in the form of the final config
       await until(
         async () => {
-          const st = await store.bankEncryption('default', 'flip');
-          const ops = await store.listOperations('default', 'flip', {}, { limit: 100 });
+          const st = await e.raw.bankEncryption('default', 'flip');
+          const ops = await e.raw.listOperations('default', 'flip', {}, { limit: 100 });
           const busy = ops.items.some((o) => o.status === 'pending' || o.status === 'processing');
           return { converting: st?.key?.converting ?? false, busy };
         },
         (v) => !v.converting && !v.busy,
         60_000,
       );
-      const raw = await store.listMemories('default', 'flip', {}, { limit: 100 });
+      const raw = await e.raw.listMemories('default', 'flip', {}, { limit: 100 });
       assert.equal(raw.items.length, items.length);
       for (const m of raw.items) {
         assert.equal(isSealed(m.text), target === 'managed', `stored form of ${m.id} (${target})`);

@@ -6,20 +6,16 @@
  */
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { after, before, describe, test } from 'node:test';
-import type { Db } from '../../src/store/db.js';
-import { storeOver } from '../../src/store/open.js';
-import { ENGINES, openTestDb } from '../helpers/engines.js';
+import { describe, test } from 'node:test';
+import { ENGINES } from '../helpers/engines.js';
 import { until } from '../helpers/until.js';
-import { type EncryptedApp, encryptedApp, newMasterKey } from './encryption-helpers.js';
+import { encryptedAppForSuite } from './encryption-helpers.js';
 
 const canary = (tag: string) => `zq${tag}${randomBytes(5).toString('hex')}`;
 
 for (const engine of ENGINES) {
   describe(`sealed bank text and document hashes (${engine})`, () => {
-    let db: Db;
-    let dispose: () => Promise<void>;
-    let e: EncryptedApp;
+    const e = encryptedAppForSuite(engine, { worker: true });
     const c = {
       name: canary('name'),
       mission: canary('mission'),
@@ -30,19 +26,10 @@ for (const engine of ENGINES) {
     };
     const doc = `The recipe for ${canary('doc')} needs three eggs`;
 
-    before(async () => {
-      ({ db, dispose } = await openTestDb(engine));
-      e = await encryptedApp(storeOver(db), newMasterKey());
-    });
-    after(async () => {
-      await e.close();
-      await dispose();
-    });
-
     /** Everything the database holds about the bank, as text. */
     const rawBank = async (bank: string) =>
       (
-        await db.query<{ row: string }>(
+        await e.db.query<{ row: string }>(
           `SELECT (SELECT to_jsonb(b)::text FROM banks b WHERE b.id = $1)
              || coalesce((SELECT string_agg(to_jsonb(d)::text, ' ') FROM documents d WHERE d.bank_id = $1), '') AS row`,
           [bank],
@@ -50,7 +37,7 @@ for (const engine of ENGINES) {
       )[0]!.row;
     const docHash = async (bank: string) =>
       (
-        await db.query<{ h: string }>('SELECT content_hash AS h FROM documents WHERE bank_id = $1', [bank])
+        await e.db.query<{ h: string }>('SELECT content_hash AS h FROM documents WHERE bank_id = $1', [bank])
       )[0]!.h;
     const settings = {
       retain_mission: c.retainMission,

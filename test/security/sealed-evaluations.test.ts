@@ -5,37 +5,24 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { after, before, describe, test } from 'node:test';
-import type { Db } from '../../src/store/db.js';
-import { storeOver } from '../../src/store/open.js';
-import { ENGINES, openTestDb } from '../helpers/engines.js';
+import { describe, test } from 'node:test';
+import { ENGINES } from '../helpers/engines.js';
 import { until } from '../helpers/until.js';
-import { type EncryptedApp, encryptedApp, newMasterKey } from './encryption-helpers.js';
+import { encryptedAppForSuite } from './encryption-helpers.js';
 
 const canary = (tag: string) => `zq${tag}${randomBytes(5).toString('hex')}`;
 
 for (const engine of ENGINES) {
   describe(`sealed evaluation runs (${engine})`, () => {
-    let db: Db;
-    let dispose: () => Promise<void>;
-    let e: EncryptedApp;
+    const e = encryptedAppForSuite(engine, { worker: true });
     const word = canary('query');
     const tag = canary('tag');
     const runs: Record<string, string> = {};
 
-    before(async () => {
-      ({ db, dispose } = await openTestDb(engine));
-      e = await encryptedApp(storeOver(db), newMasterKey());
-    });
-    after(async () => {
-      await e.close();
-      await dispose();
-    });
-
     /** Every evaluation row of the bank as the database holds it, as text. */
     const rawRuns = async (bank: string) =>
       (
-        await db.query<{ row: string | null }>(
+        await e.db.query<{ row: string | null }>(
           'SELECT string_agg(to_jsonb(v)::text, $2) AS row FROM evaluations v WHERE bank_id = $1',
           [bank, ' '],
         )

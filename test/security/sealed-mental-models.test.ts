@@ -6,37 +6,24 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { after, before, describe, test } from 'node:test';
-import type { Db } from '../../src/store/db.js';
-import { storeOver } from '../../src/store/open.js';
-import { ENGINES, openTestDb } from '../helpers/engines.js';
+import { describe, test } from 'node:test';
+import { ENGINES } from '../helpers/engines.js';
 import { until } from '../helpers/until.js';
-import { type EncryptedApp, encryptedApp, newMasterKey } from './encryption-helpers.js';
+import { encryptedAppForSuite } from './encryption-helpers.js';
 
 const canary = (tag: string) => `zq${tag}${randomBytes(5).toString('hex')}`;
 
 for (const engine of ENGINES) {
   describe(`sealed mental models (${engine})`, () => {
-    let db: Db;
-    let dispose: () => Promise<void>;
-    let e: EncryptedApp;
+    const e = encryptedAppForSuite(engine, { worker: true });
     const word = canary('memory');
     const name = canary('name');
     const query = canary('query');
 
-    before(async () => {
-      ({ db, dispose } = await openTestDb(engine));
-      e = await encryptedApp(storeOver(db), newMasterKey());
-    });
-    after(async () => {
-      await e.close();
-      await dispose();
-    });
-
     /** Every mental-model and history row of the bank as the database holds it, as text. */
     const rawRows = async (bank: string) =>
       (
-        await db.query<{ row: string | null }>(
+        await e.db.query<{ row: string | null }>(
           `SELECT string_agg(r, $2) AS row FROM (
              SELECT to_jsonb(m)::text AS r FROM mental_models m WHERE bank_id = $1
              UNION ALL SELECT to_jsonb(h)::text FROM mental_model_history h WHERE bank_id = $1) x`,

@@ -32,7 +32,7 @@ import { BankParam } from '../../contract/common.js';
 import { Chunk, EntityDetail, EntityParams } from '../../contract/graph.js';
 import { HindsightProfile, hindsightProfile } from './hindsight.js';
 import { jsonBody, ok } from './openapi.js';
-import { router, send, servicesOf } from './router.js';
+import { inBank, router, send, servicesOf } from './router.js';
 
 /**
  * Upkeep of a bank as Hindsight's client does it: reset its config, set its disposition or
@@ -106,16 +106,7 @@ export const bankUpkeepRoutes = router()
       request: { params: BankParam, query: ClearMemoriesQuery },
       responses: ok(ClearedMemories),
     }),
-    async (c) =>
-      send(
-        c,
-        await clearMemories(
-          servicesOf(c),
-          authOf(c).projectId,
-          c.req.valid('param').bank,
-          c.req.valid('query').type,
-        ),
-      ),
+    async (c) => send(c, await clearMemories(...inBank(c), c.req.valid('query').type)),
   )
   .openapi(
     createRoute({
@@ -129,10 +120,7 @@ export const bankUpkeepRoutes = router()
       request: { params: EntityParams },
       responses: ok(EntityDetail),
     }),
-    async (c) => {
-      const { bank, entity_id } = c.req.valid('param');
-      return send(c, await entityDetail(servicesOf(c), authOf(c).projectId, bank, entity_id));
-    },
+    async (c) => send(c, await entityDetail(...inBank(c), c.req.valid('param').entity_id)),
   )
   .openapi(
     createRoute({
@@ -146,8 +134,7 @@ export const bankUpkeepRoutes = router()
       request: { params: BankParam },
       responses: ok(ClearedObservations),
     }),
-    async (c) =>
-      send(c, await clearObservations(servicesOf(c), authOf(c).projectId, c.req.valid('param').bank)),
+    async (c) => send(c, await clearObservations(...inBank(c))),
   )
   .openapi(
     createRoute({
@@ -161,8 +148,7 @@ export const bankUpkeepRoutes = router()
       request: { params: BankParam },
       responses: ok(ObservationScopes),
     }),
-    async (c) =>
-      send(c, await observationScopes(servicesOf(c), authOf(c).projectId, c.req.valid('param').bank)),
+    async (c) => send(c, await observationScopes(...inBank(c))),
   )
   .openapi(
     createRoute({
@@ -177,9 +163,9 @@ export const bankUpkeepRoutes = router()
       responses: ok(DocumentTagsResult),
     }),
     async (c) => {
-      const { bank, document_id } = c.req.valid('param');
+      const { document_id } = c.req.valid('param');
       const tags = c.req.valid('json').tags ?? [];
-      return send(c, await setDocumentTags(servicesOf(c), authOf(c).projectId, bank, document_id, tags));
+      return send(c, await setDocumentTags(...inBank(c), document_id, tags));
     },
   )
   .openapi(
@@ -194,7 +180,7 @@ export const bankUpkeepRoutes = router()
       request: { params: BankParam },
       responses: ok(LlmHealth),
     }),
-    async (c) => send(c, await probeBankLlm(servicesOf(c), authOf(c).projectId, c.req.valid('param').bank)),
+    async (c) => send(c, await probeBankLlm(...inBank(c))),
   );
 
 /** A document's piece by its id alone (Hindsight's path has no bank). */

@@ -13,7 +13,7 @@ import {
 } from '../../contract/banks.js';
 import { BankParam } from '../../contract/common.js';
 import { jsonBody, ok } from './openapi.js';
-import { router, send, servicesOf } from './router.js';
+import { inBank, router, send, servicesOf } from './router.js';
 
 /** Bank profile, config, entities and deletion (Reflect is in reflect.ts). */
 export const bankRoutes = router()
@@ -43,7 +43,7 @@ export const bankRoutes = router()
       request: { params: BankParam },
       responses: ok(DeletedBank),
     }),
-    async (c) => send(c, await deleteBank(servicesOf(c), authOf(c).projectId, c.req.valid('param').bank)),
+    async (c) => send(c, await deleteBank(...inBank(c))),
   )
   .openapi(
     createRoute({
@@ -56,7 +56,7 @@ export const bankRoutes = router()
       responses: ok(BankConfigView),
     }),
     async (c) => {
-      const bank = await requireBank(servicesOf(c), authOf(c).projectId, c.req.valid('param').bank);
+      const bank = await requireBank(...inBank(c));
       return send(c, configView(bank));
     },
   )

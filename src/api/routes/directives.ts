@@ -6,7 +6,7 @@ import {
   listDirectives,
   updateDirective,
 } from '../../core/directives.js';
-import { authOf, guard } from '../auth.js';
+import { guard } from '../auth.js';
 import { BankParam } from '../../contract/common.js';
 import { jsonBody, ok } from './openapi.js';
 import {
@@ -17,7 +17,7 @@ import {
   DirectiveRecord,
   UpdateDirectiveBody,
 } from '../../contract/directives.js';
-import { router, send, servicesOf } from './router.js';
+import { inBank, router, send } from './router.js';
 
 const TAG = ['Directives'];
 const orUndefined = <T>(v: T | null | undefined) => v ?? undefined;
@@ -35,7 +35,7 @@ export const directiveRoutes = router()
       request: { params: BankParam },
       responses: ok(DirectiveList),
     }),
-    async (c) => send(c, await listDirectives(servicesOf(c), authOf(c).projectId, c.req.valid('param').bank)),
+    async (c) => send(c, await listDirectives(...inBank(c))),
   )
   .openapi(
     createRoute({
@@ -49,7 +49,7 @@ export const directiveRoutes = router()
     }),
     async (c) => {
       const b = c.req.valid('json');
-      const d = await createDirective(servicesOf(c), authOf(c).projectId, c.req.valid('param').bank, {
+      const d = await createDirective(...inBank(c), {
         text: (b.text ?? b.content)!,
         name: b.name,
         priority: b.priority,
@@ -69,10 +69,7 @@ export const directiveRoutes = router()
       request: { params: DirectiveParams },
       responses: ok(DirectiveRecord),
     }),
-    async (c) => {
-      const { bank, id } = c.req.valid('param');
-      return send(c, await getDirective(servicesOf(c), authOf(c).projectId, bank, id));
-    },
+    async (c) => send(c, await getDirective(...inBank(c), c.req.valid('param').id)),
   )
   .openapi(
     createRoute({
@@ -86,9 +83,9 @@ export const directiveRoutes = router()
       responses: ok(DirectiveRecord),
     }),
     async (c) => {
-      const { bank, id } = c.req.valid('param');
+      const { id } = c.req.valid('param');
       const b = c.req.valid('json');
-      const d = await updateDirective(servicesOf(c), authOf(c).projectId, bank, id, {
+      const d = await updateDirective(...inBank(c), id, {
         text: orUndefined(b.text ?? b.content),
         name: orUndefined(b.name),
         priority: orUndefined(b.priority),
@@ -108,8 +105,5 @@ export const directiveRoutes = router()
       request: { params: DirectiveParams },
       responses: ok(DeletedDirective),
     }),
-    async (c) => {
-      const { bank, id } = c.req.valid('param');
-      return send(c, await deleteDirective(servicesOf(c), authOf(c).projectId, bank, id));
-    },
+    async (c) => send(c, await deleteDirective(...inBank(c), c.req.valid('param').id)),
   );

@@ -1,7 +1,7 @@
 import { createRoute } from '@hono/zod-openapi';
 import { deleteDocument, getDocument, listDocuments, reprocessDocument } from '../../core/documents.js';
 import type { DocumentRecord } from '../../core/types.js';
-import { authOf, guard } from '../auth.js';
+import { guard } from '../auth.js';
 import { BankParam } from '../../contract/common.js';
 import { errorResponse, ok } from './openapi.js';
 import {
@@ -12,7 +12,7 @@ import {
   OffsetQuery,
 } from '../../contract/documents.js';
 import { ReprocessResponse } from '../../contract/files.js';
-import { router, send, servicesOf } from './router.js';
+import { inBank, router, send } from './router.js';
 
 const summary = (d: DocumentRecord) => ({
   ...d,
@@ -36,7 +36,7 @@ export const documentRoutes = router()
       const q = c.req.valid('query');
       const limit = q.limit ?? 100;
       const offset = q.offset ?? 0;
-      const page = await listDocuments(servicesOf(c), authOf(c).projectId, c.req.valid('param').bank, {
+      const page = await listDocuments(...inBank(c), {
         limit,
         offset,
       });
@@ -54,8 +54,8 @@ export const documentRoutes = router()
       responses: ok(DocumentDetail),
     }),
     async (c) => {
-      const { bank, document_id } = c.req.valid('param');
-      const { text, ...doc } = await getDocument(servicesOf(c), authOf(c).projectId, bank, document_id);
+      const { document_id } = c.req.valid('param');
+      const { text, ...doc } = await getDocument(...inBank(c), document_id);
       return send(c, { ...summary(doc), original_text: text });
     },
   )
@@ -71,10 +71,7 @@ export const documentRoutes = router()
       request: { params: DocumentParams },
       responses: { ...ok(ReprocessResponse), 409: errorResponse('The document has no kept source') },
     }),
-    async (c) => {
-      const { bank, document_id } = c.req.valid('param');
-      return send(c, await reprocessDocument(servicesOf(c), authOf(c).projectId, bank, document_id));
-    },
+    async (c) => send(c, await reprocessDocument(...inBank(c), c.req.valid('param').document_id)),
   )
   .openapi(
     createRoute({
@@ -87,8 +84,8 @@ export const documentRoutes = router()
       responses: ok(DeletedDocument),
     }),
     async (c) => {
-      const { bank, document_id } = c.req.valid('param');
-      const r = await deleteDocument(servicesOf(c), authOf(c).projectId, bank, document_id);
+      const { document_id } = c.req.valid('param');
+      const r = await deleteDocument(...inBank(c), document_id);
       return send(c, {
         ...r,
         success: true as const,

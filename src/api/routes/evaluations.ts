@@ -16,7 +16,7 @@ import {
   EvaluationRecord,
   RunEvaluationBody,
 } from '../../contract/evaluations.js';
-import { router, send, servicesOf } from './router.js';
+import { inBank, router, send, servicesOf } from './router.js';
 
 const TAG = ['Evaluations'];
 
@@ -59,7 +59,7 @@ export const evaluationRoutes = router()
     }),
     async (c) => {
       const q = c.req.valid('query');
-      const page = await listEvaluations(servicesOf(c), authOf(c).projectId, c.req.valid('param').bank, {
+      const page = await listEvaluations(...inBank(c), {
         limit: q.limit ?? 50,
         cursor: q.cursor,
       });
@@ -76,10 +76,7 @@ export const evaluationRoutes = router()
       request: { params: EvaluationParams },
       responses: ok(EvaluationRecord),
     }),
-    async (c) => {
-      const { bank, id } = c.req.valid('param');
-      return send(c, await getEvaluation(servicesOf(c), authOf(c).projectId, bank, id));
-    },
+    async (c) => send(c, await getEvaluation(...inBank(c), c.req.valid('param').id)),
   )
   .openapi(
     createRoute({
@@ -91,8 +88,5 @@ export const evaluationRoutes = router()
       request: { params: EvaluationParams },
       responses: ok(DeletedEvaluation),
     }),
-    async (c) => {
-      const { bank, id } = c.req.valid('param');
-      return send(c, await deleteEvaluation(servicesOf(c), authOf(c).projectId, bank, id));
-    },
+    async (c) => send(c, await deleteEvaluation(...inBank(c), c.req.valid('param').id)),
   );

@@ -1,10 +1,10 @@
 import { createRoute } from '@hono/zod-openapi';
 import { dryRunExtract } from '../../core/retain/dry-run.js';
-import { authOf, guard } from '../auth.js';
+import { guard } from '../auth.js';
 import { BankParam, toDate } from '../../contract/common.js';
 import { DryRunExtractBody, DryRunExtractResult } from '../../contract/extract.js';
 import { errorResponse, jsonBody, ok } from './openapi.js';
-import { router, send, servicesOf } from './router.js';
+import { inBank, router, send } from './router.js';
 
 /** A preview of Retain's extraction that stores nothing. */
 export const extractRoutes = router().openapi(
@@ -24,7 +24,7 @@ export const extractRoutes = router().openapi(
   }),
   async (c) => {
     const b = c.req.valid('json');
-    const result = await dryRunExtract(servicesOf(c), authOf(c).projectId, c.req.valid('param').bank, {
+    const result = await dryRunExtract(...inBank(c), {
       ...b,
       timestamp: b.timestamp === null ? undefined : toDate(b.timestamp),
     });

@@ -5,9 +5,9 @@ import { AppError } from '../../core/errors.js';
 import { BankParam, toDate } from '../../contract/common.js';
 import { FileRetainForm, FileRetainRequest, FileRetainResponse } from '../../contract/files.js';
 import { RetainQuery } from '../../contract/memories.js';
-import { authOf, guard } from '../auth.js';
+import { guard } from '../auth.js';
 import { errorResponse, ok } from './openapi.js';
-import { router, send, servicesOf } from './router.js';
+import { inBank, router, send } from './router.js';
 
 /** The `request` part: JSON text of a FileRetainRequest, checked like any body. */
 function fileMeta(text: string | undefined): FileMeta[] {
@@ -58,13 +58,12 @@ export const fileRoutes = router().openapi(
     },
   }),
   async (c) => {
-    const { bank } = c.req.valid('param');
     const form = c.req.valid('form');
     const parts = Array.isArray(form.files) ? form.files : [form.files];
     const files = await Promise.all(
       parts.map(async (f) => ({ name: f.name, type: f.type, data: new Uint8Array(await f.arrayBuffer()) })),
     );
-    const r = await retainFiles(servicesOf(c), authOf(c).projectId, bank, files, fileMeta(form.request), {
+    const r = await retainFiles(...inBank(c), files, fileMeta(form.request), {
       space: c.req.valid('query').space,
     });
     return send(c, r);

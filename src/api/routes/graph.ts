@@ -1,7 +1,7 @@
 import { createRoute } from '@hono/zod-openapi';
 import { entityDetail, entityGraph } from '../../core/entity-views.js';
 import { documentChunks, getMemory, memoryGraph, memoryHistory } from '../../core/memory-views.js';
-import { authOf, guard } from '../auth.js';
+import { guard } from '../auth.js';
 import { BankParam } from '../../contract/common.js';
 import { DocumentParams } from '../../contract/documents.js';
 import {
@@ -17,7 +17,7 @@ import {
 } from '../../contract/graph.js';
 import { MemoryParams, MemoryRecord } from '../../contract/memories.js';
 import { ok } from './openapi.js';
-import { router, send, servicesOf } from './router.js';
+import { inBank, router, send } from './router.js';
 
 /** Tags of a query string: repeated (`tags=a&tags=b`) or comma-separated. */
 export const tagList = (v: string | string[] | undefined) =>
@@ -46,13 +46,7 @@ export const graphRoutes = router()
         tagsMatch: q.tags_match,
         documentId: q.document_id,
       };
-      const graph = await memoryGraph(
-        servicesOf(c),
-        authOf(c).projectId,
-        c.req.valid('param').bank,
-        filter,
-        q.limit ?? 1000,
-      );
+      const graph = await memoryGraph(...inBank(c), filter, q.limit ?? 1000);
       return send(c, graph);
     },
   )
@@ -70,7 +64,7 @@ export const graphRoutes = router()
     }),
     async (c) => {
       const q = c.req.valid('query');
-      const graph = await entityGraph(servicesOf(c), authOf(c).projectId, c.req.valid('param').bank, {
+      const graph = await entityGraph(...inBank(c), {
         limit: q.limit ?? 1000,
         minCount: q.min_count ?? 1,
       });
@@ -88,10 +82,7 @@ export const graphRoutes = router()
       request: { params: EntityParams },
       responses: ok(EntityDetail),
     }),
-    async (c) => {
-      const { bank, entity_id } = c.req.valid('param');
-      return send(c, await entityDetail(servicesOf(c), authOf(c).projectId, bank, entity_id));
-    },
+    async (c) => send(c, await entityDetail(...inBank(c), c.req.valid('param').entity_id)),
   )
   .openapi(
     createRoute({
@@ -103,10 +94,7 @@ export const graphRoutes = router()
       request: { params: MemoryParams },
       responses: ok(MemoryRecord),
     }),
-    async (c) => {
-      const { bank, id } = c.req.valid('param');
-      return send(c, await getMemory(servicesOf(c), authOf(c).projectId, bank, id));
-    },
+    async (c) => send(c, await getMemory(...inBank(c), c.req.valid('param').id)),
   )
   .openapi(
     createRoute({
@@ -120,10 +108,7 @@ export const graphRoutes = router()
       request: { params: MemoryParams },
       responses: ok(MemoryHistory),
     }),
-    async (c) => {
-      const { bank, id } = c.req.valid('param');
-      return send(c, await memoryHistory(servicesOf(c), authOf(c).projectId, bank, id));
-    },
+    async (c) => send(c, await memoryHistory(...inBank(c), c.req.valid('param').id)),
   )
   .openapi(
     createRoute({
@@ -138,9 +123,9 @@ export const graphRoutes = router()
       responses: ok(ChunkPage),
     }),
     async (c) => {
-      const { bank, document_id } = c.req.valid('param');
+      const { document_id } = c.req.valid('param');
       const q = c.req.valid('query');
-      const page = await documentChunks(servicesOf(c), authOf(c).projectId, bank, document_id, {
+      const page = await documentChunks(...inBank(c), document_id, {
         limit: q.limit ?? 100,
         offset: q.offset ?? 0,
       });

@@ -1,6 +1,6 @@
 import { createRoute } from '@hono/zod-openapi';
 import { bankAuditStats, listBankAudit, listLlmRequests, llmRequestStats } from '../../core/ledgers.js';
-import { authOf, guard } from '../auth.js';
+import { guard } from '../auth.js';
 import { AuditLogList, AuditLogQuery, AuditLogStats, AuditLogStatsQuery } from '../../contract/audit-logs.js';
 import { BankParam } from '../../contract/common.js';
 import {
@@ -10,7 +10,7 @@ import {
   LlmRequestStatsQuery,
 } from '../../contract/llm-requests.js';
 import { ok } from './openapi.js';
-import { router, send, servicesOf } from './router.js';
+import { inBank, router, send } from './router.js';
 
 /** What happened to a bank: its audit log and the language model calls made for it. */
 export const ledgerRoutes = router()
@@ -26,16 +26,7 @@ export const ledgerRoutes = router()
       request: { params: BankParam, query: AuditLogQuery },
       responses: ok(AuditLogList),
     }),
-    async (c) =>
-      send(
-        c,
-        await listBankAudit(
-          servicesOf(c),
-          authOf(c).projectId,
-          c.req.valid('param').bank,
-          c.req.valid('query'),
-        ),
-      ),
+    async (c) => send(c, await listBankAudit(...inBank(c), c.req.valid('query'))),
   )
   .openapi(
     createRoute({
@@ -49,16 +40,7 @@ export const ledgerRoutes = router()
       request: { params: BankParam, query: AuditLogStatsQuery },
       responses: ok(AuditLogStats),
     }),
-    async (c) =>
-      send(
-        c,
-        await bankAuditStats(
-          servicesOf(c),
-          authOf(c).projectId,
-          c.req.valid('param').bank,
-          c.req.valid('query'),
-        ),
-      ),
+    async (c) => send(c, await bankAuditStats(...inBank(c), c.req.valid('query'))),
   )
   .openapi(
     createRoute({
@@ -72,16 +54,7 @@ export const ledgerRoutes = router()
       request: { params: BankParam, query: LlmRequestQuery },
       responses: ok(LlmRequestList),
     }),
-    async (c) =>
-      send(
-        c,
-        await listLlmRequests(
-          servicesOf(c),
-          authOf(c).projectId,
-          c.req.valid('param').bank,
-          c.req.valid('query'),
-        ),
-      ),
+    async (c) => send(c, await listLlmRequests(...inBank(c), c.req.valid('query'))),
   )
   .openapi(
     createRoute({
@@ -95,14 +68,5 @@ export const ledgerRoutes = router()
       request: { params: BankParam, query: LlmRequestStatsQuery },
       responses: ok(LlmRequestStats),
     }),
-    async (c) =>
-      send(
-        c,
-        await llmRequestStats(
-          servicesOf(c),
-          authOf(c).projectId,
-          c.req.valid('param').bank,
-          c.req.valid('query'),
-        ),
-      ),
+    async (c) => send(c, await llmRequestStats(...inBank(c), c.req.valid('query'))),
   );

@@ -24,7 +24,7 @@ import {
   RetainQuery,
   RetainResponse,
 } from '../../contract/memories.js';
-import { router, send, servicesOf } from './router.js';
+import { inBank, router, send, servicesOf } from './router.js';
 
 /** Retain, Recall, list and delete memories. */
 export const memoryRoutes = router()
@@ -140,10 +140,7 @@ export const memoryRoutes = router()
       request: { params: MemoryParams },
       responses: ok(DeletedMemory),
     }),
-    async (c) => {
-      const { bank, id } = c.req.valid('param');
-      return send(c, await deleteMemory(servicesOf(c), authOf(c).projectId, bank, id));
-    },
+    async (c) => send(c, await deleteMemory(...inBank(c), c.req.valid('param').id)),
   )
   .openapi(
     createRoute({
@@ -158,7 +155,7 @@ export const memoryRoutes = router()
       responses: ok(MemoryRecord),
     }),
     async (c) => {
-      const { bank, id } = c.req.valid('param');
+      const { id } = c.req.valid('param');
       const b = c.req.valid('json');
       const date = (v: string | null | undefined): Date | '' | undefined =>
         v === null || v === undefined ? undefined : v === '' ? '' : new Date(v);
@@ -173,7 +170,7 @@ export const memoryRoutes = router()
         state: b.state ?? undefined,
         reason: b.reason ?? undefined,
       };
-      return send(c, await curateMemory(servicesOf(c), authOf(c).projectId, bank, id, patch));
+      return send(c, await curateMemory(...inBank(c), id, patch));
     },
   )
   .openapi(
@@ -188,8 +185,5 @@ export const memoryRoutes = router()
       request: { params: MemoryParams },
       responses: ok(ClearedMemoryObservations),
     }),
-    async (c) => {
-      const { bank, id } = c.req.valid('param');
-      return send(c, await clearMemoryObservations(servicesOf(c), authOf(c).projectId, bank, id));
-    },
+    async (c) => send(c, await clearMemoryObservations(...inBank(c), c.req.valid('param').id)),
   );

@@ -29,7 +29,7 @@ import {
 } from '../../contract/mental-models.js';
 import { tagList } from './graph.js';
 import { errorResponse, jsonBody, ok } from './openapi.js';
-import { router, send, servicesOf } from './router.js';
+import { inBank, router, send, servicesOf } from './router.js';
 
 const TAG = ['Mental models'];
 
@@ -48,7 +48,7 @@ export const mentalModelRoutes = router()
     }),
     async (c) => {
       const q = c.req.valid('query');
-      const page = await listMentalModels(servicesOf(c), authOf(c).projectId, c.req.valid('param').bank, {
+      const page = await listMentalModels(...inBank(c), {
         tags: tagList(q.tags),
         tagsMatch: q.tags_match,
         detail: q.detail,
@@ -75,7 +75,7 @@ export const mentalModelRoutes = router()
     }),
     async (c) => {
       const b = c.req.valid('json');
-      const made = await createMentalModel(servicesOf(c), authOf(c).projectId, c.req.valid('param').bank, {
+      const made = await createMentalModel(...inBank(c), {
         ...b,
         trigger: b.trigger,
       });
@@ -117,11 +117,8 @@ export const mentalModelRoutes = router()
       responses: ok(MentalModelRecord),
     }),
     async (c) => {
-      const { bank, id } = c.req.valid('param');
-      return send(
-        c,
-        await updateMentalModel(servicesOf(c), authOf(c).projectId, bank, id, c.req.valid('json')),
-      );
+      const { id } = c.req.valid('param');
+      return send(c, await updateMentalModel(...inBank(c), id, c.req.valid('json')));
     },
   )
   .openapi(
@@ -135,10 +132,7 @@ export const mentalModelRoutes = router()
       request: { params: MentalModelParams },
       responses: ok(DeletedMentalModel),
     }),
-    async (c) => {
-      const { bank, id } = c.req.valid('param');
-      return send(c, await deleteMentalModel(servicesOf(c), authOf(c).projectId, bank, id));
-    },
+    async (c) => send(c, await deleteMentalModel(...inBank(c), c.req.valid('param').id)),
   )
   .openapi(
     createRoute({
@@ -151,10 +145,7 @@ export const mentalModelRoutes = router()
       request: { params: MentalModelParams },
       responses: ok(MentalModelHistory),
     }),
-    async (c) => {
-      const { bank, id } = c.req.valid('param');
-      return send(c, await mentalModelHistory(servicesOf(c), authOf(c).projectId, bank, id));
-    },
+    async (c) => send(c, await mentalModelHistory(...inBank(c), c.req.valid('param').id)),
   )
   .openapi(
     createRoute({
@@ -168,10 +159,7 @@ export const mentalModelRoutes = router()
       request: { params: MentalModelParams },
       responses: ok(MentalModelRefreshQueued),
     }),
-    async (c) => {
-      const { bank, id } = c.req.valid('param');
-      return send(c, await requestRefresh(servicesOf(c), authOf(c).projectId, bank, id));
-    },
+    async (c) => send(c, await requestRefresh(...inBank(c), c.req.valid('param').id)),
   )
   .openapi(
     createRoute({
@@ -189,10 +177,7 @@ export const mentalModelRoutes = router()
         502: errorResponse('The language model failed (`llm_error`)'),
       },
     }),
-    async (c) => {
-      const { bank, id } = c.req.valid('param');
-      return send(c, await dryRunRefresh(servicesOf(c), authOf(c).projectId, bank, id));
-    },
+    async (c) => send(c, await dryRunRefresh(...inBank(c), c.req.valid('param').id)),
   )
   .openapi(
     createRoute({
@@ -205,8 +190,5 @@ export const mentalModelRoutes = router()
       request: { params: MentalModelParams },
       responses: ok(MentalModelRecord),
     }),
-    async (c) => {
-      const { bank, id } = c.req.valid('param');
-      return send(c, await clearMentalModel(servicesOf(c), authOf(c).projectId, bank, id));
-    },
+    async (c) => send(c, await clearMentalModel(...inBank(c), c.req.valid('param').id)),
   );

@@ -1,9 +1,9 @@
 import { createRoute } from '@hono/zod-openapi';
 import { deleteOperation, retryOperation } from '../../core/operations.js';
-import { authOf, guard } from '../auth.js';
+import { guard } from '../auth.js';
 import { OperationOutcome, OperationParams } from '../../contract/operations.js';
 import { errorResponse, ok } from './openapi.js';
-import { router, send, servicesOf } from './router.js';
+import { inBank, router, send } from './router.js';
 
 /** What can be done with an operation once it has ended: run a failed one again, or forget it. */
 export const operationRecordRoutes = router()
@@ -19,10 +19,7 @@ export const operationRecordRoutes = router()
       request: { params: OperationParams },
       responses: { ...ok(OperationOutcome), 409: errorResponse('The operation has not failed') },
     }),
-    async (c) => {
-      const { bank, id } = c.req.valid('param');
-      return send(c, await retryOperation(servicesOf(c), authOf(c).projectId, bank, id));
-    },
+    async (c) => send(c, await retryOperation(...inBank(c), c.req.valid('param').id)),
   )
   .openapi(
     createRoute({
@@ -36,8 +33,5 @@ export const operationRecordRoutes = router()
       request: { params: OperationParams },
       responses: { ...ok(OperationOutcome), 409: errorResponse('The operation has not finished') },
     }),
-    async (c) => {
-      const { bank, id } = c.req.valid('param');
-      return send(c, await deleteOperation(servicesOf(c), authOf(c).projectId, bank, id));
-    },
+    async (c) => send(c, await deleteOperation(...inBank(c), c.req.valid('param').id)),
   );

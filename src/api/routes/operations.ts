@@ -1,6 +1,6 @@
 import { createRoute } from '@hono/zod-openapi';
 import { cancelOperation, getOperation, listOperations } from '../../core/operations.js';
-import { authOf, guard } from '../auth.js';
+import { guard } from '../auth.js';
 import { BankParam } from '../../contract/common.js';
 import { ok } from './openapi.js';
 import {
@@ -10,7 +10,7 @@ import {
   OperationQuery,
   OperationRecord,
 } from '../../contract/operations.js';
-import { router, send, servicesOf } from './router.js';
+import { inBank, router, send } from './router.js';
 
 /** Background operations of a bank: async Retain and other durable work. */
 export const operationRoutes = router()
@@ -29,9 +29,7 @@ export const operationRoutes = router()
     async (c) => {
       const q = c.req.valid('query');
       const page = await listOperations(
-        servicesOf(c),
-        authOf(c).projectId,
-        c.req.valid('param').bank,
+        ...inBank(c),
         { status: q.status, kind: q.type },
         { limit: q.limit ?? 50, cursor: q.cursor, offset: q.offset },
       );
@@ -48,10 +46,7 @@ export const operationRoutes = router()
       request: { params: OperationParams },
       responses: ok(OperationRecord),
     }),
-    async (c) => {
-      const { bank, id } = c.req.valid('param');
-      return send(c, await getOperation(servicesOf(c), authOf(c).projectId, bank, id));
-    },
+    async (c) => send(c, await getOperation(...inBank(c), c.req.valid('param').id)),
   )
   .openapi(
     createRoute({
@@ -64,8 +59,5 @@ export const operationRoutes = router()
       request: { params: OperationParams },
       responses: ok(OperationOutcome),
     }),
-    async (c) => {
-      const { bank, id } = c.req.valid('param');
-      return send(c, await cancelOperation(servicesOf(c), authOf(c).projectId, bank, id));
-    },
+    async (c) => send(c, await cancelOperation(...inBank(c), c.req.valid('param').id)),
   );

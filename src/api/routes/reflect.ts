@@ -9,7 +9,7 @@ import { BankProfile } from '../../contract/banks.js';
 import { BankParam } from '../../contract/common.js';
 import { errorResponse, jsonBody, ok } from './openapi.js';
 import { ConsolidateResponse, PatchBankBody, ReflectBody, ReflectResponse } from '../../contract/reflect.js';
-import { router, send, servicesOf } from './router.js';
+import { inBank, router, send, servicesOf } from './router.js';
 
 /** Blank text clears a field, like null. */
 const cleared = (v: string | null | undefined) => (v === undefined ? undefined : v?.trim() || null);
@@ -32,11 +32,7 @@ export const reflectRoutes = router()
         502: errorResponse('The language model failed or answered outside `response_schema` (`llm_error`)'),
       },
     }),
-    async (c) =>
-      send(
-        c,
-        await reflect(servicesOf(c), authOf(c).projectId, c.req.valid('param').bank, c.req.valid('json')),
-      ),
+    async (c) => send(c, await reflect(...inBank(c), c.req.valid('json'))),
   )
   .openapi(
     createRoute({
@@ -51,11 +47,7 @@ export const reflectRoutes = router()
       responses: ok(ConsolidateResponse),
     }),
     async (c) => {
-      const queued = await requestConsolidation(
-        servicesOf(c),
-        authOf(c).projectId,
-        c.req.valid('param').bank,
-      );
+      const queued = await requestConsolidation(...inBank(c));
       return send(c, { ...queued, operation: operationView(queued.operation) });
     },
   )

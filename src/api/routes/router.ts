@@ -3,6 +3,7 @@ import type { Context, TypedResponse } from 'hono';
 import type { JSONParsed } from 'hono/utils/types';
 import type { Services } from '../../core/services.js';
 import type { AppEnv } from '../env.js';
+import { authOf } from '../auth.js';
 import { validationError } from '../errors.js';
 import { ignoredFields, ignoredFieldsHeader } from '../ignored.js';
 
@@ -108,3 +109,16 @@ export function send(c: Context<AppEnv>, body: object, status: Success = 200): R
 }
 
 export const servicesOf = (c: Context<AppEnv>): Services => c.get('services');
+
+/** A handler's context whose validated path names a bank. */
+type BankContext = Context<AppEnv, string, { out: { param: { bank: string } } }>;
+
+/**
+ * The first three arguments of every core function over one bank: the services, the caller's
+ * project and the bank of the path (`fn(...inBank(c), …)`).
+ */
+export const inBank = (c: BankContext): [Services, string, string] => [
+  servicesOf(c),
+  authOf(c).projectId,
+  c.req.valid('param').bank,
+];

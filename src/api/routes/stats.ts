@@ -1,6 +1,6 @@
 import { createRoute } from '@hono/zod-openapi';
 import { bankStats, listTags, memoriesTimeseries } from '../../core/stats.js';
-import { authOf, guard } from '../auth.js';
+import { guard } from '../auth.js';
 import { BankParam } from '../../contract/common.js';
 import {
   BankStatsResponse,
@@ -10,7 +10,7 @@ import {
   TimeseriesResponse,
 } from '../../contract/stats.js';
 import { ok } from './openapi.js';
-import { router, send, servicesOf } from './router.js';
+import { inBank, router, send } from './router.js';
 
 /** Counts over a bank: its statistics, memories over time, its tags. */
 export const statsRoutes = router()
@@ -26,7 +26,7 @@ export const statsRoutes = router()
       request: { params: BankParam },
       responses: ok(BankStatsResponse),
     }),
-    async (c) => send(c, await bankStats(servicesOf(c), authOf(c).projectId, c.req.valid('param').bank)),
+    async (c) => send(c, await bankStats(...inBank(c))),
   )
   .openapi(
     createRoute({
@@ -40,16 +40,7 @@ export const statsRoutes = router()
       request: { params: BankParam, query: TimeseriesQuery },
       responses: ok(TimeseriesResponse),
     }),
-    async (c) =>
-      send(
-        c,
-        await memoriesTimeseries(
-          servicesOf(c),
-          authOf(c).projectId,
-          c.req.valid('param').bank,
-          c.req.valid('query'),
-        ),
-      ),
+    async (c) => send(c, await memoriesTimeseries(...inBank(c), c.req.valid('query'))),
   )
   .openapi(
     createRoute({
@@ -63,9 +54,5 @@ export const statsRoutes = router()
       request: { params: BankParam, query: TagQuery },
       responses: ok(TagPage),
     }),
-    async (c) =>
-      send(
-        c,
-        await listTags(servicesOf(c), authOf(c).projectId, c.req.valid('param').bank, c.req.valid('query')),
-      ),
+    async (c) => send(c, await listTags(...inBank(c), c.req.valid('query'))),
   );

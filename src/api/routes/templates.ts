@@ -1,6 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { exportTemplate, importTemplate } from '../../core/templates.js';
-import { authOf, guard } from '../auth.js';
+import { guard } from '../auth.js';
 import { BankParam } from '../../contract/common.js';
 import {
   BankTemplateImportResponse,
@@ -9,7 +9,7 @@ import {
   TemplateImportQuery,
 } from '../../contract/templates.js';
 import { jsonBody, ok } from './openapi.js';
-import { router, send, servicesOf } from './router.js';
+import { inBank, router, send } from './router.js';
 
 const TAG = ['Bank templates'];
 
@@ -27,7 +27,7 @@ export const templateRoutes = router()
       request: { params: BankParam },
       responses: ok(BankTemplateManifest),
     }),
-    async (c) => send(c, await exportTemplate(servicesOf(c), authOf(c).projectId, c.req.valid('param').bank)),
+    async (c) => send(c, await exportTemplate(...inBank(c))),
   )
   .openapi(
     createRoute({
@@ -45,16 +45,10 @@ export const templateRoutes = router()
       const config = c.get('config');
       return send(
         c,
-        await importTemplate(
-          servicesOf(c),
-          authOf(c).projectId,
-          c.req.valid('param').bank,
-          c.req.valid('json'),
-          {
-            dryRun: c.req.valid('query').dry_run === 'true',
-            masterKeySet: Boolean(config.masterKey),
-          },
-        ),
+        await importTemplate(...inBank(c), c.req.valid('json'), {
+          dryRun: c.req.valid('query').dry_run === 'true',
+          masterKeySet: Boolean(config.masterKey),
+        }),
       );
     },
   );

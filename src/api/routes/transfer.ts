@@ -13,7 +13,7 @@ import {
 } from '../../contract/transfer.js';
 import { authOf, guard } from '../auth.js';
 import { errorResponse, errorResponses } from './openapi.js';
-import { router, servicesOf } from './router.js';
+import { inBank, router, servicesOf } from './router.js';
 
 const TAG = ['Document transfer'];
 
@@ -69,7 +69,7 @@ export const transferRoutes = router()
     }),
     async (c) => {
       const ids = c.req.queries('document_id');
-      const out = await queueExport(servicesOf(c), authOf(c).projectId, c.req.valid('param').bank, {
+      const out = await queueExport(...inBank(c), {
         ...(ids ? { documentIds: ids } : {}),
         base: surface(c.req.path),
       });
@@ -95,13 +95,7 @@ export const transferRoutes = router()
     async (c) => {
       const file = c.req.valid('form').file;
       const bytes = new Uint8Array(await file.arrayBuffer());
-      const out = await queueImport(
-        servicesOf(c),
-        authOf(c).projectId,
-        c.req.valid('param').bank,
-        bytes,
-        c.req.valid('query').on_conflict ?? 'skip',
-      );
+      const out = await queueImport(...inBank(c), bytes, c.req.valid('query').on_conflict ?? 'skip');
       return c.json(out, 202);
     },
   )

@@ -17,9 +17,9 @@ import {
   listWebhooks,
   updateWebhook,
 } from '../../core/webhooks/webhooks.js';
-import { authOf, guard } from '../auth.js';
+import { guard } from '../auth.js';
 import { errorResponse, jsonBody, ok } from './openapi.js';
-import { router, send, servicesOf } from './router.js';
+import { inBank, router, send } from './router.js';
 
 const TAG = ['Webhooks'];
 const orUndefined = <T>(v: T | null | undefined) => v ?? undefined;
@@ -41,7 +41,7 @@ export const webhookRoutes = router()
       request: { params: BankParam },
       responses: ok(WebhookList),
     }),
-    async (c) => send(c, await listWebhooks(servicesOf(c), authOf(c).projectId, c.req.valid('param').bank)),
+    async (c) => send(c, await listWebhooks(...inBank(c))),
   )
   .openapi(
     createRoute({
@@ -60,7 +60,7 @@ export const webhookRoutes = router()
     }),
     async (c) => {
       const b = c.req.valid('json');
-      const w = await createWebhook(servicesOf(c), authOf(c).projectId, c.req.valid('param').bank, {
+      const w = await createWebhook(...inBank(c), {
         url: b.url,
         secret: b.secret,
         event_types: b.event_types,
@@ -82,9 +82,9 @@ export const webhookRoutes = router()
       responses: ok(WebhookOut),
     }),
     async (c) => {
-      const { bank, webhook_id } = c.req.valid('param');
+      const { webhook_id } = c.req.valid('param');
       const b = c.req.valid('json');
-      const w = await updateWebhook(servicesOf(c), authOf(c).projectId, bank, webhook_id, {
+      const w = await updateWebhook(...inBank(c), webhook_id, {
         url: orUndefined(b.url),
         secret: b.secret,
         event_types: orUndefined(b.event_types),
@@ -105,10 +105,7 @@ export const webhookRoutes = router()
       request: { params: WebhookParams },
       responses: ok(DeletedWebhook),
     }),
-    async (c) => {
-      const { bank, webhook_id } = c.req.valid('param');
-      return send(c, await deleteWebhook(servicesOf(c), authOf(c).projectId, bank, webhook_id));
-    },
+    async (c) => send(c, await deleteWebhook(...inBank(c), c.req.valid('param').webhook_id)),
   )
   .openapi(
     createRoute({
@@ -123,11 +120,11 @@ export const webhookRoutes = router()
       responses: ok(WebhookDeliveryList),
     }),
     async (c) => {
-      const { bank, webhook_id } = c.req.valid('param');
+      const { webhook_id } = c.req.valid('param');
       const q = c.req.valid('query');
       return send(
         c,
-        await listWebhookDeliveries(servicesOf(c), authOf(c).projectId, bank, webhook_id, {
+        await listWebhookDeliveries(...inBank(c), webhook_id, {
           limit: q.limit,
           cursor: q.cursor,
         }),
