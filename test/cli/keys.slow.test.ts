@@ -24,7 +24,7 @@ for (const engine of ENGINES) {
         vars = { MNEMO_DATABASE_URL: url };
       } else {
         const dataDir = join(root, 'data');
-        await seedDataDir(dataDir, 'migrated'); // migrating is test/store/migrations.test.ts's
+        await seedDataDir(dataDir, 'migrated'); // migrating is test/store/schema-version.slow.test.ts's
         input = { dataDir };
         vars = { MNEMO_DATA_DIR: dataDir };
       }

@@ -48,7 +48,7 @@ for (const engine of ENGINES) {
     });
 
     test('after migrating: applied versions with names and dates, nothing pending', async () => {
-      // Migrating itself is test/store/migrations.test.ts's: the data directory starts migrated.
+      // Migrating itself is test/store/schema-version.slow.test.ts's: the data directory starts migrated.
       if (input.dataDir) await seedDataDir(input.dataDir, 'migrated');
       else await (await openStore({ ...input, poolSize: 1 })).close();
       const r = await migrateStatus(input);

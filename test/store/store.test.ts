@@ -350,7 +350,7 @@ for (const engine of ENGINES) {
   });
 }
 
-// Migrating an empty PGlite, and re-running: test/store/migrations.test.ts. This suite is
+// Migrating an empty PGlite, and re-running: test/store/schema-version.slow.test.ts. This suite is
 // registered only where PostgreSQL is tested (ENGINES), never skipped.
 if (ENGINES.includes('postgres'))
   describe('migrations', () => {
