@@ -1,6 +1,7 @@
 import { EXACT_FALLBACK_ROWS, EXACT_SEARCH_LIMIT } from '../exact-search.js';
 import type { Hit, MemoryFilter } from '../records.js';
 import type { Db, Queryable } from '../db.js';
+import { bankIndexName } from './bank-index-name.js';
 import { graphChannelSql } from './entities.js';
 import { filterClauses, vectorLiteral } from './filters.js';
 
@@ -293,14 +294,17 @@ export function searchQueries(db: Db): SearchStore {
    * (given the bank's `size`): one statement reads the bank's size and sets the walk up (each statement costs
    * ~0.4 ms on the embedded engine). Iterative scan: the walk goes on until enough rows pass the
    * bank filter, instead of stopping after ef_search candidates of which few are this bank's.
-   * A custom plan, always: a generic plan of the prepared statement cannot use a bank's own
-   * partial index. The walk gives up after `scanTuples`; a filter passing few memories,
+   * A custom plan when the bank has an HNSW index of its own (`bankIndexName`): a generic plan of
+   * the prepared statement cannot use a bank's partial index. Otherwise PostgreSQL's default,
+   * which keeps a generic plan once it costs no more than the custom ones: planning the channels
+   * statement afresh was ~30% of a Recall's database CPU (docs/recall.md). The walk gives up after `scanTuples`; a filter passing few memories,
    * or a bank that is a sliver of a huge table, can then come back short, and is completed by an
    * exact search of the bank's newest rows (`completeShortWalk`).
    */
   const withVectorWalk = <T>(
     projectId: string,
     bankId: string,
+    dims: number,
     limit: number,
     search: (tx: Queryable, size: number) => Promise<T>,
   ): Promise<T> =>
@@ -308,9 +312,15 @@ export function searchQueries(db: Db): SearchStore {
       const size = await tx.query<{ n: number }>(
         `SELECT memory_count AS n, set_config('hnsw.iterative_scan', 'relaxed_order', true),
            set_config('hnsw.ef_search', $3, true), set_config('hnsw.max_scan_tuples', $4, true),
-           set_config('plan_cache_mode', 'force_custom_plan', true)
+           set_config('plan_cache_mode', CASE WHEN to_regclass($5) IS NULL THEN 'auto' ELSE 'force_custom_plan' END, true)
          FROM banks WHERE project_id = $1 AND id = $2`,
-        [projectId, bankId, String(efSearch(limit)), String(scanTuples(limit))],
+        [
+          projectId,
+          bankId,
+          String(efSearch(limit)),
+          String(scanTuples(limit)),
+          bankIndexName(projectId, bankId, dims),
+        ],
       );
       return search(tx, size[0]?.n ?? 0);
     });
@@ -383,7 +393,7 @@ export function searchQueries(db: Db): SearchStore {
 
     async semanticSearch(projectId, bankId, vector, filter, limit) {
       if (!indexable(vector)) return exactSearch(db, projectId, bankId, vector, filter, limit);
-      return withVectorWalk(projectId, bankId, limit, async (tx, size) => {
+      return withVectorWalk(projectId, bankId, vector.length, limit, async (tx, size) => {
         if (size <= EXACT_SEARCH_LIMIT) return exactSearch(tx, projectId, bankId, vector, filter, limit);
         const params: unknown[] = [projectId, bankId, limit];
         const hits = await hitsOf(
@@ -444,7 +454,7 @@ export function searchQueries(db: Db): SearchStore {
         return hits;
       };
       if (!q.vector || !indexable(q.vector)) return run(db, 0);
-      return withVectorWalk(projectId, bankId, limit, run);
+      return withVectorWalk(projectId, bankId, q.vector.length, limit, run);
     },
   };
 }
