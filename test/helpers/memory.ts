@@ -21,3 +21,11 @@ export function newMemory(
     ...fields,
   };
 }
+
+/** A unit vector of 100 numbers, the same for the same seed (bank-sized vector fixtures). */
+export function seededVector(seed: number): Float32Array {
+  const v = new Float32Array(100);
+  for (let i = 0; i < v.length; i++) v[i] = Math.sin(seed * 12.9898 + i * 78.233);
+  const norm = Math.hypot(...v);
+  return v.map((a) => a / norm);
+}

@@ -15,15 +15,10 @@ import { bankIndexName } from '../../src/store/sql/bank-index.js';
 import type { Store } from '../../src/store/store.js';
 import { withVectorIndexesBuiltAfter } from '../helpers/bulk.js';
 import { oneConnectionPostgres, openTestDb } from '../helpers/engines.js';
-import { newMemory } from '../helpers/memory.js';
+import { newMemory, seededVector } from '../helpers/memory.js';
 import { until } from '../helpers/until.js';
 
-function vector(seed: number): Float32Array {
-  const v = new Float32Array(100);
-  for (let i = 0; i < v.length; i++) v[i] = Math.sin(seed * 12.9898 + i * 78.233);
-  const norm = Math.hypot(...v);
-  return v.map((a) => a / norm);
-}
+const vector = seededVector;
 
 async function fill(store: Store, bank: string, from: number, n: number) {
   await store.ensureBank('default', bank, {});

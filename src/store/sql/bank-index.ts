@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import type { Db } from '../db.js';
 import { EXACT_SEARCH_LIMIT } from '../exact-search.js';
+import { bankIndexName } from './bank-index-name.js';
 import { HNSW_DIMENSIONS } from './search.js';
 
 /** Per-bank HNSW indexes, for banks past the exact-search size (store/exact-search.ts). */
@@ -23,8 +23,7 @@ export interface BankIndexStore {
  */
 export const OWN_INDEX_SHARE = 0.5;
 
-export const bankIndexName = (projectId: string, bankId: string, dims: number) =>
-  `memories_hnsw_bank_${createHash('sha256').update(`${projectId}\u0000${bankId}\u0000${dims}`).digest('hex').slice(0, 24)}`;
+export { bankIndexName };
 
 export function bankIndexQueries(db: Db): BankIndexStore {
   async function exists(name: string): Promise<'valid' | 'invalid' | null> {

@@ -1,6 +1,7 @@
 import { EXACT_FALLBACK_ROWS, EXACT_SEARCH_LIMIT } from '../exact-search.js';
 import type { Hit, MemoryFilter } from '../records.js';
 import type { Db, Queryable } from '../db.js';
+import { bankIndexName } from './bank-index-name.js';
 import { graphChannelSql } from './entities.js';
 import { filterClauses, vectorLiteral } from './filters.js';
 
@@ -293,14 +294,18 @@ export function searchQueries(db: Db): SearchStore {
    * (given the bank's `size`): one statement reads the bank's size and sets the walk up (each statement costs
    * ~0.4 ms on the embedded engine). Iterative scan: the walk goes on until enough rows pass the
    * bank filter, instead of stopping after ef_search candidates of which few are this bank's.
-   * A custom plan, always: a generic plan of the prepared statement cannot use a bank's own
-   * partial index. The walk gives up after `scanTuples`; a filter passing few memories,
-   * or a bank that is a sliver of a huge table, can then come back short, and is completed by an
-   * exact search of the bank's newest rows (`completeShortWalk`).
+   * A custom plan when the bank has an HNSW index of its own (`bankIndexName`): a generic plan of
+   * the prepared statement cannot use a bank's partial index. Otherwise PostgreSQL's default,
+   * which keeps a generic plan once it costs no more than the custom ones: planning the channels
+   * statement afresh was ~28% of a Recall's database CPU (docs/recall.md). The walk gives up
+   * after `scanTuples`; a filter passing few memories, or a bank that is a sliver of a huge
+   * table, can then come back short, and is completed by an exact search of the bank's newest
+   * rows (`completeShortWalk`).
    */
   const withVectorWalk = <T>(
     projectId: string,
     bankId: string,
+    dims: number,
     limit: number,
     search: (tx: Queryable, size: number) => Promise<T>,
   ): Promise<T> =>
@@ -308,9 +313,15 @@ export function searchQueries(db: Db): SearchStore {
       const size = await tx.query<{ n: number }>(
         `SELECT memory_count AS n, set_config('hnsw.iterative_scan', 'relaxed_order', true),
            set_config('hnsw.ef_search', $3, true), set_config('hnsw.max_scan_tuples', $4, true),
-           set_config('plan_cache_mode', 'force_custom_plan', true)
+           set_config('plan_cache_mode', CASE WHEN to_regclass($5) IS NULL THEN 'auto' ELSE 'force_custom_plan' END, true)
          FROM banks WHERE project_id = $1 AND id = $2`,
-        [projectId, bankId, String(efSearch(limit)), String(scanTuples(limit))],
+        [
+          projectId,
+          bankId,
+          String(efSearch(limit)),
+          String(scanTuples(limit)),
+          bankIndexName(projectId, bankId, dims),
+        ],
       );
       return search(tx, size[0]?.n ?? 0);
     });
@@ -383,7 +394,7 @@ export function searchQueries(db: Db): SearchStore {
 
     async semanticSearch(projectId, bankId, vector, filter, limit) {
       if (!indexable(vector)) return exactSearch(db, projectId, bankId, vector, filter, limit);
-      return withVectorWalk(projectId, bankId, limit, async (tx, size) => {
+      return withVectorWalk(projectId, bankId, vector.length, limit, async (tx, size) => {
         if (size <= EXACT_SEARCH_LIMIT) return exactSearch(tx, projectId, bankId, vector, filter, limit);
         const params: unknown[] = [projectId, bankId, limit];
         const hits = await hitsOf(
@@ -427,14 +438,21 @@ export function searchQueries(db: Db): SearchStore {
         ].flatMap((sql, ch) => (sql ? [`SELECT ${ch} AS ch, id, score, k1, k2 FROM (${sql}) c${ch}`] : []));
         const hits: ChannelHits = { semantic: [], keyword: [], temporal: [], graph: [] };
         if (parts.length === 0) return hits;
-        // A row per channel, its hits in two arrays: hundreds of rows of three fields cost the
-        // drivers more to decode than two arrays (each field a buffer and a string on PGlite).
-        const rows = await tx.query<{ ch: number; ids: string[]; scores: number[] }>(
-          `SELECT ch, array_agg(id ORDER BY k1, k2 DESC) AS ids, array_agg(score ORDER BY k1, k2 DESC) AS scores
+        // A row per channel, its hits in two comma-separated lists: hundreds of rows of three
+        // fields cost the drivers more to decode than two values (each field a buffer and a
+        // string on PGlite), and the drivers' array parsers, a character at a time, ~7% of a
+        // Recall's Node CPU more than a split. A float8's text is the shortest that reads back
+        // exactly, so the scores are the numbers an array gave.
+        const rows = await tx.query<{ ch: number; ids: string; scores: string }>(
+          `SELECT ch, string_agg(id, ',' ORDER BY k1, k2 DESC) AS ids,
+             string_agg(score::float8::text, ',' ORDER BY k1, k2 DESC) AS scores
            FROM (${parts.join(' UNION ALL ')}) hits GROUP BY ch`,
           params,
         );
-        for (const r of rows) hits[CHANNELS[r.ch]!] = r.ids.map((id, i) => ({ id, score: r.scores[i]! }));
+        for (const r of rows) {
+          const scores = r.scores.split(',');
+          hits[CHANNELS[r.ch]!] = r.ids.split(',').map((id, i) => ({ id, score: Number(scores[i]) }));
+        }
         if (vector && indexed && short(hits.semantic, limit, size))
           hits.semantic = completeShortWalk(
             hits.semantic,
@@ -444,7 +462,7 @@ export function searchQueries(db: Db): SearchStore {
         return hits;
       };
       if (!q.vector || !indexable(q.vector)) return run(db, 0);
-      return withVectorWalk(projectId, bankId, limit, run);
+      return withVectorWalk(projectId, bankId, q.vector.length, limit, run);
     },
   };
 }
