@@ -1,4 +1,4 @@
-import type { LanguageModel } from '../llm/model.js';
+import type { CompletionRequest, CompletionResult, LanguageModel } from '../llm/model.js';
 import type { CostCharge, LimitStore, PayHops } from '../store/store.js';
 import { DAY_MS, fixedWindow, MINUTE_MS, rateLimited } from './windows.js';
 import type { Deps, Services } from './services.js';
@@ -156,6 +156,11 @@ export async function chargeRefundable(
 ): Promise<CostRefund> {
   const { refusal, charged } = await chargeCounted(s, projectId, cost, false);
   if (refusal) throw budgetRefusal(refusal);
+  return refundOf(s, projectId, charged);
+}
+
+/** What gives back the counters `charged` were charged, at most once in all (see `chargeRefundable`). */
+function refundOf(s: Deps<LimitStore>, projectId: string, charged: CostCharge[]): CostRefund {
   const left = charged.map((c) => ({ ...c }));
   return async (part) => {
     const back = [];
@@ -243,8 +248,21 @@ export const requireModelBudget = (s: Deps<LimitStore, 'limitDefaults' | 'now'>,
 export type MeterMode = 'request' | 'job' | 'resumable';
 
 /**
- * The language model as seen by one project: each call is charged as a model call before it is
- * made (see `MeterMode`) and its tokens when it answers.
+ * Tokens a call may cost, known before it is made: its prompt (system and messages, at ~4
+ * characters a token: counting them exactly would cost as much as a short BPE pass over a prompt
+ * of up to ~100,000 tokens on the request path) and the most it may answer (`maxTokens`).
+ */
+export function callTokensEstimate(request: CompletionRequest): number {
+  let chars = request.system?.length ?? 0;
+  for (const m of request.messages) chars += m.content.length;
+  return Math.ceil(chars / 4) + (request.maxTokens ?? 0);
+}
+
+/**
+ * The language model as seen by one project: each call is charged before it is made (see
+ * `MeterMode`) as a model call and the tokens it may cost (`callTokensEstimate`), so a call that
+ * would take the token budget past its limit is not made. When it answers, the charge is set to
+ * the tokens the provider reports: the difference is charged, or given back.
  */
 export function meteredModel(
   s: Deps<LimitStore, 'limitDefaults' | 'llm' | 'now'>,
@@ -253,16 +271,34 @@ export function meteredModel(
 ): LanguageModel | null {
   const llm = s.llm;
   if (!llm) return null;
-  const before: Cost = { model_calls: 1, model_tokens: 0 };
   return {
     provider: llm.provider,
     model: llm.model,
     async complete(request) {
-      if (mode === 'resumable') await chargeOrWait(s, projectId, before);
-      else await chargeCost(s, projectId, before, mode === 'request' ? 'check' : 'force');
-      const res = await llm.complete(request);
+      const estimate = callTokensEstimate(request);
+      const cost: Cost = { model_calls: 1, model_tokens: estimate };
+      let r = await chargeCounted(s, projectId, cost, mode === 'job');
+      // A job's call larger than what is left of a budget runs when the budget is not spent: it
+      // might never fit a window otherwise. Only a spent budget makes the job wait.
+      if (r.refusal && mode === 'resumable' && r.refusal.used < r.refusal.limit) {
+        r = await chargeCounted(s, projectId, cost, true);
+      }
+      const { refusal, charged } = r;
+      if (refusal && mode === 'resumable')
+        throw new BudgetWait(refusal.spec.name, refusal.resetSeconds * 1000);
+      if (refusal) throw budgetRefusal(refusal);
+      const refund = refundOf(s, projectId, charged);
+      let res: CompletionResult;
+      try {
+        res = await llm.complete(request);
+      } catch (err) {
+        // No answer: the call stays counted, the tokens it might have cost are given back.
+        await refund({ model_tokens: estimate });
+        throw err;
+      }
       const tokens = res.usage.inputTokens + res.usage.outputTokens;
-      if (tokens > 0) await chargeCost(s, projectId, { model_tokens: tokens }, 'force');
+      if (tokens > estimate) await chargeCost(s, projectId, { model_tokens: tokens - estimate }, 'force');
+      else if (tokens < estimate) await refund({ model_tokens: estimate - tokens });
       return res;
     },
   };

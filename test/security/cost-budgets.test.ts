@@ -260,17 +260,41 @@ for (const engine of ENGINES) {
         const u = await usage('llm');
         assert.equal(u.model_calls_per_minute, 2);
         assert.ok((u.model_tokens_per_minute ?? 0) > 0, 'tokens counted from the provider usage');
-        // a token budget already spent refuses the next call too
+        // The tokens a call may cost (its prompt, its longest answer) are charged before it is made:
+        // a Reflect whose prompt alone is larger than what is left never reaches the model.
         clock += 60_000;
-        await setLimits('llm', { model_calls_per_minute: 100, model_tokens_per_minute: 1 });
+        await setLimits('llm', { model_calls_per_minute: 100, model_tokens_per_minute: 3000 });
+        const sent = fake.requests.length;
+        const recallUnits = (await usage('llm')).recall_units_per_minute ?? 0;
+        const huge = await t.call('POST', me('r', '/reflect'), {
+          token: keys.llm,
+          body: { query: 'what does Alice do?', context: 'she trains every morning. '.repeat(700) },
+        });
+        assert429(huge, 'model_tokens_per_minute', 3000, 3000);
+        assert.equal(
+          fake.requests.length,
+          sent,
+          'the Reflect too large for the budget never reached the model',
+        );
+        const after = await usage('llm');
+        assert.equal(after.model_tokens_per_minute ?? 0, 0, 'no model tokens charged for it');
+        assert.equal(after.recall_units_per_minute ?? 0, recallUnits, 'its Recall was given back');
+        // a call that fits is charged, then set to the tokens the provider reports (not the estimate)
         assert.equal(
           (await t.call('POST', me('r', '/reflect'), { token: keys.llm, body: { query: 'q' } })).status,
           200,
         );
+        const spent = (await usage('llm')).model_tokens_per_minute ?? 0;
+        assert.ok(
+          spent > 0 && spent < 1500,
+          `charged the reported tokens, not the ~1,500 estimated: ${spent}`,
+        );
+        // a token budget already spent refuses the next call too
+        await setLimits('llm', { model_tokens_per_minute: spent });
         assert429(
           await t.call('POST', me('r', '/reflect'), { token: keys.llm, body: { query: 'q' } }),
           'model_tokens_per_minute',
-          1,
+          spent,
           0,
         );
         // a Retain whose bank extracts with the model: refused before its first call, nothing stored
@@ -283,7 +307,7 @@ for (const engine of ENGINES) {
         assert429(
           await retain('llm', 'r', [{ content: 'Alice also swims.' }]),
           'model_tokens_per_minute',
-          1,
+          spent,
           0,
         );
         assert.equal(fake.requests.length, calls);

@@ -2,7 +2,7 @@ import { anchoredWindow } from '../../text/event-anchor.js';
 import { countTokens } from '../../text/tokens.js';
 import { effectiveConfig } from '../bank-config.js';
 import { requireBank, staleVectors } from '../banks.js';
-import { chargeCost } from '../budgets.js';
+import { chargeRefundable, type CostRefund } from '../budgets.js';
 import { AppError, invalid } from '../errors.js';
 import { type BankScope, requireInScope } from '../bank-scope.js';
 import { orgBankId } from '../ids.js';
@@ -70,6 +70,11 @@ export interface RecallOptions {
    * the first runs, so that a spent budget refuses it whole rather than half-way).
    */
   charged?: boolean;
+  /**
+   * Receives what gives this Recall's charge back, for a caller whose own work can still be
+   * refused after the Recall (a Reflect's model call over the model budget).
+   */
+  onCharged?: (refund: CostRefund) => void;
   /**
    * A bank-scoped key's banks: the org bank blended by `include_org` must be within them too
    * (else 404, like any bank the key cannot reach).
@@ -245,7 +250,10 @@ export async function recall(
   // must not depend on what other requests left in this process's cache.
   const level = req.budget ?? effectiveConfig(bank.config).recall_default_budget;
   const units = recallUnits(req.query, level, req.include_org ? 2 : 1, req.max_tokens ?? DEFAULT_MAX_TOKENS);
-  if (!opts.charged) await chargeCost(s, projectId, { recall_units: units }, 'check');
+  if (!opts.charged) {
+    const refund = await chargeRefundable(s, projectId, { recall_units: units });
+    opts.onCharged?.(refund);
+  }
   const org = req.space && req.include_org ? await s.store.getBank(projectId, orgBankId(req.space)) : null;
   for (const b of [bank, org]) if (b && staleVectors(s, b)) await scheduleReembed(s, projectId, b.id);
   const cache = opts.onChannels ? undefined : s.recallCache;

@@ -1,6 +1,6 @@
 import { judge } from '../consolidate/judge.js';
 import type { Budget } from '../recall/budget.js';
-import { type RecallResult, type RecallStore, recall } from '../recall/recall.js';
+import { type RecallOptions, type RecallResult, type RecallStore, recall } from '../recall/recall.js';
 import type { Deps } from '../services.js';
 import type { MemoryStore, ObservationStore } from '../../store/store.js';
 import type { FactType, Memory, ObservationDetail, TagsMatch } from '../types.js';
@@ -63,15 +63,22 @@ export async function gatherEvidence(
   bankId: string,
   req: EvidenceRequest,
   defaultBudget: Budget,
+  opts: Pick<RecallOptions, 'onCharged'> = {},
 ): Promise<Evidence> {
-  const found = await recall(s, projectId, bankId, {
-    query: req.query,
-    budget: req.budget,
-    tags: req.tags,
-    tags_match: req.tags_match,
-    types: req.fact_types,
-    max_tokens: EVIDENCE_TOKENS[req.budget ?? defaultBudget],
-  });
+  const found = await recall(
+    s,
+    projectId,
+    bankId,
+    {
+      query: req.query,
+      budget: req.budget,
+      tags: req.tags,
+      tags_match: req.tags_match,
+      types: req.fact_types,
+      max_tokens: EVIDENCE_TOKENS[req.budget ?? defaultBudget],
+    },
+    opts,
+  );
   const candidates = found.results.filter((r) => r.type === 'observation').map((r) => r.id);
   const details = await s.store.observationDetails(projectId, bankId, candidates);
   const against = [...details.values()].flatMap((d) => d.contradicting_memory_ids.slice(0, CONFLICTS_SHOWN));

@@ -1,7 +1,7 @@
 import { countTokens } from '../../text/tokens.js';
 import { effectiveConfig } from '../bank-config.js';
 import { requireBank } from '../banks.js';
-import { meteredModel, requireModelBudget } from '../budgets.js';
+import { type CostRefund, meteredModel, requireModelBudget } from '../budgets.js';
 import { LlmLedger } from '../llm-ledger.js';
 import { applicableDirectives } from '../directives.js';
 import { AppError } from '../errors.js';
@@ -114,8 +114,9 @@ export async function reflect(
   // The model's budgets are asked before the Recall is charged: a Reflect they would refuse at its
   // first model call costs no recall units.
   if (s.llm) await requireModelBudget(s, projectId);
+  let refundRecall: CostRefund | undefined;
   const [evidence, directives] = await Promise.all([
-    gatherEvidence(s, projectId, bankId, req, budget),
+    gatherEvidence(s, projectId, bankId, req, budget, { onCharged: (r) => (refundRecall = r) }),
     applicableDirectives(s, projectId, bankId, req.tags, req.tags_match),
   ]);
 
@@ -170,6 +171,9 @@ export async function reflect(
       if (!text) throw new AppError('llm_error', 'the language model returned an empty answer');
     }
   } catch (err) {
+    // A model budget that refuses the call (its prompt is larger than what is left) refuses the
+    // Reflect: the Recall it was charged for is given back.
+    if (err instanceof AppError && err.code === 'rate_limited') await refundRecall?.();
     llmFailure(err);
   } finally {
     // The calls made, answered or failed, with the tokens they spent: one write.
