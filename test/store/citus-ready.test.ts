@@ -71,7 +71,6 @@ const STATEMENT_EXCEPTIONS: Record<string, { statements: number; reason: string 
     statements: 2,
     reason: "lists a project's banks, all or keyset-paged (management)",
   },
-  'banks.ts:countBanks': { statements: 1, reason: "counts a project's banks for the bank list (management)" },
   'upkeep.ts:memoryPlace': {
     statements: 1,
     reason:

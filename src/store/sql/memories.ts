@@ -98,13 +98,13 @@ const MEMORY_COLUMNS = `m.id::text AS id, m.bank_id, m.type, m.text, m.context, 
  * parameters pushed to `params`: what `listMemories` lists and `countMemories` counts.
  */
 export function listedClauses(filter: MemoryFilter & { q?: string; qTerms?: string[][] }, params: unknown[]) {
-  let where = filterClauses(filter, params);
-  if (filter.qTerms) where += termGroupsClause(filter.qTerms, params, 'm');
+  let clauses = filterClauses(filter, params);
+  if (filter.qTerms) clauses += termGroupsClause(filter.qTerms, params, 'm');
   else if (filter.q) {
     params.push(`%${filter.q.replace(/[\\%_]/g, '\\$&')}%`);
-    where += ` AND m.text ILIKE $${params.length}`;
+    clauses += ` AND m.text ILIKE $${params.length}`;
   }
-  return where;
+  return clauses;
 }
 
 /** The listing's order, newest first (index memories_bank_seq). */

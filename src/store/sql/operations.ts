@@ -397,8 +397,12 @@ export function operationQueries(db: Db): OperationStore & IdempotencyStore {
       };
     },
     async countListedOperations(projectId, bankId, filter, pay) {
-      const where = 'project_id = $1 AND bank_id = $2';
-      const listing = { from: 'operations', where, params: [projectId, bankId], order: BY_CREATION };
+      const listing = {
+        from: 'operations',
+        where: 'project_id = $1 AND bank_id = $2',
+        params: [projectId, bankId],
+        order: BY_CREATION,
+      };
       return countRows(db, listing, (params) => `true${operationFilter(filter, params)}`, pay);
     },
     async countOperations(projectId, bankId, filter) {
