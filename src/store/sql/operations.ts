@@ -347,14 +347,15 @@ export function operationQueries(db: Db): OperationStore & IdempotencyStore {
       return { operation: view(existing[0]!), created: false };
     },
     async earlierOperationUnfinished(projectId, bankId, id, kind) {
-      const rows = await db.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM operations o, operations me
+      // EXISTS, not a count: a long queue behind one Retain is not read whole at every claim.
+      const rows = await db.query<{ found: boolean }>(
+        `SELECT EXISTS (SELECT 1 FROM operations o, operations me
          WHERE me.project_id = $1 AND me.bank_id = $2 AND me.id = $3
            AND o.project_id = $1 AND o.bank_id = $2 AND o.kind = $4 AND o.status IN ('pending', 'processing')
-           AND (o.created_at, o.id) < (me.created_at, me.id)`,
+           AND (o.created_at, o.id) < (me.created_at, me.id)) AS found`,
         [projectId, bankId, id, kind],
       );
-      return rows[0]!.n > 0;
+      return rows[0]!.found;
     },
     async getOperation(projectId, bankId, id) {
       const rows = await db.query<OpRow>(
