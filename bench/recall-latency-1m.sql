@@ -11,7 +11,7 @@ CREATE INDEX ON rep_idmap (old_id);
 ANALYZE rep_idmap;
 -- Part 2: the copied memories and the HNSW index.
 SET session_replication_role = replica;
-SET maintenance_work_mem = '1GB';
+SET maintenance_work_mem = '2GB';
 INSERT INTO memories (project_id, bank_id, id, type, text, context, occurred_start, occurred_end, mentioned_at,
   tags, metadata, document_id, chunk_id, content_hash, term_count, embedding, created_at, encrypted, embedding_sealed)
 SELECT b.project_id, b.bank_id, i.new_id, b.type, b.text, b.context,
@@ -29,7 +29,7 @@ CREATE INDEX IF NOT EXISTS memories_hnsw_100 ON memories USING hnsw ((embedding:
 VACUUM ANALYZE memories;
 -- Part 3: the copied postings, their indexes rebuilt after the load; document frequencies x10.
 SET session_replication_role = replica;
-SET maintenance_work_mem = '1GB';
+SET maintenance_work_mem = '2GB';
 ALTER TABLE memory_terms DROP CONSTRAINT memory_terms_pkey;
 DROP INDEX memory_terms_impact;
 DROP INDEX memory_terms_memory;
