@@ -1,6 +1,7 @@
 -- How the 1M bench bank of docs/recall.md ("A million memories in one bank") was made from the
 -- 100k memories bench/recall-latency.ts loads (--sizes 1000000, stopped at 100,000): run the three
--- parts with psql against its database; the second and third can run at the same time.
+-- parts with psql against its database; the second and third can run at the same time
+-- (bench/recall-latency-1m.sh build does all of it).
 -- Part 1: ids, time shift and noise vectors of the nine copies.
 DROP TABLE IF EXISTS rep_idmap, rep_noise, rep_shift;
 CREATE TABLE rep_shift AS SELECT (max(mentioned_at) - min(mentioned_at)) * 100000 / 99999 AS span FROM memories WHERE bank_id = 'bench-1000000';
