@@ -6,6 +6,8 @@ import { AppError } from '../core/errors.js';
 import { type OperationRunner, OperationWait } from '../core/operations.js';
 import type { Services } from '../core/services.js';
 import { inBackground } from '../store/priority.js';
+import type { ChargeBack } from '../store/store.js';
+import { OPERATION_UNDONE } from './kinds.js';
 import { PayloadCache } from './payloads.js';
 
 export interface WorkerOptions {
@@ -18,6 +20,8 @@ export interface WorkerOptions {
   concurrency?: number;
   /** Attempts before a transiently failing operation is marked failed. */
   maxAttempts?: number;
+  /** What a failed operation of each kind gives back of its charge (default `OPERATION_UNDONE`). */
+  undone?: Record<string, (payload: unknown, progress: unknown) => ChargeBack>;
 }
 
 export interface Worker {
@@ -48,6 +52,7 @@ export function startWorker(s: Services, log: Logger, opts: WorkerOptions): Work
   let wake: (() => void) | null = null;
   const running = new Set<Promise<void>>();
   const payloads = new PayloadCache(s.store);
+  const undone = opts.undone ?? OPERATION_UNDONE;
 
   async function runOne(): Promise<boolean> {
     // The payload is read once per operation, not with every slice's claim (see PayloadCache).
@@ -57,6 +62,16 @@ export function startWorker(s: Services, log: Logger, opts: WorkerOptions): Work
     const runner = opts.runners[op.kind];
     const done = new AbortController();
     let yielded = false;
+    /**
+     * A failed operation of a kind charged when queued gives back what it did not do, with the
+     * transition that marks it failed (one transaction, by the lease holder only: once).
+     */
+    const giveBack = async (): Promise<{ giveBack?: ChargeBack }> => {
+      const of = undone[op.kind];
+      if (!of) return {};
+      const payload = await payloads.get(claimed);
+      return { giveBack: of(payload, progress) };
+    };
     const renew = setInterval(() => {
       s.store
         .renewOperation(projectId, op.bank_id, op.id, id, leaseMs)
@@ -96,6 +111,7 @@ export function startWorker(s: Services, log: Logger, opts: WorkerOptions): Work
           status: 'failed',
           memoriesCreated: result.memories_created,
           error: result.stopped,
+          ...(await giveBack()),
         });
         log.warn({ operation: op.id, kind: op.kind, err: result.stopped }, 'operation stopped');
         return true;
@@ -122,7 +138,11 @@ export function startWorker(s: Services, log: Logger, opts: WorkerOptions): Work
           err instanceof BudgetWait ? 'operation waits for budget' : 'operation waits its turn',
         );
       } else if (permanent(err) || op.attempts >= maxAttempts) {
-        await s.store.finishOperation(projectId, op.bank_id, op.id, id, { status: 'failed', error: message });
+        await s.store.finishOperation(projectId, op.bank_id, op.id, id, {
+          status: 'failed',
+          error: message,
+          ...(await giveBack()),
+        });
         log.warn({ operation: op.id, kind: op.kind, err: message }, 'operation failed');
       } else {
         const delay = Math.min(60_000, 1000 * 2 ** (op.attempts - 1));
