@@ -5,6 +5,7 @@ import { BudgetWait } from '../core/budgets.js';
 import { AppError } from '../core/errors.js';
 import { type OperationRunner, OperationWait } from '../core/operations.js';
 import type { Services } from '../core/services.js';
+import { BankGone, withinBank } from '../store/fence.js';
 import { inBackground } from '../store/priority.js';
 import type { ChargeBack } from '../store/store.js';
 import { OPERATION_UNDONE } from './kinds.js';
@@ -84,15 +85,14 @@ export function startWorker(s: Services, log: Logger, opts: WorkerOptions): Work
       if (!runner) throw new AppError('validation_error', `unknown operation kind '${op.kind}'`);
       const signal = AbortSignal.any([stopping.signal, done.signal]);
       const payload = await payloads.get(claimed);
-      const result = await runner(s, {
-        id: op.id,
-        projectId,
-        bankId: op.bank_id,
-        kind: op.kind,
-        payload,
-        signal,
-        progress,
-      });
+      const run = () =>
+        runner(s, { id: op.id, projectId, bankId: op.bank_id, kind: op.kind, payload, signal, progress });
+      // Fenced to the incarnation of its bank it was claimed for: should the bank be deleted (and
+      // created again) meanwhile, by any process, its next write fails with BankGone.
+      const bank = claimed.bankCreatedAt;
+      const result = bank
+        ? await withinBank({ projectId, bankId: op.bank_id, createdAt: bank }, run)
+        : await run();
       if (result.more !== undefined) {
         // One slice done: back to the queue, where other banks' and projects' turns come first.
         yielded = true;
@@ -136,6 +136,14 @@ export function startWorker(s: Services, log: Logger, opts: WorkerOptions): Work
             waitMs: err.delayMs,
           },
           err instanceof BudgetWait ? 'operation waits for budget' : 'operation waits its turn',
+        );
+      } else if (err instanceof BankGone) {
+        // Its row went with the bank: nothing is left to mark (this finds no row, as a stale
+        // lease does), and nothing of it reaches a bank created since under the same id.
+        await s.store.finishOperation(projectId, op.bank_id, op.id, id, { status: 'failed', error: message });
+        log.info(
+          { operation: op.id, kind: op.kind, bank: op.bank_id },
+          'operation ended: its bank was deleted',
         );
       } else if (permanent(err) || op.attempts >= maxAttempts) {
         await s.store.finishOperation(projectId, op.bank_id, op.id, id, {

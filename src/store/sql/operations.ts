@@ -85,11 +85,7 @@ export interface OperationStore {
    * read (it is `undefined`): a worker that keeps it from the operation's first slice asks
    * `operationPayload` only when it has not.
    */
-  claimOperation(
-    workerId: string,
-    leaseMs: number,
-    opts?: { payload?: boolean },
-  ): Promise<{ operation: Operation; projectId: string; payload: unknown; progress: unknown } | null>;
+  claimOperation(workerId: string, leaseMs: number, opts?: { payload?: boolean }): Promise<Claimed | null>;
   /**
    * The payload an operation was queued with (it never changes), and the length of its JSON text
    * (what keeping it costs); null when the operation is gone.
@@ -146,6 +142,19 @@ export interface OperationStore {
     error: string,
   ): Promise<void>;
   countPendingOperations(): Promise<number>;
+}
+
+/** A claimed operation (see `claimOperation`). */
+export interface Claimed {
+  operation: Operation;
+  projectId: string;
+  payload: unknown;
+  progress: unknown;
+  /**
+   * Its bank's creation instant, read with the claim (`banks.created_at` as text): the
+   * incarnation of the bank it runs for (store/fence.ts); null when it has no bank row.
+   */
+  bankCreatedAt: string | null;
 }
 
 /** Idempotency keys, and the answers kept for their retries. */
@@ -251,8 +260,8 @@ async function claimIn(
   leaseMs: number,
   bank: { project_id: string; bank_id: string } | null,
   withPayload: boolean,
-): Promise<{ operation: Operation; projectId: string; payload: unknown; progress: unknown } | null> {
-  const rows = await db.query<OpRow & { payload: unknown; progress: unknown }>(
+): Promise<Claimed | null> {
+  const rows = await db.query<OpRow & { payload: unknown; progress: unknown; bank_created: string | null }>(
     `WITH c AS MATERIALIZED (
        SELECT o.project_id, o.bank_id, o.id FROM operations o
        WHERE o.status IN ('pending', 'processing') AND ${RUNNABLE}
@@ -265,7 +274,8 @@ async function claimIn(
        WHERE o.project_id = c.project_id AND o.bank_id = c.bank_id AND o.id = c.id
        RETURNING o.id::text AS id, o.project_id, o.bank_id, o.kind, o.status, o.items_count, o.memories_created,
          o.error, o.attempts, o.created_at, o.updated_at, ${withPayload ? 'o.payload' : 'NULL::jsonb AS payload'},
-         o.progress, 0 AS seq),
+         o.progress, 0 AS seq,
+         (SELECT b.created_at::text FROM banks b WHERE b.project_id = o.project_id AND b.id = o.bank_id) AS bank_created),
      t AS (
        INSERT INTO operation_turns (project_id, bank_id, claimed_at)
        SELECT u.project_id, x.bank_id, clock_timestamp() FROM u CROSS JOIN LATERAL (VALUES (''), (u.bank_id)) x(bank_id)
@@ -275,10 +285,11 @@ async function claimIn(
   );
   const r = rows[0];
   if (!r) return null;
-  const { payload, progress, ...op } = r;
+  const { payload, progress, bank_created, ...op } = r;
   return {
     operation: view(op),
     projectId: r.project_id,
+    bankCreatedAt: bank_created,
     payload: !withPayload
       ? undefined
       : partsOf(payload) === null
