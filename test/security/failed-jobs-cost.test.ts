@@ -13,6 +13,7 @@ import { retainUndone } from '../../src/core/retain/retain-async.js';
 import { startWorker } from '../../src/jobs/worker.js';
 import { OPERATION_RUNNERS } from '../../src/jobs/kinds.js';
 import { bankPath, type TestApp, testApp } from '../helpers/app.js';
+import { projectWithKey } from '../helpers/keys.js';
 import { ENGINES } from '../helpers/engines.js';
 import { until } from '../helpers/until.js';
 
@@ -52,14 +53,7 @@ for (const engine of ENGINES) {
 
     before(async () => {
       t = await testApp(engine, { now: () => new Date(clock) });
-      assert.equal(
-        (await t.call('POST', '/v1/default/projects', { body: { id: project, name: 'p' } })).status,
-        201,
-      );
-      const k = await t.call('POST', `/v1/default/projects/${project}/keys`, {
-        body: { name: 'a', scopes: ['retain', 'recall', 'admin'] },
-      });
-      key = k.body.key;
+      key = await projectWithKey(t, project);
       await setLimits({
         characters_per_minute: 100_000,
         characters_per_day: 100_000,
