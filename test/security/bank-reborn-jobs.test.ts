@@ -4,8 +4,8 @@
  * its slice, after the slice read the bank); instance A deletes the bank and creates it again;
  * then B's slice goes on. Nothing of the old bank may reach the new one (memories, entities,
  * terms, documents, model-call records, counters), and the job ends: it does not write on behalf
- * of the old bank. On PostgreSQL A and B are two apps over one database; on the embedded engine
- * two apps in one process over one store.
+ * of the old bank. On PostgreSQL A and B are two instances (each its own store and pool) on one
+ * database; on the embedded engine two apps in one process over one store.
  */
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
@@ -14,6 +14,7 @@ import { pino } from 'pino';
 import type { Embedder } from '../../src/embed/embedder.js';
 import type { Db } from '../../src/store/db.js';
 import { storeOver } from '../../src/store/open.js';
+import { openPostgres } from '../../src/store/postgres.js';
 import { OPERATION_RUNNERS } from '../../src/jobs/kinds.js';
 import { startWorker } from '../../src/jobs/worker.js';
 import { bankPath, type TestApp, testApp } from '../helpers/app.js';
@@ -50,9 +51,18 @@ for (const engine of ENGINES) {
           return real.embed(texts, signal);
         },
       };
-      b = await a.reconfigured({ embedder: holding });
+      // On PostgreSQL, B is another instance: its own store and connection pool on the database.
+      const url = (opened as { url?: string }).url;
+      if (url) {
+        const other = await openPostgres(url, { poolSize: 4 });
+        b = await testApp(engine, {
+          store: Object.assign(storeOver(other), { dispose: () => other.close() }),
+          embedder: holding,
+        });
+      } else b = await a.reconfigured({ embedder: holding });
     });
     after(async () => {
+      if (engine === 'postgres') await b?.close();
       await a.close();
     });
 
