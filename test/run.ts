@@ -10,7 +10,7 @@
  * the machine has cores (MNEMO_TEST_CONCURRENCY overrides), and the summary says loudly what
  * did not run. With CI=1 a skipped engine or browser suite fails the run.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
   existsSync,
@@ -25,6 +25,7 @@ import {
 import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { missingCaches } from './runner/caches.js';
 import { costliestFirstByTable, readCosts } from './runner/costs.js';
 import { costliestFirst, fillQueue } from './runner/queue.js';
 import { isSlow } from './runner/tiers.js';
@@ -45,6 +46,8 @@ const ENGINE_OR_BROWSER = /MNEMO_TEST_DATABASE_URL|postgres|pg_dump|pg_restore|c
 const OPT_IN = /MNEMO_SOAK/;
 /** A whole file is stopped after this long (a hang outside any test). */
 const FILE_TIMEOUT_MS = 30 * 60_000;
+/** Builds the caches the test processes read, when one is missing (test/runner/caches.ts). */
+const CACHES = 'test/runner/caches.ts';
 /** The fast tier's workers (test/runner/worker.ts) are started as these files. */
 const WORKER = /mnemo-test-worker-\d+\.mjs$/;
 /** The CPU time of each file at its last fast-tier run, to order the next run's queue. */
@@ -123,6 +126,17 @@ if (workers > 0) {
       return path;
     }),
   );
+}
+
+// On a fresh machine: the caches every test process reads, built once before they start
+// rather than by the first ones all at once (test/runner/caches.ts).
+if (missingCaches(env).length > 0) {
+  const built = spawnSync(process.execPath, ['--import', 'tsx', '--import', './test/runner/cpu.ts', CACHES], {
+    stdio: 'inherit',
+    env,
+  });
+  if (built.status !== 0)
+    process.stderr.write('!! could not build the test caches: each test process will\n');
 }
 
 const child = spawn(
@@ -235,13 +249,20 @@ function summary(ms: number, testsFailed: boolean): boolean {
       .join(', ');
   const processes = cpu.filter((c) => c.kind === 'cpu');
   const cpuTotal = processes.reduce((sum, c) => sum + c.ms, 0);
-  const perFileCpu = cpu.filter((c) => c.kind === 'cpu-file' || !WORKER.test(c.file));
+  const building = cpu.filter((c) => c.kind === 'cpu' && c.file.endsWith(CACHES));
+  const perFileCpu = cpu.filter(
+    (c) => c.kind === 'cpu-file' || !(WORKER.test(c.file) || c.file.endsWith(CACHES)),
+  );
+  const buildingMs = building.reduce((sum, c) => sum + c.ms, 0);
   const inFiles = perFileCpu.reduce((sum, c) => sum + c.ms, 0);
   out.push(
     '',
     `${files.length} files${fast ? ' (fast tier)' : ''}${workers > 0 ? ` (${pooled.length} in ${workers} worker processes)` : ''}, concurrency ${fast ? workers : concurrency}, ` +
       `${(ms / 1000).toFixed(1)} s wall, ${(cpuTotal / 1000).toFixed(1)} s CPU in test processes` +
-      (workers > 0 ? ` (${((cpuTotal - inFiles) / 1000).toFixed(1)} s of it starting the workers)` : ''),
+      (workers > 0
+        ? ` (${((cpuTotal - inFiles - buildingMs) / 1000).toFixed(1)} s of it starting the workers)`
+        : '') +
+      (building.length > 0 ? ` (${(buildingMs / 1000).toFixed(1)} s building the test caches first)` : ''),
     `slowest files (wall): ${top(perFile)}`,
     `costliest files (CPU): ${top(perFileCpu.map((c) => [rel(c.file), c.ms] as [string, number]))}`,
   );

@@ -11,19 +11,15 @@
  * A closed PGlite test database is emptied back to the template's state and kept for the next
  * test of the process (test/helpers/pglite-pool.ts).
  */
-import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import { readFile, rename, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
 import pg from 'pg';
 import type { Db } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
-import { MIGRATIONS } from '../../src/store/migrations/index.js';
 import { storeOver } from '../../src/store/open.js';
 import { migratedPostgresTemplate } from './pg-template.js';
 import { lease } from './pglite-pool.js';
+import { type TemplateName, templateFile } from './pglite-templates.js';
 import { openPglite } from '../../src/store/pglite.js';
 import { openPostgres } from '../../src/store/postgres.js';
 import type { Store } from '../../src/store/store.js';
@@ -71,24 +67,19 @@ export async function createTestDatabase(from: 'empty' | 'migrated' = 'empty'): 
   };
 }
 
-const templates = new Map<string, Promise<Blob>>();
+const templates = new Map<TemplateName, Promise<Blob>>();
 
 /**
- * A data directory tarball made once per machine: kept in the temporary directory under a name
- * hashing the PGlite version and `parts`, so a change to either makes a new one; each process
- * reads it once.
+ * A data directory tarball made once per machine (`templateFile`: in the temporary directory,
+ * named by the PGlite version and the template's contents); each process reads it once.
+ * `test/run.ts` builds them before it starts the test processes (`test/runner/caches.ts`), so
+ * that these do not all build them at once on a fresh machine.
  */
-function cachedTemplate(name: string, parts: unknown, build: () => Promise<Blob>): Promise<Blob> {
+function cachedTemplate(name: TemplateName, build: () => Promise<Blob>): Promise<Blob> {
   let made = templates.get(name);
   if (made) return made;
   made = (async () => {
-    const pgliteDir = dirname(dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite')));
-    const key = createHash('sha256')
-      .update(readFileSync(join(pgliteDir, 'package.json')))
-      .update(JSON.stringify(parts))
-      .digest('hex')
-      .slice(0, 16);
-    const path = join(tmpdir(), `mnemo-test-pglite-${name}-${key}.tar`);
+    const path = templateFile(name);
     try {
       return new Blob([await readFile(path)]);
     } catch {}
@@ -120,7 +111,7 @@ async function dump(open: Promise<Db>, change: (db: Db) => Promise<unknown>): Pr
  * for tests of migrating from nothing.
  */
 export function emptyTemplate(): Promise<Blob> {
-  return cachedTemplate('empty', [], () => dump(openPglite(undefined), async () => {}));
+  return cachedTemplate('empty', () => dump(openPglite(undefined), async () => {}));
 }
 
 /**
@@ -128,10 +119,8 @@ export function emptyTemplate(): Promise<Blob> {
  * instead of ~2.5 s for initdb and migrations).
  */
 export function migratedTemplate(): Promise<Blob> {
-  return cachedTemplate(
-    'migrated',
-    MIGRATIONS.map((m) => [m.version, m.name, m.sql]),
-    async () => dump(openPglite(undefined, { template: await emptyTemplate() }), migrate),
+  return cachedTemplate('migrated', async () =>
+    dump(openPglite(undefined, { template: await emptyTemplate() }), migrate),
   );
 }
 
