@@ -205,16 +205,20 @@ export function variedQueries(seed = 1): () => string {
   };
 }
 
+/** The Retain items of the seeded bank's memories `from` to `from + n - 1`: an hour apart from 2023. */
+export const seedItems = (from: number, n: number) =>
+  Array.from({ length: n }, (_, k) => ({
+    content: sentence(from + k),
+    fact_type: 'world',
+    timestamp: new Date(Date.UTC(2023, 0, 1) + (from + k) * 3_600_000).toISOString(),
+  }));
+
 /** Retains `count` memories into the bank in batches; returns the seconds it took. */
 export async function seedBank(url: string, count: number, bank = BANK): Promise<number> {
   const started = performance.now();
   const BATCH = 500;
   for (let i = 0; i < count; i += BATCH) {
-    const items = Array.from({ length: Math.min(BATCH, count - i) }, (_, k) => ({
-      content: sentence(i + k),
-      fact_type: 'world',
-      timestamp: new Date(Date.UTC(2023, 0, 1) + (i + k) * 3_600_000).toISOString(),
-    }));
+    const items = seedItems(i, Math.min(BATCH, count - i));
     const r = await call(url, 'POST', bankPath(bank, '/memories'), { body: { items }, timeoutMs: 600_000 });
     if (r.status !== 200) throw new Error(`seeding failed: ${r.status} ${JSON.stringify(r.body)}`);
   }

@@ -15,7 +15,7 @@ import { loadavg } from 'node:os';
 import pg from 'pg';
 import { type EngineName, openTestStore } from '../test/helpers/engines.js';
 import { testApp } from '../test/helpers/app.js';
-import { BANK, RECALL_MAX_TOKENS, sentence, variedQueries } from './load-driver.js';
+import { BANK, RECALL_MAX_TOKENS, seedItems, variedQueries } from './load-driver.js';
 
 const argv = process.argv.slice(2);
 const arg = (name: string, dflt: string) => {
@@ -56,11 +56,7 @@ const store = await openTestStore(engine);
 const t = await testApp(engine, { store, recallCacheSize: 0 });
 const path = `/v1/default/banks/${encodeURIComponent(BANK)}/memories`;
 for (let i = 0; i < memories; i += 500) {
-  const items = Array.from({ length: Math.min(500, memories - i) }, (_, k) => ({
-    content: sentence(i + k),
-    fact_type: 'world',
-    timestamp: new Date(Date.UTC(2023, 0, 1) + (i + k) * 3_600_000).toISOString(),
-  }));
+  const items = seedItems(i, Math.min(500, memories - i));
   const r = await t.call('POST', path, { body: { items } });
   if (r.status !== 200) throw new Error(`seeding: ${r.status} ${JSON.stringify(r.body)}`);
 }

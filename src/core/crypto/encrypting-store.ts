@@ -206,6 +206,11 @@ class Opener {
     return this.#state;
   }
 
+  /** The state read by another statement of the same snapshot, unless it was read already. */
+  known(state: Awaited<ReturnType<Store['bankEncryption']>>): void {
+    this.#state ??= Promise.resolve(state);
+  }
+
   codec(): Promise<BankCodec | null> {
     this.#codec ??= this.state().then((st) => {
       if (!st?.key) return null;
@@ -537,6 +542,11 @@ export function encryptingStore(
     },
 
     async searchChannels(projectId, bankId, q, filter, limit) {
+      // In a snapshot, the bank's state comes with the vector walk's set-up: one statement.
+      const opened = openers
+        ? await inner.openBankSearch(projectId, bankId, q.vector?.length ?? 0, limit)
+        : undefined;
+      if (opened) opener(projectId, bankId).known(opened.encryption);
       const codec = await searchCodec(projectId, bankId);
       const terms = codec ? [...q.terms, ...q.terms.map((t) => codec.term(t))] : q.terms;
       const graph =
@@ -554,6 +564,7 @@ export function encryptingStore(
         { ...q, terms, graph, vector: target ? null : q.vector },
         filter,
         limit,
+        opened,
       );
       if (target && q.vector) hits.semantic = await vectors.search(inner, target, q.vector, filter, limit);
       return hits;

@@ -11,13 +11,16 @@ export interface BankKeyRecord {
   converting: boolean;
 }
 
+/** A bank's wanted form (its config) and its data key, if it has one. */
+export interface BankEncryption {
+  target: 'none' | 'managed';
+  key: BankKeyRecord | null;
+}
+
 /** Banks' data keys (managed encryption): made once per bank, rewrapped when the master key rotates. */
 export interface BankKeyStore {
   /** The bank's wanted form (its config) and its data key, if it has one; null for no such bank. */
-  bankEncryption(
-    projectId: string,
-    bankId: string,
-  ): Promise<{ target: 'none' | 'managed'; key: BankKeyRecord | null } | null>;
+  bankEncryption(projectId: string, bankId: string): Promise<BankEncryption | null>;
   /** Stores the bank's data key unless it has one already; returns the one that is kept. */
   createBankKey(
     projectId: string,
@@ -36,6 +39,26 @@ export interface BankKeyStore {
 }
 
 const KEY_COLUMNS = 'wrapped_key AS wrapped, master_fingerprint AS fingerprint, converting';
+
+/**
+ * The columns of a bank's encryption state over `banks b LEFT JOIN bank_keys k` (on the bank),
+ * read back by `encryptionOf`.
+ */
+export const ENCRYPTION_COLUMNS = `coalesce(b.config->>'encryption', 'none') AS target, k.wrapped_key AS wrapped,
+  k.master_fingerprint AS fingerprint, k.converting`;
+
+/** A row of ENCRYPTION_COLUMNS as the bank's encryption state. */
+export interface EncryptionRow {
+  target: string;
+  wrapped: string | null;
+  fingerprint: string | null;
+  converting: boolean | null;
+}
+
+export const encryptionOf = (r: EncryptionRow): BankEncryption => ({
+  target: r.target === 'managed' ? 'managed' : 'none',
+  key: r.wrapped ? { wrapped: r.wrapped, fingerprint: r.fingerprint!, converting: r.converting! } : null,
+});
 
 /**
  * `AND (...)` per group of alternative terms: the memory (alias `m`) holds one of each group's
@@ -86,26 +109,14 @@ export async function lockTarget(tx: Queryable, projectId: string, bankId: strin
 export function encryptionQueries(db: Db): BankKeyStore {
   return {
     async bankEncryption(projectId, bankId) {
-      const rows = await db.query<{
-        target: string;
-        wrapped: string | null;
-        fingerprint: string | null;
-        converting: boolean | null;
-      }>(
-        `SELECT coalesce(b.config->>'encryption', 'none') AS target, k.wrapped_key AS wrapped,
-           k.master_fingerprint AS fingerprint, k.converting
+      const rows = await db.query<EncryptionRow>(
+        `SELECT ${ENCRYPTION_COLUMNS}
          FROM banks b LEFT JOIN bank_keys k ON k.project_id = b.project_id AND k.bank_id = b.id
          WHERE b.project_id = $1 AND b.id = $2`,
         [projectId, bankId],
       );
       const r = rows[0];
-      if (!r) return null;
-      return {
-        target: r.target === 'managed' ? 'managed' : 'none',
-        key: r.wrapped
-          ? { wrapped: r.wrapped, fingerprint: r.fingerprint!, converting: r.converting! }
-          : null,
-      };
+      return r ? encryptionOf(r) : null;
     },
 
     async createBankKey(projectId, bankId, key, converting) {

@@ -2,6 +2,7 @@ import { EXACT_FALLBACK_ROWS, EXACT_SEARCH_LIMIT } from '../exact-search.js';
 import type { Hit, MemoryFilter } from '../records.js';
 import type { Db, Queryable } from '../db.js';
 import { bankIndexName } from './bank-index-name.js';
+import { type BankEncryption, ENCRYPTION_COLUMNS, type EncryptionRow, encryptionOf } from './encryption.js';
 import { graphChannelSql } from './entities.js';
 import { filterClauses, vectorLiteral } from './filters.js';
 
@@ -24,11 +25,22 @@ export interface ChannelHits {
   graph: Hit[];
 }
 
+/** A bank's search opened in a snapshot (`openBankSearch`). */
+export interface BankSearch {
+  /** The bank's memory count (0 for no such bank). */
+  size: number;
+  /** Its encryption state, as `bankEncryption` reads it; null for no such bank. */
+  encryption: BankEncryption | null;
+  /** The vector index walk set up in the snapshot, for this vector size and limit (null: none). */
+  walk: { dims: number; limit: number } | null;
+}
+
 /** Recall's retrieval channels in SQL: semantic, keyword, temporal, and all of them at once with the graph. */
 export interface SearchStore {
   /**
    * Every channel of `q` in one statement (after one that sets the vector index walk up, when
    * the bank is past the exact-search size): the same hits as the four channel methods.
+   * `opened`: what `openBankSearch` set up in this snapshot, whose walk set-up is then not sent again.
    */
   searchChannels(
     projectId: string,
@@ -36,7 +48,15 @@ export interface SearchStore {
     q: ChannelQuery,
     filter: MemoryFilter,
     limit: number,
+    opened?: BankSearch,
   ): Promise<ChannelHits>;
+  /**
+   * Inside a snapshot only (the walk's settings are its transaction's): in one statement, the
+   * bank's size and encryption state, and the vector index walk set up for `searchChannels`
+   * of vectors of `dims` and `limit` hits. A Recall's round trip fewer: the encryption layer
+   * reads the state before the channels and the walk needs its own statement before them.
+   */
+  openBankSearch(projectId: string, bankId: string, dims: number, limit: number): Promise<BankSearch>;
   semanticSearch(
     projectId: string,
     bankId: string,
@@ -309,22 +329,27 @@ export function searchQueries(db: Db): SearchStore {
     limit: number,
     search: (tx: Queryable, size: number) => Promise<T>,
   ): Promise<T> =>
-    db.transaction(async (tx) => {
-      const size = await tx.query<{ n: number }>(
-        `SELECT memory_count AS n, set_config('hnsw.iterative_scan', 'relaxed_order', true),
-           set_config('hnsw.ef_search', $3, true), set_config('hnsw.max_scan_tuples', $4, true),
-           set_config('plan_cache_mode', CASE WHEN to_regclass($5) IS NULL THEN 'auto' ELSE 'force_custom_plan' END, true)
-         FROM banks WHERE project_id = $1 AND id = $2`,
-        [
-          projectId,
-          bankId,
-          String(efSearch(limit)),
-          String(scanTuples(limit)),
-          bankIndexName(projectId, bankId, dims),
-        ],
-      );
-      return search(tx, size[0]?.n ?? 0);
-    });
+    db.transaction(async (tx) => search(tx, (await walkSetUp(tx, projectId, bankId, dims, limit)).n));
+  /** The statement of `withVectorWalk` and `openBankSearch`: the bank's row, the walk set up. */
+  const walkSetUp = async (tx: Queryable, projectId: string, bankId: string, dims: number, limit: number) => {
+    const rows = await tx.query<EncryptionRow & { n: number }>(
+      `SELECT b.memory_count AS n, ${ENCRYPTION_COLUMNS},
+         set_config('hnsw.iterative_scan', 'relaxed_order', true),
+         set_config('hnsw.ef_search', $3, true), set_config('hnsw.max_scan_tuples', $4, true),
+         set_config('plan_cache_mode', CASE WHEN to_regclass($5) IS NULL THEN 'auto' ELSE 'force_custom_plan' END, true)
+       FROM banks b LEFT JOIN bank_keys k ON k.project_id = b.project_id AND k.bank_id = b.id
+       WHERE b.project_id = $1 AND b.id = $2`,
+      [
+        projectId,
+        bankId,
+        String(efSearch(limit)),
+        String(scanTuples(limit)),
+        bankIndexName(projectId, bankId, dims),
+      ],
+    );
+    const r = rows[0];
+    return { n: r?.n ?? 0, encryption: r ? encryptionOf(r) : null };
+  };
   const indexable = (vector: Float32Array) => (HNSW_DIMENSIONS as readonly number[]).includes(vector.length);
   const short = (hits: Hit[], limit: number, size: number) => hits.length < Math.min(limit, size);
 
@@ -420,7 +445,12 @@ export function searchQueries(db: Db): SearchStore {
       return hitsOf(db, temporalSql(params, window, filterClauses(filter, params)), params);
     },
 
-    async searchChannels(projectId, bankId, q, filter, limit) {
+    async openBankSearch(projectId, bankId, dims, limit) {
+      const { n, encryption } = await walkSetUp(db, projectId, bankId, dims, limit);
+      return { size: n, encryption, walk: { dims, limit } };
+    },
+
+    async searchChannels(projectId, bankId, q, filter, limit, opened) {
       // One statement for every channel: a round trip costs more than most of these queries.
       const run = async (tx: Queryable, size: number): Promise<ChannelHits> => {
         const indexed = size > EXACT_SEARCH_LIMIT;
@@ -462,6 +492,8 @@ export function searchQueries(db: Db): SearchStore {
         return hits;
       };
       if (!q.vector || !indexable(q.vector)) return run(db, 0);
+      const walk = opened?.walk;
+      if (walk?.dims === q.vector.length && walk.limit === limit) return run(db, opened!.size);
       return withVectorWalk(projectId, bankId, q.vector.length, limit, run);
     },
   };
