@@ -186,6 +186,15 @@ export async function deleteMemoriesIn(
      WHERE e.project_id = $1 AND e.bank_id = $2 AND e.id = x.entity_id`,
     [projectId, bankId, ids],
   );
+  // The documents that keep some of their memories count them (a fact type cleared, one memory deleted).
+  await tx.query(
+    `UPDATE documents d SET memory_count = d.memory_count - x.n
+     FROM (SELECT document_id, count(*)::int AS n FROM memories
+           WHERE project_id = $1 AND bank_id = $2 AND id = ANY($3::uuid[]) AND document_id IS NOT NULL
+           GROUP BY document_id) x
+     WHERE d.project_id = $1 AND d.bank_id = $2 AND d.id = x.document_id`,
+    [projectId, bankId, ids],
+  );
   await tx.query('DELETE FROM memories WHERE project_id = $1 AND bank_id = $2 AND id = ANY($3::uuid[])', [
     projectId,
     bankId,
