@@ -138,6 +138,49 @@ for (const engine of ENGINES) {
       );
     });
 
+    test('the valid (default), invalidated or all memories and the bank profile are read from counters', async () => {
+      await db.query(
+        `UPDATE memories SET state = 'invalidated' WHERE project_id = $1 AND bank_id = $2 AND seq % 7 = 0`,
+        [P, BANK],
+      );
+      for (const [path, state] of [
+        ['/memories/list', ` AND state = 'valid'`],
+        ['/memories/list?state=invalidated', ` AND state = 'invalidated'`],
+        ['/memories/list?state=all', ''],
+      ] as const) {
+        await check(path, inBank('memories', state));
+        const counted = seen.filter((s) => /\bcount\(/i.test(s.sql) && /\bFROM memories\b/i.test(s.sql));
+        assert.deepEqual(
+          counted.map((s) => s.sql),
+          [],
+          `${path}: the total counts nothing`,
+        );
+      }
+      seen.length = 0;
+      const profile = await t.call('GET', `/v1/default/banks/${BANK}`);
+      assert.equal(profile.status, 200, JSON.stringify(profile.body));
+      assert.equal(profile.body.memory_count, await count(inBank('memories')));
+      assert.equal(profile.body.entity_count, await count(inBank('entities')));
+      assert.equal(
+        profile.body.document_count,
+        await count(
+          inBank('memories', ' AND document_id IS NOT NULL').replace(
+            'count(*)',
+            'count(DISTINCT document_id)',
+          ),
+        ),
+      );
+      const counted = seen.filter(
+        (s) => /\bcount\(/i.test(s.sql) && /\bFROM (memories|entities)\b/i.test(s.sql),
+      );
+      assert.deepEqual(
+        counted.map((s) => s.sql),
+        [],
+        'the profile counts nothing',
+      );
+      await db.query(`UPDATE memories SET state = 'valid' WHERE project_id = $1 AND bank_id = $2`, [P, BANK]);
+    });
+
     test('documents, entities, operations, model calls', async () => {
       await check('/documents', inBank('documents'));
       await check('/entities', inBank('entities', ' AND mention_count > 0'));

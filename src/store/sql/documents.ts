@@ -20,8 +20,9 @@ export interface DocumentStore {
   /** Deletes a document and its memories; the number of memories deleted, or null if absent. */
   deleteDocument(projectId: string, bankId: string, id: string): Promise<number | null>;
   /**
-   * Memories matching the filter: without one, the bank's counter (`banks.memory_count`, kept in
-   * the writes' transactions); with one, counted in bounded hops (`countRows`, paid through `pay`).
+   * Memories matching the filter: without one, or by state only, the bank's counters
+   * (`banks.memory_count`, `valid_count`, kept in the writes' transactions); with one, counted in
+   * bounded hops (`countRows`, paid through `pay`).
    */
   countMemories(
     projectId: string,
@@ -93,11 +94,14 @@ export function documentQueries(db: Db): DocumentStore {
       });
     },
     async countMemories(projectId, bankId, filter, pay) {
-      const filtered = listedClauses(filter, []);
-      if (filtered === '') {
+      const { state, ...besides } = filter;
+      if (listedClauses(besides, []) === '') {
+        // By state only: the bank's counters, kept in the writes' transactions (migration 46).
         const rows = await db.query<{ n: number }>(
-          'SELECT memory_count AS n FROM banks WHERE project_id = $1 AND id = $2',
-          [projectId, bankId],
+          `SELECT CASE $3::text WHEN 'valid' THEN valid_count
+                    WHEN 'invalidated' THEN memory_count - valid_count ELSE memory_count END AS n
+           FROM banks WHERE project_id = $1 AND id = $2`,
+          [projectId, bankId, state ?? 'all'],
         );
         return rows[0]?.n ?? 0;
       }
