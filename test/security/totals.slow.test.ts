@@ -95,6 +95,21 @@ for (const engine of ENGINES) {
 
     const count = async (sql: string) => (await db.query<{ n: number }>(sql, [P, BANK]))[0]!.n;
 
+    /**
+     * The most rows a statement sent reads in a step of its plan. Its shape, not the planner's
+     * choice over a small table: with scans of the whole table ruled out, as at a million rows, it
+     * must read its hop only.
+     */
+    async function rowsOf(s: { sql: string; params: unknown[] }) {
+      const [row] = await db.transaction(async (tx) => {
+        await tx.exec('SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off;');
+        return tx.query<Record<string, unknown>>(`EXPLAIN (ANALYZE, FORMAT JSON) ${s.sql}`, s.params);
+      });
+      const json = Object.values(row!)[0];
+      const plan = (typeof json === 'string' ? JSON.parse(json) : json) as { Plan: PlanNode }[];
+      return rowsRead(plan[0]!.Plan);
+    }
+
     /** Lists `path`, checks `total` against `exact`, and each statement the listing sent. */
     async function check(path: string, exact: string) {
       seen.length = 0;
@@ -105,24 +120,25 @@ for (const engine of ENGINES) {
       for (const s of statements) {
         // The totals (a filtered page's own reads are another matter: see docs/security.md).
         if (!/^\s*SELECT\b/i.test(s.sql) || !/\bcount\(/i.test(s.sql)) continue;
-        // The statement's shape, not the planner's choice over a small table: with scans of the whole
-        // table ruled out, as at a million rows, it must read its hop only.
-        const [row] = await db.transaction(async (tx) => {
-          await tx.exec('SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off;');
-          return tx.query<Record<string, unknown>>(`EXPLAIN (ANALYZE, FORMAT JSON) ${s.sql}`, s.params);
-        });
-        const json = Object.values(row!)[0];
-        const plan = (typeof json === 'string' ? JSON.parse(json) : json) as { Plan: PlanNode }[];
-        const read = rowsRead(plan[0]!.Plan);
+        const read = await rowsOf(s);
         // A hop reads K rows, and those tied with the last hop's on the first key of the order
         // (at most N / 37 here: entities share 37 mention counts): the keyset starts at that key's first row.
         assert.ok(read <= K + 1 + Math.ceil(N / 37), `${path}: a statement reads ${read} rows:\n${s.sql}`);
       }
-      const hops = statements.filter((s) => /FILTER \(WHERE kept\)|OFFSET \$/.test(s.sql));
-      assert.ok(
-        hops.slice(1).every((s) => s.turned),
-        `${path}: two statements of a walk without a turn of the event loop`,
-      );
+      // Each walk's statements: a total's count, a filtered page's hops, a deep offset's skips.
+      const page = (sql: string) => /\bAS h0\b/.test(sql);
+      const kinds = [
+        (sql: string) => /FILTER \(WHERE kept\)/.test(sql) && !page(sql),
+        page,
+        (sql: string) => /OFFSET \$/.test(sql),
+      ];
+      for (const kind of kinds) {
+        const hops = statements.filter((s) => kind(s.sql));
+        assert.ok(
+          hops.slice(1).every((s) => s.turned),
+          `${path}: two statements of a walk without a turn of the event loop`,
+        );
+      }
     }
 
     const inBank = (table: string, cond = '') =>
@@ -149,7 +165,10 @@ for (const engine of ENGINES) {
         ['/memories/list?state=all', ''],
       ] as const) {
         await check(path, inBank('memories', state));
-        const counted = seen.filter((s) => /\bcount\(/i.test(s.sql) && /\bFROM memories\b/i.test(s.sql));
+        // (The page's own hops, a filtered walk, are not its total.)
+        const counted = seen.filter(
+          (s) => /\bcount\(/i.test(s.sql) && /\bFROM memories\b/i.test(s.sql) && !/\bAS h0\b/.test(s.sql),
+        );
         assert.deepEqual(
           counted.map((s) => s.sql),
           [],
@@ -179,6 +198,43 @@ for (const engine of ENGINES) {
         'the profile counts nothing',
       );
       await db.query(`UPDATE memories SET state = 'valid' WHERE project_id = $1 AND bank_id = $2`, [P, BANK]);
+    });
+
+    test('a filtered memory page that matches nothing walks the bank in charged hops, none over K rows', async () => {
+      const used = async () =>
+        (await t.call('GET', `/v1/default/projects/${P}`)).body.usage.budgets.recall_units_per_minute ?? 0;
+      const before = await used();
+      seen.length = 0;
+      const r = await t.call('GET', `/v1/default/banks/${BANK}/memories/list?q=nowhere-to-be-found&limit=5`);
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      assert.deepEqual([r.body.items, r.body.total], [[], 0]);
+      const statements = [...seen];
+      const reads = statements.filter(
+        (s) => /^\s*SELECT\b/i.test(s.sql) && /\bFROM memories m\b/.test(s.sql),
+      );
+      for (const s of reads) {
+        const read = await rowsOf(s);
+        assert.ok(read <= K + 1, `a statement reads ${read} rows:\n${s.sql}`);
+      }
+      // Its total (12,000 rows counted: 2 hops past the first) and its page (the same walk) are paid.
+      assert.equal(await used(), before + 2 * Math.floor(N / K));
+      // Rows and order as the single statement gives them, at an offset, filtered by type and text.
+      for (const path of ['?q=apple&offset=1990&limit=20', '?type=experience&q=apple&offset=7&limit=3']) {
+        const page = await t.call('GET', `/v1/default/banks/${BANK}/memories/list${path}`);
+        const type = path.includes('type=') ? ` AND type = 'experience'` : '';
+        const offset = Number(/offset=(\d+)/.exec(path)![1]);
+        const limit = Number(/limit=(\d+)/.exec(path)![1]);
+        const want = await db.query<{ id: string }>(
+          `SELECT id::text AS id FROM memories WHERE project_id = $1 AND bank_id = $2 AND state = 'valid'
+             AND text ILIKE '%apple%'${type} ORDER BY seq DESC OFFSET ${offset} LIMIT ${limit}`,
+          [P, BANK],
+        );
+        assert.deepEqual(
+          page.body.items.map((m: { id: string }) => m.id),
+          want.map((w) => w.id),
+          path,
+        );
+      }
     });
 
     test('documents, entities, operations, model calls', async () => {
