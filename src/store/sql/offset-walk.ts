@@ -50,6 +50,18 @@ export function rowsAfter(order: OrderKey[], keys: string[], params: unknown[]):
 }
 
 /**
+ * The condition (` AND …`) that a row is one of `keys` (a walk's keys, as text, in `order`'s
+ * columns), over parameters it pushes to `params`: a page `walkPage` found, read by its keys.
+ */
+export function rowsIn(order: OrderKey[], keys: string[][], params: unknown[]): string {
+  const refs = order.map((k, i) => {
+    params.push(keys.map((row) => row[i]));
+    return `$${params.length}::${k.type}[]`;
+  });
+  return ` AND (${order.map((k) => k.expr).join(', ')}) IN (SELECT * FROM unnest(${refs.join(', ')}))`;
+}
+
+/**
  * Pays for `hops` statements of a walk before they run, each reading up to SKIP_PER_STATEMENT
  * rows (a budget's charge, issue 18); throws to refuse them. The first statement of a walk is free.
  */
