@@ -1,6 +1,7 @@
 -- How the 1M bench bank of docs/recall.md ("A million memories in one bank") was made from the
 -- 100k memories bench/recall-latency.ts loads (--sizes 1000000, stopped at 100,000): run the three
--- parts with psql against its database; the second and third can run at the same time.
+-- parts with psql against its database; the second and third can run at the same time
+-- (bench/recall-latency-1m.sh build does all of it).
 -- Part 1: ids, time shift and noise vectors of the nine copies.
 DROP TABLE IF EXISTS rep_idmap, rep_noise, rep_shift;
 CREATE TABLE rep_shift AS SELECT (max(mentioned_at) - min(mentioned_at)) * 100000 / 99999 AS span FROM memories WHERE bank_id = 'bench-1000000';
@@ -11,7 +12,7 @@ CREATE INDEX ON rep_idmap (old_id);
 ANALYZE rep_idmap;
 -- Part 2: the copied memories and the HNSW index.
 SET session_replication_role = replica;
-SET maintenance_work_mem = '1GB';
+SET maintenance_work_mem = '2GB';
 INSERT INTO memories (project_id, bank_id, id, type, text, context, occurred_start, occurred_end, mentioned_at,
   tags, metadata, document_id, chunk_id, content_hash, term_count, embedding, created_at, encrypted, embedding_sealed)
 SELECT b.project_id, b.bank_id, i.new_id, b.type, b.text, b.context,
@@ -29,7 +30,7 @@ CREATE INDEX IF NOT EXISTS memories_hnsw_100 ON memories USING hnsw ((embedding:
 VACUUM ANALYZE memories;
 -- Part 3: the copied postings, their indexes rebuilt after the load; document frequencies x10.
 SET session_replication_role = replica;
-SET maintenance_work_mem = '1GB';
+SET maintenance_work_mem = '2GB';
 ALTER TABLE memory_terms DROP CONSTRAINT memory_terms_pkey;
 DROP INDEX memory_terms_impact;
 DROP INDEX memory_terms_memory;

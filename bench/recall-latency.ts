@@ -14,6 +14,7 @@
  * (or `npm run bench -- recall-latency`). `--database NAME` uses that PostgreSQL database instead
  * of the cached one; `--load-only N` loads the first N memories of each bank (at the density of
  * its full size), builds no index and measures nothing: the seed `recall-latency-1m.sql` copies.
+ * `--concurrency 1` (or 16) measures only that one.
  */
 import { randomUUID } from 'node:crypto';
 import { Agent, request } from 'node:http';
@@ -418,6 +419,8 @@ export interface LatencyOptions {
   database?: string;
   /** Load this many memories of each bank, then stop: no index, no measurement. */
   loadOnly?: number;
+  /** Which of the concurrencies 1 and 16 to measure (both when not given). */
+  concurrencies?: (1 | 16)[];
   log?: (m: string) => void;
 }
 
@@ -462,7 +465,7 @@ export async function benchRecallLatency(
       for (const size of sizes) {
         const bank = bankOf(size);
         const f = await floor(server.services, bank, qs);
-        for (const concurrency of [1, 16] as const) {
+        for (const concurrency of opts.concurrencies ?? ([1, 16] as const)) {
           const r = await load(server.url, bank, qs, concurrency, REQUESTS[concurrency]);
           rows.push({
             engine: name,
@@ -501,6 +504,8 @@ export function latencyArgs(argv: string[]): LatencyOptions {
     else if (a === '--fresh') opts.fresh = true;
     else if (a === '--database') opts.database = argv[++i];
     else if (a === '--load-only') opts.loadOnly = Number(argv[++i]);
+    else if (a === '--concurrency')
+      opts.concurrencies = (argv[++i] ?? '').split(',').map(Number) as LatencyOptions['concurrencies'];
   }
   return opts;
 }

@@ -37,16 +37,17 @@ const raw: Db = url ? await openPostgres(url, { poolSize: 2 }) : await openPglit
 
 /** Which statement is being explained; the next matching query is run under EXPLAIN instead of plain. */
 let explaining: { label: string; match: RegExp } | null = null;
-const summaries: { label: string; ms: number; buffers: number; plan: string }[] = [];
+const summaries: { label: string; ms: number; hit: number; read: number; plan: string }[] = [];
 
 async function explainIn(q: Queryable, sql: string, params: unknown[] | undefined) {
   const rows = await q.query<Record<string, string>>(`EXPLAIN (ANALYZE, BUFFERS) ${sql}`, params);
   const plan = rows.map((r) => Object.values(r)[0]).join('\n');
   const ms = Number(/Execution Time: ([\d.]+)/.exec(plan)?.[1] ?? Number.NaN);
-  // The top node's buffers: everything the statement touched.
+  // The top node's buffers: everything the statement touched, found in shared_buffers (hit) or
+  // read from the OS (read).
   const top = /Buffers: shared ([^\n]+)/.exec(plan)?.[1] ?? '';
-  const buffers = [...top.matchAll(/(?:hit|read)=(\d+)/g)].reduce((a, m) => a + Number(m[1]), 0);
-  summaries.push({ label: explaining!.label, ms, buffers, plan });
+  const count = (kind: string) => Number(new RegExp(`${kind}=(\\d+)`).exec(top)?.[1] ?? 0);
+  summaries.push({ label: explaining!.label, ms, hit: count('hit'), read: count('read'), plan });
 }
 
 const watched = (q: Queryable): Queryable => ({
@@ -102,7 +103,7 @@ for (const query of QUERIES) {
     await f();
     explaining = null;
   };
-  await run('all channels', /^SELECT ch, id, score/, () =>
+  await run('all channels', /^SELECT ch, string_agg/, () =>
     store.searchChannels('default', bank, cq, {}, POOL),
   );
   await run('semantic', /<=>/, () => store.semanticSearch('default', bank, q.vector, {}, POOL));
@@ -113,7 +114,9 @@ for (const query of QUERIES) {
   }
 }
 for (const x of summaries) {
-  console.log(`${x.label}: ${x.ms.toFixed(1)} ms, ${x.buffers} shared buffers`);
+  console.log(
+    `${x.label}: ${x.ms.toFixed(1)} ms, ${x.hit + x.read} shared buffers (${x.hit} hit, ${x.read} read)`,
+  );
   if (full) console.log(`${x.plan}\n`);
 }
 

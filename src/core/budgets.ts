@@ -139,12 +139,20 @@ export async function chargeCost(
   if (r) throw budgetRefusal(r);
 }
 
-/** Gives back `part` of a charge (all that is left of it by default); see `chargeRefundable`. */
-export type CostRefund = (part?: Cost) => Promise<void>;
+/**
+ * Gives back `part` of a charge (all that is left of it by default); see `chargeRefundable`.
+ * `handOver` takes `part` out of what it can give back and returns it as counters (with their
+ * windows): the charge then belongs to whoever keeps them (a queued operation, see
+ * `OperationStore.finishOperation`), and this refund no longer gives that part back; with `dry`
+ * it only says what it would hand over.
+ */
+export type CostRefund = ((part?: Cost) => Promise<void>) & {
+  handOver(part: Cost, dry?: boolean): CostCharge[];
+};
 
 /**
- * Charges `cost` as `chargeCost(check)` does and returns what gives it back, for work refused or
- * left undone after its charge: all of it, or `part` (per unit). A refund goes to the counters
+ * Charges `cost` as `chargeCost` does (`check` by default) and returns what gives it back, for
+ * work refused or left undone after its charge: all of it, or `part` (per unit). A refund goes to the counters
  * and windows the charge went to, and all refunds together never give back more than was
  * charged, so a refund that runs twice (a retry, two catch blocks) cannot lower another
  * request's count.
@@ -153,8 +161,9 @@ export async function chargeRefundable(
   s: Deps<LimitStore, 'limitDefaults' | 'now'>,
   projectId: string,
   cost: Cost,
+  mode: 'check' | 'force' = 'check',
 ): Promise<CostRefund> {
-  const { refusal, charged } = await chargeCounted(s, projectId, cost, false);
+  const { refusal, charged } = await chargeCounted(s, projectId, cost, mode === 'force');
   if (refusal) throw budgetRefusal(refusal);
   return refundOf(s, projectId, charged);
 }
@@ -162,16 +171,21 @@ export async function chargeRefundable(
 /** What gives back the counters `charged` were charged, at most once in all (see `chargeRefundable`). */
 function refundOf(s: Deps<LimitStore>, projectId: string, charged: CostCharge[]): CostRefund {
   const left = charged.map((c) => ({ ...c }));
-  return async (part) => {
+  const take = (part: Cost | undefined, dry = false) => {
     const back = [];
     for (const c of left) {
       const amount = Math.min(c.amount, Math.max(0, part ? (part[c.kind as CostUnit] ?? 0) : c.amount));
       if (amount <= 0) continue;
-      c.amount -= amount;
+      if (!dry) c.amount -= amount;
       back.push({ ...c, amount });
     }
+    return back;
+  };
+  const refund = async (part?: Cost) => {
+    const back = take(part);
     if (back.length) await s.store.refundCost(projectId, back);
   };
+  return Object.assign(refund, { handOver: (part: Cost, dry?: boolean) => take(part, dry) });
 }
 
 /**

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { requireBank } from './banks.js';
 import { AppError, notFound } from './errors.js';
 import type { Deps, Services } from './services.js';
-import type { BankStore, LimitStore, OperationStore } from '../store/store.js';
+import type { BankStore, LimitStore, OperationCharge, OperationStore } from '../store/store.js';
 import type { Operation } from './types.js';
 import { isUuid } from './ids.js';
 
@@ -100,7 +100,7 @@ export async function enqueueOperation(
   bankId: string,
   kind: string,
   payload: unknown,
-  opts: { itemsCount?: number; id?: string } = {},
+  opts: { itemsCount?: number; id?: string; charge?: OperationCharge } = {},
 ): Promise<Operation> {
   return (await queueOperation(s, projectId, bankId, kind, payload, opts)).operation;
 }
@@ -115,7 +115,13 @@ export async function queueOperation(
   bankId: string,
   kind: string,
   payload: unknown,
-  opts: { itemsCount?: number; id?: string; onceAmong?: ('pending' | 'processing')[] } = {},
+  opts: {
+    itemsCount?: number;
+    id?: string;
+    onceAmong?: ('pending' | 'processing')[];
+    /** What it was charged as it was queued (see `OperationStore.insertOperation`). */
+    charge?: OperationCharge;
+  } = {},
 ): Promise<{ operation: Operation; created: boolean }> {
   if (opts.id !== undefined && !isUuid(opts.id)) {
     throw new AppError('validation_error', 'operation_id must be a UUID', {
@@ -130,6 +136,7 @@ export async function queueOperation(
     payload,
     itemsCount: opts.itemsCount ?? 0,
     ...(opts.onceAmong ? { onceAmong: opts.onceAmong } : {}),
+    ...(opts.charge ? { charge: opts.charge } : {}),
   });
   if (queued.created) s.onEnqueue?.();
   return queued;

@@ -1,5 +1,11 @@
 import { StoredQuotaExceeded } from '../store/quota-error.js';
-import type { LimitDefaults, LimitStore, MemoryStore, ObservationStore } from '../store/store.js';
+import type {
+  LimitDefaults,
+  LimitStore,
+  MemoryStore,
+  ObservationStore,
+  OperationCharge,
+} from '../store/store.js';
 import {
   BUDGETS,
   budgetUsage,
@@ -30,7 +36,14 @@ type Charged = { content: string; context?: string; entities?: unknown[] };
  * Gives back the part of a Retain's charge that paid for `items` (all of its items by default):
  * their retained items of the day and their cost (items, characters, entities given).
  */
-export type RetainRefund = (items?: readonly Charged[]) => Promise<void>;
+export type RetainRefund = ((items?: readonly Charged[]) => Promise<void>) & {
+  /**
+   * Hands the charge of `items` over to the operation that will store them (its `charge`): this
+   * refund no longer gives it back; the operation does, for what it does not store. With `dry`
+   * it only says what it would hand over (before the operation is known to be queued).
+   */
+  handOver(items: readonly Charged[], dry?: boolean): OperationCharge;
+};
 
 /**
  * Charges a Retain against the project's quotas before anything is written: retained items per
@@ -52,11 +65,19 @@ export async function chargeRetain(
     await refundItems();
     throw err;
   }
-  return async (items = batch) => {
+  const refund = async (items: readonly Charged[] = batch) => {
     if (items.length === 0) return;
     await refundItems(items.length);
     await refundCost(retainCost(items));
   };
+  return Object.assign(refund, {
+    handOver: (items: readonly Charged[], dry = false): OperationCharge => ({
+      ...(items.length ? { items: refundItems.handOver(items.length, dry) } : {}),
+      counters: refundCost
+        .handOver(retainCost(items), dry)
+        .map(({ kind, subject, windowStart, amount }) => ({ kind, subject, windowStart, amount })),
+    }),
+  });
 }
 
 /**
@@ -71,7 +92,11 @@ async function chargeItemQuotas(
   s: Deps<LimitStore, 'limitDefaults' | 'now'>,
   projectId: string,
   items: number,
-): Promise<(n?: number) => Promise<void>> {
+): Promise<
+  ((n?: number) => Promise<void>) & {
+    handOver(n: number, dry: boolean): { windowStart: Date; amount: number };
+  }
+> {
   const now = s.now();
   const day = fixedWindow(now, DAY_MS);
   const defaults = s.limitDefaults ?? NO_LIMITS;
@@ -88,11 +113,18 @@ async function chargeItemQuotas(
   }
   // Never more than was charged, however many refunds run.
   let left = items;
-  return async (n = items) => {
+  const take = (n: number, dry = false) => {
     const back = Math.min(n, left);
-    left -= back;
+    if (!dry) left -= back;
+    return back;
+  };
+  const refund = async (n = items) => {
+    const back = take(n);
     if (back > 0) await s.store.refundItems(projectId, back, day.start);
   };
+  return Object.assign(refund, {
+    handOver: (n: number, dry: boolean) => ({ windowStart: day.start, amount: take(n, dry) }),
+  });
 }
 
 /** The 429 of the stored-memories quota: `used` stored, `asked` more would pass `limit`. */

@@ -5,7 +5,10 @@ import { BudgetWait } from '../core/budgets.js';
 import { AppError } from '../core/errors.js';
 import { type OperationRunner, OperationWait } from '../core/operations.js';
 import type { Services } from '../core/services.js';
+import { BankGone, withinBank } from '../store/fence.js';
 import { inBackground } from '../store/priority.js';
+import type { ChargeBack } from '../store/store.js';
+import { OPERATION_UNDONE } from './kinds.js';
 import { PayloadCache } from './payloads.js';
 
 export interface WorkerOptions {
@@ -18,6 +21,8 @@ export interface WorkerOptions {
   concurrency?: number;
   /** Attempts before a transiently failing operation is marked failed. */
   maxAttempts?: number;
+  /** What a failed operation of each kind gives back of its charge (default `OPERATION_UNDONE`). */
+  undone?: Record<string, (payload: unknown, progress: unknown) => ChargeBack>;
 }
 
 export interface Worker {
@@ -48,6 +53,7 @@ export function startWorker(s: Services, log: Logger, opts: WorkerOptions): Work
   let wake: (() => void) | null = null;
   const running = new Set<Promise<void>>();
   const payloads = new PayloadCache(s.store);
+  const undone = opts.undone ?? OPERATION_UNDONE;
 
   async function runOne(): Promise<boolean> {
     // The payload is read once per operation, not with every slice's claim (see PayloadCache).
@@ -57,6 +63,16 @@ export function startWorker(s: Services, log: Logger, opts: WorkerOptions): Work
     const runner = opts.runners[op.kind];
     const done = new AbortController();
     let yielded = false;
+    /**
+     * A failed operation of a kind charged when queued gives back what it did not do, with the
+     * transition that marks it failed (one transaction, by the lease holder only: once).
+     */
+    const giveBack = async (): Promise<{ giveBack?: ChargeBack }> => {
+      const of = undone[op.kind];
+      if (!of) return {};
+      const payload = await payloads.get(claimed);
+      return { giveBack: of(payload, progress) };
+    };
     const renew = setInterval(() => {
       s.store
         .renewOperation(projectId, op.bank_id, op.id, id, leaseMs)
@@ -69,15 +85,14 @@ export function startWorker(s: Services, log: Logger, opts: WorkerOptions): Work
       if (!runner) throw new AppError('validation_error', `unknown operation kind '${op.kind}'`);
       const signal = AbortSignal.any([stopping.signal, done.signal]);
       const payload = await payloads.get(claimed);
-      const result = await runner(s, {
-        id: op.id,
-        projectId,
-        bankId: op.bank_id,
-        kind: op.kind,
-        payload,
-        signal,
-        progress,
-      });
+      const run = () =>
+        runner(s, { id: op.id, projectId, bankId: op.bank_id, kind: op.kind, payload, signal, progress });
+      // Fenced to the incarnation of its bank it was claimed for: should the bank be deleted (and
+      // created again) meanwhile, by any process, its next write fails with BankGone.
+      const bank = claimed.bankCreatedAt;
+      const result = bank
+        ? await withinBank({ projectId, bankId: op.bank_id, createdAt: bank }, run)
+        : await run();
       if (result.more !== undefined) {
         // One slice done: back to the queue, where other banks' and projects' turns come first.
         yielded = true;
@@ -96,6 +111,7 @@ export function startWorker(s: Services, log: Logger, opts: WorkerOptions): Work
           status: 'failed',
           memoriesCreated: result.memories_created,
           error: result.stopped,
+          ...(await giveBack()),
         });
         log.warn({ operation: op.id, kind: op.kind, err: result.stopped }, 'operation stopped');
         return true;
@@ -121,8 +137,20 @@ export function startWorker(s: Services, log: Logger, opts: WorkerOptions): Work
           },
           err instanceof BudgetWait ? 'operation waits for budget' : 'operation waits its turn',
         );
-      } else if (permanent(err) || op.attempts >= maxAttempts) {
+      } else if (err instanceof BankGone) {
+        // Its row went with the bank: nothing is left to mark (this finds no row, as a stale
+        // lease does), and nothing of it reaches a bank created since under the same id.
         await s.store.finishOperation(projectId, op.bank_id, op.id, id, { status: 'failed', error: message });
+        log.info(
+          { operation: op.id, kind: op.kind, bank: op.bank_id },
+          'operation ended: its bank was deleted',
+        );
+      } else if (permanent(err) || op.attempts >= maxAttempts) {
+        await s.store.finishOperation(projectId, op.bank_id, op.id, id, {
+          status: 'failed',
+          error: message,
+          ...(await giveBack()),
+        });
         log.warn({ operation: op.id, kind: op.kind, err: message }, 'operation failed');
       } else {
         const delay = Math.min(60_000, 1000 * 2 ** (op.attempts - 1));

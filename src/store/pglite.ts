@@ -16,6 +16,7 @@ import { AppError } from '../contract/errors.js';
 import type { Db, EngineMemory, Queryable } from './db.js';
 import { inputError } from './input-errors.js';
 import { preparedStatements } from './pglite-prepared.js';
+import { checkFence } from './fence.js';
 import { priorityGate } from './priority.js';
 
 /**
@@ -138,7 +139,15 @@ export async function openPglite(
     engine: 'pglite',
     query: (sql, params) => gate(() => top.query(sql, params)),
     exec: (sql) => gate(() => top.exec(sql)),
-    transaction: (fn) => gate(() => pg.transaction((tx) => fn(wrap(tx, true)))),
+    transaction: (fn, mode) =>
+      gate(() =>
+        pg.transaction(async (tx) => {
+          const q = wrap(tx, true);
+          // A job's write checks first that its bank was not deleted meanwhile (store/fence.ts).
+          if (mode !== 'snapshot') await checkFence(q);
+          return fn(q);
+        }),
+      ),
     async ping() {
       await pg.query('SELECT 1');
     },

@@ -2,6 +2,7 @@ import pg from 'pg';
 import { AppError } from '../contract/errors.js';
 import { changedUnderStatement, type Db, type Queryable } from './db.js';
 import { inputError } from './input-errors.js';
+import { checkFence } from './fence.js';
 
 // int8 (counts, sequences) as numbers: our values stay far below 2^53.
 pg.types.setTypeParser(20, (v) => Number(v));
@@ -94,6 +95,8 @@ export async function openPostgres(url: string, opts: { poolSize?: number } = {}
       const q = serialized(wrap(client));
       try {
         await q.exec(mode === 'snapshot' ? 'BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY' : 'BEGIN');
+        // A job's write checks first that its bank was not deleted meanwhile (store/fence.ts).
+        if (mode !== 'snapshot') await checkFence(q);
         const result = await fn(q);
         await q.exec('COMMIT');
         return result;

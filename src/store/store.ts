@@ -52,7 +52,7 @@ import type {
 } from './sql/mental-models.js';
 import type { ObservationStore } from './sql/observations.js';
 import type { ForgetSubject, ReceiptDraft, ReceiptRecord, ReceiptStore } from './sql/receipts.js';
-import type { IdempotencyStore, OperationStore } from './sql/operations.js';
+import type { ChargeBack, IdempotencyStore, OperationCharge, OperationStore } from './sql/operations.js';
 import type { Hit, SearchStore } from './sql/search.js';
 import type { BankStatsRecord, StatsStore, TimeField } from './sql/stats.js';
 import type { TenancyStore } from './sql/tenancy.js';
@@ -124,7 +124,9 @@ export type {
   NewEvaluation,
   NewMentalModel,
   ObservationStore,
+  OperationCharge,
   OperationStore,
+  ChargeBack,
   RateCount,
   ForgetSubject,
   ReceiptDraft,

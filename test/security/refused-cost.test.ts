@@ -11,6 +11,7 @@ import { buildArchive } from '../../src/core/transfer/archive.js';
 import { createOpenAIModel } from '../../src/llm/openai.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-server.js';
 import { bankPath, type TestApp, testApp } from '../helpers/app.js';
+import { projectWithKey } from '../helpers/keys.js';
 import { ENGINES } from '../helpers/engines.js';
 
 const me = (bank: string, rest = '') => bankPath(bank, rest, '/v1/me');
@@ -56,14 +57,7 @@ for (const engine of ENGINES) {
     before(async () => {
       t = await testApp(engine, { now: () => new Date(clock) });
       fake = await startFakeOpenAI();
-      assert.equal(
-        (await t.call('POST', '/v1/default/projects', { body: { id: project, name: 'p' } })).status,
-        201,
-      );
-      const k = await t.call('POST', `/v1/default/projects/${project}/keys`, {
-        body: { name: 'a', scopes: ['retain', 'recall', 'admin'] },
-      });
-      key = k.body.key;
+      key = await projectWithKey(t, project);
       // A few refused requests' worth: kept charges would turn the later ones into 429s.
       await setLimits({
         characters_per_minute: 350,

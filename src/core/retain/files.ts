@@ -196,10 +196,12 @@ export async function retainFiles(
   );
   const out: FileRetainResult['files'] = [];
   for (const [i, { file, kind, text, req }] of requests.entries()) {
-    const { result: r } = await queueRetain(s, projectId, bankId, req, {}).catch(async (err: unknown) => {
-      await refund(requests.slice(i).flatMap((q) => q.req.items));
-      throw err;
-    });
+    const { result: r } = await queueRetain(s, projectId, bankId, req, {}, refund).catch(
+      async (err: unknown) => {
+        await refund(requests.slice(i).flatMap((q) => q.req.items));
+        throw err;
+      },
+    );
     out.push({
       name: file.name,
       document_id: r.document_id ?? file.name,

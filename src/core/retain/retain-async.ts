@@ -1,9 +1,9 @@
 import { bankForWrite } from '../banks.js';
-import { awaitBudget } from '../budgets.js';
+import { awaitBudget, retainCost } from '../budgets.js';
 import { type OperationRunner, OperationWait, queueOperation } from '../operations.js';
-import { chargeRetain } from '../quotas.js';
+import { chargeRetain, type RetainRefund } from '../quotas.js';
 import type { Deps } from '../services.js';
-import type { BankStore, LimitStore, OperationStore } from '../../store/store.js';
+import type { BankStore, ChargeBack, LimitStore, OperationStore } from '../../store/store.js';
 import {
   checkRetainRequest,
   type RetainItem,
@@ -49,7 +49,7 @@ export async function retainAsync(
   checkRetainRequest(req);
   // Quotas are charged when the items are queued, before anything is written (the run is not charged again).
   const refund = await chargeRetain(s, projectId, req.items);
-  const queued = await queueRetain(s, projectId, bankId, req, opts).catch(async (err: unknown) => {
+  const queued = await queueRetain(s, projectId, bankId, req, opts, refund).catch(async (err: unknown) => {
     await refund();
     throw err;
   });
@@ -60,7 +60,9 @@ export async function retainAsync(
 
 /**
  * Creates the bank and queues the Retain of a request already checked and charged; `created`
- * is false when `operationId` names an operation queued before (returned instead).
+ * is false when `operationId` names an operation queued before (returned instead). The charge
+ * of its items is handed over to the operation it queues (`charged`), which gives back what it
+ * does not store should it fail.
  */
 export async function queueRetain(
   s: Deps<BankStore & OperationStore, 'onEnqueue'>,
@@ -68,6 +70,7 @@ export async function queueRetain(
   bankId: string,
   req: RetainRequest,
   opts: { operationId?: string },
+  charged: RetainRefund,
 ): Promise<{ result: AsyncRetainResult; created: boolean }> {
   await bankForWrite(s, projectId, bankId, { space: req.space });
   const payload: RetainPayload = {
@@ -78,7 +81,10 @@ export async function queueRetain(
   const { operation: op, created } = await queueOperation(s, projectId, bankId, 'retain', payload, {
     itemsCount: req.items.length,
     id: opts.operationId,
+    charge: charged.handOver(req.items, true),
   });
+  // Queued: the operation holds its items' charge from now on (a repeated id queued nothing).
+  if (created) charged.handOver(req.items);
   const result: AsyncRetainResult = {
     success: true,
     async: true,
@@ -146,3 +152,16 @@ export const runRetainOperation: OperationRunner<
   if (!more) await retainCompleted(s, op.projectId, op.bankId, op.id, req);
   return { memories_created: result.memories_created, ...(more ? { more } : {}) };
 };
+
+/**
+ * What a queued Retain (or import) that failed did not store, as what its charge gives back: the
+ * items from where its progress stood (the failing slice stored nothing: a slice is one
+ * transaction), their characters and given entities.
+ */
+export function retainUndone(payload: unknown, progress: unknown): ChargeBack {
+  const items = (payload as Partial<RetainPayload> | null)?.items ?? [];
+  const left = items.slice((progress as RetainProgress | null)?.next ?? 0);
+  const units: Record<string, number> = {};
+  for (const [unit, n] of Object.entries(retainCost(left))) if (n !== undefined) units[unit] = n;
+  return { items: left.length, units };
+}

@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { termFrequencies } from '../../text/terms.js';
 import { effectiveConfig } from '../bank-config.js';
 import { bankForWrite, staleVectors } from '../banks.js';
-import { chargeCost, withMeteredModel } from '../budgets.js';
+import { chargeRefundable, withMeteredModel } from '../budgets.js';
 import { LlmLedger } from '../llm-ledger.js';
 import { scheduleConsolidation } from '../consolidate/schedule.js';
 import { EXACT_SEARCH_LIMIT, scheduleBankIndex } from '../recall/bank-index.js';
@@ -348,71 +348,85 @@ async function retainSliceOf(
   let entities = 0;
   for (const m of memories) entities += m.entities.length;
   for (const [i, item] of req.items.entries()) if (inSlice(i)) entities -= item.entities?.length ?? 0;
-  if (entities > 0) await chargeCost(s, projectId, { entities }, mode === 'job' ? 'force' : 'check');
-  await addNeighbourContext(s, projectId, bankId, memories);
+  // Given back when the slice then stores nothing (its write refused or failed): a retry extracts
+  // and charges them again.
+  const refundEntities =
+    entities > 0
+      ? await chargeRefundable(s, projectId, { entities }, mode === 'job' ? 'force' : 'check')
+      : null;
+  try {
+    return await storeSlice();
+  } catch (err) {
+    await refundEntities?.();
+    throw err;
+  }
 
-  const resolved = await resolveEntityNames(
-    s,
-    projectId,
-    bankId,
-    resolvable.flatMap((m) => m.entities.map((e) => e.text)),
-  );
-  for (const m of resolvable) m.entities = applyResolution(m.entities, resolved);
-  const vectors = memories.length
-    ? await s.embedder.embed(
-        memories.map((m) => m.text),
-        opts.signal,
-      )
-    : [];
-  memories.forEach((m, i) => {
-    m.embedding = vectors[i]!;
-  });
-  if (bank.embedder === null && memories.length)
-    await s.store.updateBank(projectId, bankId, { embedderIfUnset: s.embedder.id });
-  const changed = [...replacing.keys()].filter((d) => !unchanged.has(d) && inSlice(first.get(d)!));
-  /** Changed documents this slice adds to, and of those the ones it completes. */
-  const touched = [...replacing.keys()].filter(
-    (d) => !unchanged.has(d) && !changed.includes(d) && memories.some((m) => m.document_id === d),
-  );
-  const complete = (d: string) => inSlice(last.get(d)!);
-  // An appended document's content is no longer what any hash describes: '' never matches.
-  const appended = [...new Set(memories.map((m) => m.document_id))].filter(
-    (d): d is string => d !== null && !replacing.has(d),
-  );
-  // A completed document keeps what it was retained from (for reprocessing); an appended one no
-  // longer has one source, and keeps none.
-  const created = await insertWithinQuota(s, projectId, bankId, memories, {
-    replaceDocuments: changed,
-    dropDerived: req.reprocess === true,
-    // A reprocess re-creates a document only while it exists: one forgotten since it was queued stays gone.
-    ...(req.reprocess ? { requireDocuments: [...replacing.keys()] } : {}),
-    documents: [
-      ...[...changed, ...touched].map((id) =>
-        complete(id)
-          ? { id, contentHash: hashes.get(id)!, source: documentSource(replacing.get(id)!) }
-          : { id, contentHash: '' },
-      ),
-      ...appended.map((id) => ({ id, contentHash: '', source: null })),
-    ],
-  });
-  // A request's slices schedule the follow-up work once, after the last (what they all made).
-  const made = opts.last === undefined ? created : opts.last ? created + (opts.createdBefore ?? 0) : 0;
-  // Stored already: a failed enqueue only delays consolidation to the next Retain or explicit run.
-  if (made > 0) await scheduleConsolidation(s, projectId, bankId).catch(() => undefined);
-  // Cheap test first: only a bank past the exact-search size can want an index of its own.
-  if (made > 0 && bank.memory_count + created > EXACT_SEARCH_LIMIT)
-    await scheduleBankIndex(s, projectId, bankId).catch(() => undefined);
-  const result: RetainResult = {
-    success: true,
-    async: false,
-    bank_id: bankId,
-    items_count: req.items.length,
-    memories_created: created,
-    document_id: req.document_id ?? req.items[0]?.document_id ?? null,
-    memory_ids: memories.map((m) => m.id),
-    extraction,
-  };
-  return { result, extracted, seen: memories.length > 0 && created === 0 };
+  async function storeSlice(): Promise<SliceOutcome> {
+    await addNeighbourContext(s, projectId, bankId, memories);
+
+    const resolved = await resolveEntityNames(
+      s,
+      projectId,
+      bankId,
+      resolvable.flatMap((m) => m.entities.map((e) => e.text)),
+    );
+    for (const m of resolvable) m.entities = applyResolution(m.entities, resolved);
+    const vectors = memories.length
+      ? await s.embedder.embed(
+          memories.map((m) => m.text),
+          opts.signal,
+        )
+      : [];
+    memories.forEach((m, i) => {
+      m.embedding = vectors[i]!;
+    });
+    if (bank.embedder === null && memories.length)
+      await s.store.updateBank(projectId, bankId, { embedderIfUnset: s.embedder.id });
+    const changed = [...replacing.keys()].filter((d) => !unchanged.has(d) && inSlice(first.get(d)!));
+    /** Changed documents this slice adds to, and of those the ones it completes. */
+    const touched = [...replacing.keys()].filter(
+      (d) => !unchanged.has(d) && !changed.includes(d) && memories.some((m) => m.document_id === d),
+    );
+    const complete = (d: string) => inSlice(last.get(d)!);
+    // An appended document's content is no longer what any hash describes: '' never matches.
+    const appended = [...new Set(memories.map((m) => m.document_id))].filter(
+      (d): d is string => d !== null && !replacing.has(d),
+    );
+    // A completed document keeps what it was retained from (for reprocessing); an appended one no
+    // longer has one source, and keeps none.
+    const created = await insertWithinQuota(s, projectId, bankId, memories, {
+      replaceDocuments: changed,
+      dropDerived: req.reprocess === true,
+      // A reprocess re-creates a document only while it exists: one forgotten since it was queued stays gone.
+      ...(req.reprocess ? { requireDocuments: [...replacing.keys()] } : {}),
+      documents: [
+        ...[...changed, ...touched].map((id) =>
+          complete(id)
+            ? { id, contentHash: hashes.get(id)!, source: documentSource(replacing.get(id)!) }
+            : { id, contentHash: '' },
+        ),
+        ...appended.map((id) => ({ id, contentHash: '', source: null })),
+      ],
+    });
+    // A request's slices schedule the follow-up work once, after the last (what they all made).
+    const made = opts.last === undefined ? created : opts.last ? created + (opts.createdBefore ?? 0) : 0;
+    // Stored already: a failed enqueue only delays consolidation to the next Retain or explicit run.
+    if (made > 0) await scheduleConsolidation(s, projectId, bankId).catch(() => undefined);
+    // Cheap test first: only a bank past the exact-search size can want an index of its own.
+    if (made > 0 && bank.memory_count + created > EXACT_SEARCH_LIMIT)
+      await scheduleBankIndex(s, projectId, bankId).catch(() => undefined);
+    const result: RetainResult = {
+      success: true,
+      async: false,
+      bank_id: bankId,
+      items_count: req.items.length,
+      memories_created: created,
+      document_id: req.document_id ?? req.items[0]?.document_id ?? null,
+      memory_ids: memories.map((m) => m.id),
+      extraction,
+    };
+    return { result, extracted, seen: memories.length > 0 && created === 0 };
+  }
 }
 
 /** The documents whose stored content hash says they arrive unchanged. */

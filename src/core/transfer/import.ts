@@ -133,7 +133,10 @@ export async function queueImport(
     const payload: ImportPayload = { items, outcome };
     const op = await enqueueOperation(s, projectId, bankId, IMPORT_DOCUMENTS, payload, {
       itemsCount: items.length,
+      charge: refund.handOver(items, true),
     });
+    // Queued: the operation holds the charge, and gives back what it does not store if it fails.
+    refund.handOver(items);
     return { operation_id: op.id, status: op.status };
   } catch (err) {
     await refund();

@@ -1,6 +1,7 @@
 import type { Bank, BankCounts, Space } from '../records.js';
 import { notFound } from '../../contract/errors.js';
 import type { Db } from '../db.js';
+import { BankGone, fenceOf, fencedWrite } from '../fence.js';
 import { type BankIdIn, bankInClause } from './filters.js';
 import { countRows, type OrderKey, type PayHops, skipRows } from './offset-walk.js';
 
@@ -181,6 +182,8 @@ export function bankQueries(db: Db): BankStore {
       return rows[0] ?? null;
     },
     async ensureBank(projectId, id, init) {
+      // A job runs for a bank it was queued in: its bank gone, it never creates one of the same id.
+      if (fenceOf(projectId, id)) throw new BankGone(id);
       // A new bank joins its space only while the space exists, holding the space row until the
       // statement commits: a concurrent deleteSpace waits and then unassigns it with the others.
       const rows = await db.query<Bank>(
@@ -265,10 +268,12 @@ export function bankQueries(db: Db): BankStore {
         params.push(patch.embedderIfUnset);
         sets.push(`embedder = coalesce(embedder, $${params.length})`);
       }
-      const rows = await db.query<Bank>(
-        `UPDATE banks SET ${[...sets, 'updated_at = now()', 'generation = generation + 1'].join(', ')}
-         WHERE project_id = $1 AND id = $2 RETURNING ${BANK_COLUMNS}`,
-        params,
+      const rows = await fencedWrite(db, projectId, bankId, (q) =>
+        q.query<Bank>(
+          `UPDATE banks SET ${[...sets, 'updated_at = now()', 'generation = generation + 1'].join(', ')}
+           WHERE project_id = $1 AND id = $2 RETURNING ${BANK_COLUMNS}`,
+          params,
+        ),
       );
       return rows[0] ?? null;
     },

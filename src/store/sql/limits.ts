@@ -165,38 +165,63 @@ export async function checkStoredQuotaIn(
 }
 
 /**
+ * Gives back cost counters (never below zero), in `q`: a transaction that also records why (an
+ * operation marked failed) gives back in the same commit.
+ */
+export async function refundCounters(
+  q: Queryable,
+  projectId: string,
+  charges: Pick<CostCharge, 'kind' | 'subject' | 'windowStart' | 'amount'>[],
+): Promise<void> {
+  const given = charges.filter((c) => c.amount > 0);
+  if (!given.length) return;
+  // Locks the rows in the catalogue's order first, as a charge does: an UPDATE ... FROM
+  // locks in whatever order its join yields, which can deadlock with a concurrent charge.
+  await q.query(
+    `WITH u AS (
+       SELECT * FROM unnest($2::text[], $3::text[], $4::timestamptz[], $5::int8[])
+         WITH ORDINALITY AS u(kind, subject, win, amount, ord)),
+     l AS MATERIALIZED (
+       SELECT r.kind, r.subject, r.window_start, u.amount FROM rate_counters r
+       JOIN u ON r.project_id = $1 AND r.kind = u.kind AND r.subject = u.subject AND r.window_start = u.win
+       ORDER BY u.ord FOR UPDATE OF r)
+     UPDATE rate_counters r SET count = greatest(r.count - l.amount, 0) FROM l
+     WHERE r.project_id = $1 AND r.kind = l.kind AND r.subject = l.subject AND r.window_start = l.window_start`,
+    [
+      projectId,
+      given.map((c) => c.kind),
+      given.map((c) => c.subject),
+      given.map((c) => c.windowStart),
+      given.map((c) => Math.max(0, Math.round(c.amount))),
+    ],
+  );
+}
+
+/** Gives back retained items of the day (never below zero), in `q` (see `refundCounters`). */
+export async function refundDayItems(
+  q: Queryable,
+  projectId: string,
+  items: number,
+  windowStart: Date,
+): Promise<void> {
+  if (items <= 0) return;
+  await q.query(
+    `UPDATE rate_counters SET count = greatest(count - $2, 0)
+     WHERE project_id = $1 AND kind = 'items' AND subject = '' AND window_start = $3`,
+    [projectId, items, windowStart],
+  );
+}
+
+/**
  * Rate limits and quotas as fixed-window counters in `rate_counters`. Every statement here is
  * a single round trip, so every mnemo process on the database counts against the same rows.
  */
 export function limitQueries(db: Db): LimitStore {
   /** Takes `amount` back off each counter (never below zero). */
-  const refund = async (
+  const refund = (
     projectId: string,
     charges: Pick<CostCharge, 'kind' | 'subject' | 'windowStart' | 'amount'>[],
-  ) => {
-    const given = charges.filter((c) => c.amount > 0);
-    if (!given.length) return;
-    // Locks the rows in the catalogue's order first, as a charge does: an UPDATE ... FROM
-    // locks in whatever order its join yields, which can deadlock with a concurrent charge.
-    await db.query(
-      `WITH u AS (
-         SELECT * FROM unnest($2::text[], $3::text[], $4::timestamptz[], $5::int8[])
-           WITH ORDINALITY AS u(kind, subject, win, amount, ord)),
-       l AS MATERIALIZED (
-         SELECT r.kind, r.subject, r.window_start, u.amount FROM rate_counters r
-         JOIN u ON r.project_id = $1 AND r.kind = u.kind AND r.subject = u.subject AND r.window_start = u.win
-         ORDER BY u.ord FOR UPDATE OF r)
-       UPDATE rate_counters r SET count = greatest(r.count - l.amount, 0) FROM l
-       WHERE r.project_id = $1 AND r.kind = l.kind AND r.subject = l.subject AND r.window_start = l.window_start`,
-      [
-        projectId,
-        given.map((c) => c.kind),
-        given.map((c) => c.subject),
-        given.map((c) => c.windowStart),
-        given.map((c) => Math.max(0, Math.round(c.amount))),
-      ],
-    );
-  };
+  ) => refundCounters(db, projectId, charges);
   return {
     async countRequest({ projectId, keyId, windowStart, defaults, requests = 1 }) {
       // Reads the project's limits and bumps the project's (and the key's) counter of this
@@ -289,11 +314,7 @@ export function limitQueries(db: Db): LimitStore {
     },
 
     async refundItems(projectId, items, windowStart) {
-      await db.query(
-        `UPDATE rate_counters SET count = greatest(count - $2, 0)
-         WHERE project_id = $1 AND kind = 'items' AND subject = '' AND window_start = $3`,
-        [projectId, items, windowStart],
-      );
+      await refundDayItems(db, projectId, items, windowStart);
     },
 
     async projectUsage(projectId, windows) {

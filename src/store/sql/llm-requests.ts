@@ -1,4 +1,5 @@
 import type { Db } from '../db.js';
+import { fencedWrite } from '../fence.js';
 import { decodeCursor, encodeCursor } from './filters.js';
 import { countRows, type OrderKey, type PayHops, skipRows } from './offset-walk.js';
 
@@ -110,8 +111,10 @@ export function llmRequestQueries(db: Db): LlmRequestStore {
         output += c.output_tokens;
       }
       const rows = calls.map((c, i) => ({ ...c, n: i + 1, started_at: c.started_at.toISOString() }));
-      await db.query(
-        `WITH b AS (
+      // A job's calls are recorded only while its bank is the one it ran for (store/fence.ts).
+      await fencedWrite(db, projectId, bankId, (q) =>
+        q.query(
+          `WITH b AS (
            UPDATE banks SET llm_input_tokens = llm_input_tokens + $3, llm_output_tokens = llm_output_tokens + $4,
                   llm_request_seq = llm_request_seq + $5
             WHERE project_id = $1 AND id = $2
@@ -126,7 +129,8 @@ export function llmRequestQueries(db: Db): LlmRequestStore {
                   input_tokens int, output_tokens int, trace_id text))
          DELETE FROM llm_requests d USING b
           WHERE d.project_id = $1 AND d.bank_id = $2 AND d.seq <= b.last - $7`,
-        [projectId, bankId, input, output, calls.length, JSON.stringify(rows), keep],
+          [projectId, bankId, input, output, calls.length, JSON.stringify(rows), keep],
+        ),
       );
     },
 

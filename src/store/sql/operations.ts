@@ -4,6 +4,22 @@ import type { Db, Queryable } from '../db.js';
 import { cursorText, encodeCursor } from './filters.js';
 import { partsOf, readPayloadParts, storedPayload, writePayloadParts } from './payload-parts.js';
 import { countRows, type OrderKey, type PayHops, rowsIn, skipRows, walkPage } from './offset-walk.js';
+import { refundCounters, refundDayItems } from './limits.js';
+
+/**
+ * What a queued operation was charged when it was queued and still holds: retained items of the
+ * day, and budget counters (each with the window it was charged in, as `refundCost` takes them).
+ */
+export interface OperationCharge {
+  items?: { windowStart: Date; amount: number };
+  counters: { kind: string; subject: string; windowStart: Date; amount: number }[];
+}
+
+/** The part of its charge a failed operation gives back: items, and an amount per counter kind (unit). */
+export interface ChargeBack {
+  items: number;
+  units: Record<string, number>;
+}
 
 /** Operations: durable background work, queued per bank and claimed by workers. */
 export interface OperationStore {
@@ -20,6 +36,8 @@ export interface OperationStore {
     payload: unknown;
     itemsCount: number;
     onceAmong?: ('pending' | 'processing')[];
+    /** What the operation was charged as it was queued: it holds it until it ends. */
+    charge?: OperationCharge;
   }): Promise<{ operation: Operation; created: boolean }>;
   getOperation(projectId: string, bankId: string, id: string): Promise<Operation | null>;
   /**
@@ -67,11 +85,7 @@ export interface OperationStore {
    * read (it is `undefined`): a worker that keeps it from the operation's first slice asks
    * `operationPayload` only when it has not.
    */
-  claimOperation(
-    workerId: string,
-    leaseMs: number,
-    opts?: { payload?: boolean },
-  ): Promise<{ operation: Operation; projectId: string; payload: unknown; progress: unknown } | null>;
+  claimOperation(workerId: string, leaseMs: number, opts?: { payload?: boolean }): Promise<Claimed | null>;
   /**
    * The payload an operation was queued with (it never changes), and the length of its JSON text
    * (what keeping it costs); null when the operation is gone.
@@ -111,6 +125,12 @@ export interface OperationStore {
       error?: string;
       /** What the operation hands back beside its counts (`result_metadata`). */
       result?: Record<string, unknown>;
+      /**
+       * A failed operation's part of its charge not used (what it did not store): given back, up
+       * to what it holds, in the transaction that marks it failed. Only the worker holding its
+       * lease marks it, so however many workers race on it, this is given back once.
+       */
+      giveBack?: ChargeBack;
     },
   ): Promise<void>;
   retryOperation(
@@ -122,6 +142,19 @@ export interface OperationStore {
     error: string,
   ): Promise<void>;
   countPendingOperations(): Promise<number>;
+}
+
+/** A claimed operation (see `claimOperation`). */
+export interface Claimed {
+  operation: Operation;
+  projectId: string;
+  payload: unknown;
+  progress: unknown;
+  /**
+   * Its bank's creation instant, read with the claim (`banks.created_at` as text): the
+   * incarnation of the bank it runs for (store/fence.ts); null when it has no bank row.
+   */
+  bankCreatedAt: string | null;
 }
 
 /** Idempotency keys, and the answers kept for their retries. */
@@ -227,8 +260,8 @@ async function claimIn(
   leaseMs: number,
   bank: { project_id: string; bank_id: string } | null,
   withPayload: boolean,
-): Promise<{ operation: Operation; projectId: string; payload: unknown; progress: unknown } | null> {
-  const rows = await db.query<OpRow & { payload: unknown; progress: unknown }>(
+): Promise<Claimed | null> {
+  const rows = await db.query<OpRow & { payload: unknown; progress: unknown; bank_created: string | null }>(
     `WITH c AS MATERIALIZED (
        SELECT o.project_id, o.bank_id, o.id FROM operations o
        WHERE o.status IN ('pending', 'processing') AND ${RUNNABLE}
@@ -241,7 +274,8 @@ async function claimIn(
        WHERE o.project_id = c.project_id AND o.bank_id = c.bank_id AND o.id = c.id
        RETURNING o.id::text AS id, o.project_id, o.bank_id, o.kind, o.status, o.items_count, o.memories_created,
          o.error, o.attempts, o.created_at, o.updated_at, ${withPayload ? 'o.payload' : 'NULL::jsonb AS payload'},
-         o.progress, 0 AS seq),
+         o.progress, 0 AS seq,
+         (SELECT b.created_at::text FROM banks b WHERE b.project_id = o.project_id AND b.id = o.bank_id) AS bank_created),
      t AS (
        INSERT INTO operation_turns (project_id, bank_id, claimed_at)
        SELECT u.project_id, x.bank_id, clock_timestamp() FROM u CROSS JOIN LATERAL (VALUES (''), (u.bank_id)) x(bank_id)
@@ -251,10 +285,11 @@ async function claimIn(
   );
   const r = rows[0];
   if (!r) return null;
-  const { payload, progress, ...op } = r;
+  const { payload, progress, bank_created, ...op } = r;
   return {
     operation: view(op),
     projectId: r.project_id,
+    bankCreatedAt: bank_created,
     payload: !withPayload
       ? undefined
       : partsOf(payload) === null
@@ -298,6 +333,42 @@ async function payloadOf(
   return { payload: JSON.parse(whole), bytes: whole.length };
 }
 
+/** An `OperationCharge` as JSON keeps it (windows as ISO text). */
+type StoredCharge = {
+  items?: { windowStart: string; amount: number };
+  counters: { kind: string; subject: string; windowStart: string; amount: number }[];
+};
+
+function chargeOf(stored: StoredCharge | null): OperationCharge | null {
+  if (!stored || !Array.isArray(stored.counters)) return null;
+  return {
+    ...(stored.items ? { items: { ...stored.items, windowStart: new Date(stored.items.windowStart) } } : {}),
+    counters: stored.counters.map((c) => ({ ...c, windowStart: new Date(c.windowStart) })),
+  };
+}
+
+/** Splits a held charge into what `back` gives back (never more than held) and what stays held. */
+function takeBack(
+  charge: OperationCharge,
+  back: ChargeBack,
+): { left: OperationCharge; given: OperationCharge } {
+  const items = charge.items && Math.min(charge.items.amount, Math.max(0, back.items));
+  const counters = charge.counters.map((c) => ({
+    ...c,
+    amount: Math.min(c.amount, Math.max(0, back.units[c.kind] ?? 0)),
+  }));
+  return {
+    given: {
+      ...(charge.items && items ? { items: { ...charge.items, amount: items } } : {}),
+      counters: counters.filter((c) => c.amount > 0),
+    },
+    left: {
+      ...(charge.items ? { items: { ...charge.items, amount: charge.items.amount - (items ?? 0) } } : {}),
+      counters: charge.counters.map((c, i) => ({ ...c, amount: c.amount - counters[i]!.amount })),
+    },
+  };
+}
+
 /** How often a process sweeps idempotency keys older than a day. */
 const IDEMPOTENCY_SWEEP_MS = 60_000;
 
@@ -310,9 +381,17 @@ export function operationQueries(db: Db): OperationStore & IdempotencyStore {
       // The row and, for a long payload, its parts: all or nothing (see payload-parts.ts).
       const insert = async (q: Queryable, onConflict: string) => {
         const rows = await q.query<OpRow>(
-          `INSERT INTO operations (project_id, bank_id, id, kind, payload, items_count)
-           VALUES ($1, $2, $3, $4, $5::jsonb, $6) ${onConflict} RETURNING ${OP_COLUMNS}`,
-          [o.projectId, o.bankId, o.id, o.kind, stored, o.itemsCount],
+          `INSERT INTO operations (project_id, bank_id, id, kind, payload, items_count, charge)
+           VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7::jsonb) ${onConflict} RETURNING ${OP_COLUMNS}`,
+          [
+            o.projectId,
+            o.bankId,
+            o.id,
+            o.kind,
+            stored,
+            o.itemsCount,
+            o.charge === undefined ? null : JSON.stringify(o.charge),
+          ],
         );
         if (rows[0] && parts.length) await writePayloadParts(q, o.projectId, o.bankId, o.id, parts);
         return rows[0];
@@ -493,22 +572,53 @@ export function operationQueries(db: Db): OperationStore & IdempotencyStore {
       return rows.length > 0;
     },
     async finishOperation(projectId, bankId, id, workerId, outcome) {
-      await db.query(
-        `UPDATE operations SET status = $5, memories_created = memories_created + $6, error = $7, locked_by = NULL,
-           locked_until = NULL, result_metadata = $8::jsonb,
-           updated_at = now()
-         WHERE project_id = $1 AND bank_id = $2 AND id = $3 AND locked_by = $4`,
-        [
-          projectId,
-          bankId,
-          id,
-          workerId,
-          outcome.status,
-          outcome.memoriesCreated ?? 0,
-          outcome.error ?? null,
-          outcome.result === undefined ? null : JSON.stringify(outcome.result),
-        ],
-      );
+      /** Marks it; `charge` (when given) is what it holds from now on. False: not this worker's. */
+      const finish = async (q: Queryable, charge?: OperationCharge | null) => {
+        const rows = await q.query(
+          `UPDATE operations SET status = $5, memories_created = memories_created + $6, error = $7, locked_by = NULL,
+             locked_until = NULL, result_metadata = $8::jsonb,
+             charge = CASE WHEN $10::boolean THEN $9::jsonb ELSE charge END, updated_at = now()
+           WHERE project_id = $1 AND bank_id = $2 AND id = $3 AND locked_by = $4 RETURNING 1`,
+          [
+            projectId,
+            bankId,
+            id,
+            workerId,
+            outcome.status,
+            outcome.memoriesCreated ?? 0,
+            outcome.error ?? null,
+            outcome.result === undefined ? null : JSON.stringify(outcome.result),
+            charge ? JSON.stringify(charge) : null,
+            charge !== undefined,
+          ],
+        );
+        return rows.length > 0;
+      };
+      const back = outcome.giveBack;
+      // Completed (or failed with nothing to give back): what it holds stays, a record of its charge.
+      if (!back) {
+        await finish(db);
+        return;
+      }
+      await db.transaction(async (tx) => {
+        // The row lock and the lease are the one decision: a worker whose lease another took over
+        // finds no row, and the charge it holds is read and lowered under that lock.
+        const held = await tx.query<{ charge: StoredCharge | null }>(
+          `SELECT charge FROM operations WHERE project_id = $1 AND bank_id = $2 AND id = $3 AND locked_by = $4
+           FOR UPDATE`,
+          [projectId, bankId, id, workerId],
+        );
+        if (!held[0]) return;
+        const charge = chargeOf(held[0].charge);
+        if (!charge) {
+          await finish(tx);
+          return;
+        }
+        const { left, given } = takeBack(charge, back);
+        if (!(await finish(tx, left))) return;
+        if (given.items) await refundDayItems(tx, projectId, given.items.amount, given.items.windowStart);
+        await refundCounters(tx, projectId, given.counters);
+      });
     },
     async retryOperation(projectId, bankId, id, workerId, delayMs, error) {
       await db.query(

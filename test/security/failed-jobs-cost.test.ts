@@ -1,0 +1,183 @@
+/**
+ * Queued work charged when queued that fails later (issue 18): an async Retain or an import is
+ * charged its items, characters and given entities as it is queued. Written as the attack: a
+ * tenant queues Retains that a later refusal in their slice (here the stored-memories quota)
+ * fails for good. Each must give back the part it did not store, once, however many workers
+ * race on the operation; and a slice that fails before its write gives back the entities it
+ * extracted (a retry extracts and charges them again).
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { createLogger } from '../../src/api/logger.js';
+import { retainUndone } from '../../src/core/retain/retain-async.js';
+import { startWorker } from '../../src/jobs/worker.js';
+import { OPERATION_RUNNERS } from '../../src/jobs/kinds.js';
+import { bankPath, type TestApp, testApp } from '../helpers/app.js';
+import { projectWithKey } from '../helpers/keys.js';
+import { ENGINES } from '../helpers/engines.js';
+import { until } from '../helpers/until.js';
+
+const me = (bank: string, rest = '') => bankPath(bank, rest, '/v1/me');
+/** An item of exactly 100 characters. */
+const item = (tag: string) => ({ content: `${tag} ${'x'.repeat(99 - tag.length)}` });
+
+for (const engine of ENGINES) {
+  describe(`queued work that fails gives back what it did not store (${engine})`, () => {
+    let t: TestApp;
+    let clock = Date.parse('2030-01-01T10:00:05Z');
+    let key = '';
+    const project = 'failing';
+    const setLimits = async (limits: Record<string, number | null>) => {
+      const r = await t.call('PATCH', `/v1/default/projects/${project}`, { body: { limits } });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+    };
+    const usage = async () => {
+      const p = (await t.call('GET', `/v1/default/projects/${project}`)).body;
+      const { characters_per_minute, characters_per_day, retained_items_per_minute, entities_per_minute } =
+        p.usage.budgets;
+      return {
+        characters_per_minute,
+        characters_per_day,
+        retained_items_per_minute,
+        entities_per_minute,
+        retained_items_today: p.usage.retained_items_today,
+      } as Record<string, number>;
+    };
+    /** The stored-memories quota set to what is stored: the next memory is refused. */
+    const fillStoredQuota = async () => {
+      const stored = (await t.call('GET', `/v1/default/projects/${project}`)).body.usage.stored_memories;
+      await setLimits({ stored_memories: stored });
+    };
+    const operation = async (bank: string, id: string) =>
+      (await t.call('GET', me(bank, `/operations/${id}`), { token: key })).body;
+
+    before(async () => {
+      t = await testApp(engine, { now: () => new Date(clock) });
+      key = await projectWithKey(t, project);
+      await setLimits({
+        characters_per_minute: 100_000,
+        characters_per_day: 100_000,
+        retained_items_per_minute: 1000,
+        retained_items_per_day: 1000,
+        entities_per_minute: 1000,
+      });
+      // Something stored: the stored-memories quota is at least 1.
+      const seed = await t.call('POST', me('seed', '/memories'), {
+        token: key,
+        body: { items: [item('seed')] },
+      });
+      assert.equal(seed.status, 200, JSON.stringify(seed.body));
+    });
+    after(async () => {
+      await t.close();
+    });
+
+    test('an async Retain refused in its slice (stored quota) gives back its items, characters and entities', async () => {
+      clock += 60_000;
+      const before = await usage();
+      const items = [1, 2, 3].map((i) => ({ ...item(`q${i}`), entities: [{ text: `E${i}` }] }));
+      const q = await t.call('POST', me('quota', '/memories'), { token: key, body: { items, async: true } });
+      assert.equal(q.status, 200, JSON.stringify(q.body));
+      const queued = await usage();
+      assert.equal(queued.characters_per_minute, before.characters_per_minute! + 300);
+      assert.equal(queued.retained_items_today, before.retained_items_today! + 3);
+      // The project's stored-memories quota is spent before the worker gets to it.
+      await fillStoredQuota();
+      const worker = startWorker(t.services, createLogger('silent'), {
+        runners: OPERATION_RUNNERS,
+        pollMs: 20,
+        maxAttempts: 1,
+      });
+      try {
+        const op = await until(
+          () => operation('quota', q.body.operation_id),
+          (o) => o.status === 'failed',
+        );
+        assert.match(op.error, /stored memories/);
+      } finally {
+        await worker.stop();
+        await setLimits({ stored_memories: null });
+      }
+      assert.deepEqual(await usage(), before);
+    });
+
+    test('two workers racing on a failing operation give its charge back once', async () => {
+      clock += 60_000;
+      const before = await usage();
+      const items = [1, 2].map((i) => item(`r${i}`));
+      const q = await t.call('POST', me('race', '/memories'), { token: key, body: { items, async: true } });
+      assert.equal(q.status, 200, JSON.stringify(q.body));
+      const store = t.services.store;
+      // Worker A claims it and loses its lease; worker B takes it over.
+      const a = await store.claimOperation('worker-a', 1);
+      assert.equal(a?.operation.id, q.body.operation_id);
+      await new Promise((r) => setTimeout(r, 20));
+      const b = await store.claimOperation('worker-b', 60_000);
+      assert.equal(b?.operation.id, q.body.operation_id);
+      const back = retainUndone(b!.payload, b!.progress);
+      assert.deepEqual(back, { items: 2, units: { retained_items: 2, characters: 200 } });
+      const fail = (worker: string) =>
+        store.finishOperation(project, 'race', q.body.operation_id, worker, {
+          status: 'failed',
+          error: 'boom',
+          giveBack: back,
+        });
+      // Both (and B again, as a repeated failure path would) mark it failed at once.
+      await Promise.all([fail('worker-a'), fail('worker-b'), fail('worker-b')]);
+      assert.equal((await operation('race', q.body.operation_id)).status, 'failed');
+      assert.deepEqual(await usage(), before);
+      // A charge given back is not given back again by a later failure of the same operation.
+      const again = await t.call('POST', me('race', '/memories'), {
+        token: key,
+        body: { items: [item('k')] },
+      });
+      assert.equal(again.status, 200);
+      const kept = await usage();
+      await store.finishOperation(project, 'race', q.body.operation_id, 'worker-b', {
+        status: 'failed',
+        error: 'boom',
+        giveBack: back,
+      });
+      assert.deepEqual(await usage(), kept);
+    });
+
+    test('a Retain whose slice fails after its entities are extracted gives them back', async () => {
+      clock += 60_000;
+      assert.equal((await t.call('PUT', me('auto'), { token: key, body: {} })).status, 200);
+      const cfg = await t.call('PATCH', me('auto', '/config'), {
+        token: key,
+        body: { updates: { retain_auto_entities: true } },
+      });
+      assert.equal(cfg.status, 200, JSON.stringify(cfg.body));
+      // The same server with an embedder that fails on some texts: the slice fails after its
+      // entities were extracted and charged, before anything is written.
+      const real = t.services.embedder;
+      const failing = await t.reconfigured({
+        embedder: {
+          id: real.id,
+          dimensions: real.dimensions,
+          embed: async (texts, signal) => {
+            if (texts.some((x) => x.includes('Paris'))) throw new Error('embedder down');
+            return real.embed(texts, signal);
+          },
+        },
+      });
+      const before = await usage();
+      for (let i = 0; i < 3; i++) {
+        const r = await failing.call('POST', me('auto', '/memories'), {
+          token: key,
+          body: { items: [{ content: `Alice met Bob in Paris on day ${i}.` }] },
+        });
+        assert.ok(r.status >= 500, JSON.stringify(r.body));
+      }
+      assert.deepEqual(await usage(), before);
+      // Stored, a Retain is charged the entities it extracted.
+      const ok = await failing.call('POST', me('auto', '/memories'), {
+        token: key,
+        body: { items: [{ content: 'Alice met Bob in Rome on day 9.' }] },
+      });
+      assert.equal(ok.status, 200, JSON.stringify(ok.body));
+      assert.ok((await usage()).entities_per_minute! > before.entities_per_minute!);
+    });
+  });
+}
