@@ -95,6 +95,21 @@ for (const engine of ENGINES) {
 
     const count = async (sql: string) => (await db.query<{ n: number }>(sql, [P, BANK]))[0]!.n;
 
+    /**
+     * The most rows a statement sent reads in a step of its plan. Its shape, not the planner's
+     * choice over a small table: with scans of the whole table ruled out, as at a million rows, it
+     * must read its hop only.
+     */
+    async function rowsOf(s: { sql: string; params: unknown[] }) {
+      const [row] = await db.transaction(async (tx) => {
+        await tx.exec('SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off;');
+        return tx.query<Record<string, unknown>>(`EXPLAIN (ANALYZE, FORMAT JSON) ${s.sql}`, s.params);
+      });
+      const json = Object.values(row!)[0];
+      const plan = (typeof json === 'string' ? JSON.parse(json) : json) as { Plan: PlanNode }[];
+      return rowsRead(plan[0]!.Plan);
+    }
+
     /** Lists `path`, checks `total` against `exact`, and each statement the listing sent. */
     async function check(path: string, exact: string) {
       seen.length = 0;
@@ -105,24 +120,25 @@ for (const engine of ENGINES) {
       for (const s of statements) {
         // The totals (a filtered page's own reads are another matter: see docs/security.md).
         if (!/^\s*SELECT\b/i.test(s.sql) || !/\bcount\(/i.test(s.sql)) continue;
-        // The statement's shape, not the planner's choice over a small table: with scans of the whole
-        // table ruled out, as at a million rows, it must read its hop only.
-        const [row] = await db.transaction(async (tx) => {
-          await tx.exec('SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off;');
-          return tx.query<Record<string, unknown>>(`EXPLAIN (ANALYZE, FORMAT JSON) ${s.sql}`, s.params);
-        });
-        const json = Object.values(row!)[0];
-        const plan = (typeof json === 'string' ? JSON.parse(json) : json) as { Plan: PlanNode }[];
-        const read = rowsRead(plan[0]!.Plan);
+        const read = await rowsOf(s);
         // A hop reads K rows, and those tied with the last hop's on the first key of the order
         // (at most N / 37 here: entities share 37 mention counts): the keyset starts at that key's first row.
         assert.ok(read <= K + 1 + Math.ceil(N / 37), `${path}: a statement reads ${read} rows:\n${s.sql}`);
       }
-      const hops = statements.filter((s) => /FILTER \(WHERE kept\)|OFFSET \$/.test(s.sql));
-      assert.ok(
-        hops.slice(1).every((s) => s.turned),
-        `${path}: two statements of a walk without a turn of the event loop`,
-      );
+      // Each walk's statements: a total's count, a filtered page's hops, a deep offset's skips.
+      const page = (sql: string) => /\bAS h0\b/.test(sql);
+      const kinds = [
+        (sql: string) => /FILTER \(WHERE kept\)/.test(sql) && !page(sql),
+        page,
+        (sql: string) => /OFFSET \$/.test(sql),
+      ];
+      for (const kind of kinds) {
+        const hops = statements.filter((s) => kind(s.sql));
+        assert.ok(
+          hops.slice(1).every((s) => s.turned),
+          `${path}: two statements of a walk without a turn of the event loop`,
+        );
+      }
     }
 
     const inBank = (table: string, cond = '') =>
@@ -136,6 +152,94 @@ for (const engine of ENGINES) {
         '/memories/list?document_id=doc-small',
         inBank('memories', ` AND document_id = 'doc-small'`),
       );
+    });
+
+    test('the valid (default), invalidated or all memories and the bank profile are read from counters', async () => {
+      await db.query(
+        `UPDATE memories SET state = 'invalidated' WHERE project_id = $1 AND bank_id = $2 AND seq % 7 = 0`,
+        [P, BANK],
+      );
+      for (const [path, state] of [
+        ['/memories/list', ` AND state = 'valid'`],
+        ['/memories/list?state=invalidated', ` AND state = 'invalidated'`],
+        ['/memories/list?state=all', ''],
+      ] as const) {
+        await check(path, inBank('memories', state));
+        // (The page's own hops, a filtered walk, are not its total.)
+        const counted = seen.filter(
+          (s) => /\bcount\(/i.test(s.sql) && /\bFROM memories\b/i.test(s.sql) && !/\bAS h0\b/.test(s.sql),
+        );
+        assert.deepEqual(
+          counted.map((s) => s.sql),
+          [],
+          `${path}: the total counts nothing`,
+        );
+      }
+      seen.length = 0;
+      const profile = await t.call('GET', `/v1/default/banks/${BANK}`);
+      assert.equal(profile.status, 200, JSON.stringify(profile.body));
+      assert.equal(profile.body.memory_count, await count(inBank('memories')));
+      assert.equal(profile.body.entity_count, await count(inBank('entities')));
+      assert.equal(
+        profile.body.document_count,
+        await count(
+          inBank('memories', ' AND document_id IS NOT NULL').replace(
+            'count(*)',
+            'count(DISTINCT document_id)',
+          ),
+        ),
+      );
+      const counted = seen.filter(
+        (s) => /\bcount\(/i.test(s.sql) && /\bFROM (memories|entities)\b/i.test(s.sql),
+      );
+      assert.deepEqual(
+        counted.map((s) => s.sql),
+        [],
+        'the profile counts nothing',
+      );
+      await db.query(`UPDATE memories SET state = 'valid' WHERE project_id = $1 AND bank_id = $2`, [P, BANK]);
+    });
+
+    test('a filtered page that matches nothing walks the bank in charged hops, none over K rows', async () => {
+      const used = async () =>
+        (await t.call('GET', `/v1/default/projects/${P}`)).body.usage.budgets.recall_units_per_minute ?? 0;
+      for (const [path, table] of [
+        ['/memories/list?q=nowhere-to-be-found&limit=5', 'memories m'],
+        ['/operations?status=cancelled&limit=5', 'operations'],
+      ] as const) {
+        const before = await used();
+        seen.length = 0;
+        const r = await t.call('GET', `/v1/default/banks/${BANK}${path}`);
+        assert.equal(r.status, 200, JSON.stringify(r.body));
+        assert.deepEqual([r.body.items, r.body.total], [[], 0]);
+        const reads = [...seen].filter(
+          (s) => /^\s*SELECT\b/i.test(s.sql) && s.sql.includes(`FROM ${table} `),
+        );
+        for (const s of reads) {
+          const read = await rowsOf(s);
+          // A hop, and the rows tied with the last hop's first sort key (operations share 101 creation times).
+          assert.ok(read <= K + 1 + Math.ceil(N / 37), `${path}: a statement reads ${read} rows:\n${s.sql}`);
+        }
+        // Its total (12,000 rows counted: 2 hops past the first) and its page (the same walk) are paid.
+        assert.equal(await used(), before + 2 * Math.floor(N / K), path);
+      }
+      // Rows and order as the single statement gives them, at an offset, filtered by type and text.
+      for (const path of ['?q=apple&offset=1990&limit=20', '?type=experience&q=apple&offset=7&limit=3']) {
+        const page = await t.call('GET', `/v1/default/banks/${BANK}/memories/list${path}`);
+        const type = path.includes('type=') ? ` AND type = 'experience'` : '';
+        const offset = Number(/offset=(\d+)/.exec(path)![1]);
+        const limit = Number(/limit=(\d+)/.exec(path)![1]);
+        const want = await db.query<{ id: string }>(
+          `SELECT id::text AS id FROM memories WHERE project_id = $1 AND bank_id = $2 AND state = 'valid'
+             AND text ILIKE '%apple%'${type} ORDER BY seq DESC OFFSET ${offset} LIMIT ${limit}`,
+          [P, BANK],
+        );
+        assert.deepEqual(
+          page.body.items.map((m: { id: string }) => m.id),
+          want.map((w) => w.id),
+          path,
+        );
+      }
     });
 
     test('documents, entities, operations, model calls', async () => {

@@ -29,6 +29,17 @@ const CHECKS: Check[] = [
           GROUP BY b.project_id, b.id, b.term_total HAVING b.term_total <> coalesce(sum(m.term_count), 0)`,
   },
   {
+    what: 'banks.valid_count / entity_count / document_count differ from the rows stored',
+    sql: `SELECT b.project_id || '/' || b.id AS key,
+            b.valid_count || '/' || b.entity_count || '/' || b.document_count || ' != ' || x.valid || '/' || x.entities || '/' || x.docs AS detail
+          FROM banks b CROSS JOIN LATERAL (SELECT
+            (SELECT count(*) FROM memories m WHERE m.project_id = b.project_id AND m.bank_id = b.id AND m.state = 'valid') AS valid,
+            (SELECT count(*) FROM entities e WHERE e.project_id = b.project_id AND e.bank_id = b.id) AS entities,
+            (SELECT count(DISTINCT m.document_id) FROM memories m
+              WHERE m.project_id = b.project_id AND m.bank_id = b.id AND m.document_id IS NOT NULL) AS docs) x
+          WHERE (b.valid_count, b.entity_count, b.document_count) IS DISTINCT FROM (x.valid, x.entities, x.docs)`,
+  },
+  {
     what: 'bank_terms.df differs from the postings of the term',
     sql: `SELECT coalesce(bt.project_id, p.project_id) || '/' || coalesce(bt.bank_id, p.bank_id) || ':' || coalesce(bt.term, p.term) AS key,
             coalesce(bt.df, 0) || ' != ' || coalesce(p.n, 0) AS detail

@@ -454,10 +454,10 @@ export function encryptingStore(
       return { ...result, items: await Promise.all(result.items.map((m) => o.memory(m))) };
     },
 
-    async countMemories(projectId, bankId, filter) {
+    async countMemories(projectId, bankId, filter, pay) {
       const codec = filter.q ? await searchCodec(projectId, bankId) : null;
       const f = codec && filter.q ? { ...filter, q: undefined, qTerms: termGroups(codec, filter.q) } : filter;
-      return inner.countMemories(projectId, bankId, f);
+      return inner.countMemories(projectId, bankId, f, pay);
     },
 
     async getMemories(projectId, bankId, ids) {

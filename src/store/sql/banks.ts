@@ -312,14 +312,11 @@ export function bankQueries(db: Db): BankStore {
     },
     async bankCounts(projectId, bankId) {
       const rows = await db.query<{ memory_count: number; entity_count: number; document_count: number }>(
-        `SELECT
-           (SELECT count(*)::int FROM memories WHERE project_id = $1 AND bank_id = $2) AS memory_count,
-           (SELECT count(*)::int FROM entities WHERE project_id = $1 AND bank_id = $2) AS entity_count,
-           (SELECT count(DISTINCT document_id)::int FROM memories
-              WHERE project_id = $1 AND bank_id = $2 AND document_id IS NOT NULL) AS document_count`,
+        // The bank's counters, kept in the writes' transactions (migration 46): no count per profile.
+        'SELECT memory_count, entity_count, document_count FROM banks WHERE project_id = $1 AND id = $2',
         [projectId, bankId],
       );
-      return rows[0]!;
+      return rows[0] ?? { memory_count: 0, entity_count: 0, document_count: 0 };
     },
     async deleteBank(projectId, bankId) {
       return db.transaction(async (tx) => {
@@ -328,10 +325,6 @@ export function bankQueries(db: Db): BankStore {
           [projectId, bankId],
         );
         if (!bank[0]) return null;
-        const n = await tx.query<{ n: number }>(
-          'SELECT count(*)::int AS n FROM memories WHERE project_id = $1 AND bank_id = $2',
-          [projectId, bankId],
-        );
         await tx.query('DELETE FROM memory_entities WHERE project_id = $1 AND bank_id = $2', [
           projectId,
           bankId,
@@ -343,7 +336,7 @@ export function bankQueries(db: Db): BankStore {
         await tx.query('DELETE FROM banks WHERE project_id = $1 AND id = $2', [projectId, bankId]);
         // Kept Idempotency-Key answers about the bank go with it (they may hold its text).
         await tx.query('DELETE FROM idempotency WHERE project_id = $1 AND bank_id = $2', [projectId, bankId]);
-        return n[0]!.n;
+        return bank[0].memory_count;
       });
     },
   };

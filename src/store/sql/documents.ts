@@ -1,7 +1,7 @@
 import type { DocumentRecord, MemoryFilter } from '../records.js';
 import type { Db } from '../db.js';
 import { lockBank } from './bank-lock.js';
-import { BY_SEQ, deleteMemoriesIn, listedClauses } from './memories.js';
+import { BY_SEQ, deleteMemoriesIn, indexedPart, listedClauses } from './memories.js';
 import { countRows, type OrderKey, type PayHops, skipRows } from './offset-walk.js';
 
 /** Documents (the groups of memories retained under one document id), and counting memories by filter. */
@@ -20,8 +20,9 @@ export interface DocumentStore {
   /** Deletes a document and its memories; the number of memories deleted, or null if absent. */
   deleteDocument(projectId: string, bankId: string, id: string): Promise<number | null>;
   /**
-   * Memories matching the filter: without one, the bank's counter (`banks.memory_count`, kept in
-   * the writes' transactions); with one, counted in bounded hops (`countRows`, paid through `pay`).
+   * Memories matching the filter: without one, or by state only, the bank's counters
+   * (`banks.memory_count`, `valid_count`, kept in the writes' transactions); with one, counted in
+   * bounded hops (`countRows`, paid through `pay`).
    */
   countMemories(
     projectId: string,
@@ -93,30 +94,27 @@ export function documentQueries(db: Db): DocumentStore {
       });
     },
     async countMemories(projectId, bankId, filter, pay) {
-      const filtered = listedClauses(filter, []);
-      if (filtered === '') {
+      const { state, ...besides } = filter;
+      if (listedClauses(besides, []) === '') {
+        // By state only: the bank's counters, kept in the writes' transactions (migration 46).
         const rows = await db.query<{ n: number }>(
-          'SELECT memory_count AS n FROM banks WHERE project_id = $1 AND id = $2',
-          [projectId, bankId],
+          `SELECT CASE $3::text WHEN 'valid' THEN valid_count
+                    WHEN 'invalidated' THEN memory_count - valid_count ELSE memory_count END AS n
+           FROM banks WHERE project_id = $1 AND id = $2`,
+          [projectId, bankId, state ?? 'all'],
         );
         return rows[0]?.n ?? 0;
       }
-      // A document's memories, or one type's, are a range of an index (memories_bank_document,
-      // memories_bank_type_seq): the hops walk that range only, the rest of the filter is counted.
-      const { documentId, types, ...rest } = filter;
-      const one = types?.length === 1 ? types[0] : undefined;
+      // A document's memories, or one type's, are a range of an index: the hops walk that range
+      // only, the rest of the filter is counted.
       const params: unknown[] = [projectId, bankId];
-      let where = 'm.project_id = $1 AND m.bank_id = $2';
-      if (documentId !== undefined) {
-        params.push(documentId);
-        where += ` AND m.document_id = $${params.length}`;
-      }
-      if (one !== undefined) {
-        params.push(one);
-        where += ` AND m.type = $${params.length}`;
-      }
-      const kept = { ...rest, types: one === undefined ? types : undefined };
-      const listing = { from: 'memories m', where, params, order: BY_SEQ };
+      const { range, kept } = indexedPart(filter, params);
+      const listing = {
+        from: 'memories m',
+        where: `m.project_id = $1 AND m.bank_id = $2${range}`,
+        params,
+        order: BY_SEQ,
+      };
       return countRows(db, listing, (p) => `true${listedClauses(kept, p)}`, pay);
     },
     async documentMemoryCounts(projectId, bankId, documentIds) {

@@ -7,7 +7,7 @@ import { lockBankForWrite, termGroupsClause } from './encryption.js';
 import { decodeCursor, encodeCursor, filterClauses, vectorLiteral } from './filters.js';
 import { checkStoredQuotaIn, lockStoredQuotaIn } from './limits.js';
 import { derivedObservations, redoConsolidation } from './derived.js';
-import { type OrderKey, type PayHops, skipRows } from './offset-walk.js';
+import { type OrderKey, type PayHops, skipRows, walkPage } from './offset-walk.js';
 
 /** A bank's memories: written with their terms and entities, read, re-embedded, deleted. */
 export interface MemoryStore {
@@ -107,6 +107,27 @@ export function listedClauses(filter: MemoryFilter & { q?: string; qTerms?: stri
   return clauses;
 }
 
+/**
+ * A memory listing's filter split in two: the part an index serves as a range in the listing's
+ * order (a document's memories, memories_bank_document; one type's, memories_bank_type_seq),
+ * as conditions (` AND …`) whose parameters it pushes to `params`, and the rest (`kept`), to be
+ * applied to the rows of that range.
+ */
+export function indexedPart(filter: MemoryFilter & { q?: string; qTerms?: string[][] }, params: unknown[]) {
+  const { documentId, types, ...rest } = filter;
+  const one = types?.length === 1 ? types[0] : undefined;
+  let range = '';
+  if (documentId !== undefined) {
+    params.push(documentId);
+    range += ` AND m.document_id = $${params.length}`;
+  }
+  if (one !== undefined) {
+    params.push(one);
+    range += ` AND m.type = $${params.length}`;
+  }
+  return { range, kept: { ...rest, types: one === undefined ? types : undefined } };
+}
+
 /** The listing's order, newest first (index memories_bank_seq). */
 export const BY_SEQ: OrderKey[] = [{ expr: 'm.seq', type: 'bigint', desc: true }];
 
@@ -184,6 +205,15 @@ export async function deleteMemoriesIn(
            WHERE me.project_id = $1 AND me.bank_id = $2 AND me.memory_id = ANY($3::uuid[]) AND m.state = 'valid'
            GROUP BY me.entity_id) x
      WHERE e.project_id = $1 AND e.bank_id = $2 AND e.id = x.entity_id`,
+    [projectId, bankId, ids],
+  );
+  // The documents that keep some of their memories count them (a fact type cleared, one memory deleted).
+  await tx.query(
+    `UPDATE documents d SET memory_count = d.memory_count - x.n
+     FROM (SELECT document_id, count(*)::int AS n FROM memories
+           WHERE project_id = $1 AND bank_id = $2 AND id = ANY($3::uuid[]) AND document_id IS NOT NULL
+           GROUP BY document_id) x
+     WHERE d.project_id = $1 AND d.bank_id = $2 AND d.id = x.document_id`,
     [projectId, bankId, ids],
   );
   await tx.query('DELETE FROM memories WHERE project_id = $1 AND bank_id = $2 AND id = ANY($3::uuid[])', [
@@ -420,19 +450,38 @@ export function memoryQueries(db: Db): MemoryStore {
 
     async listMemories(projectId, bankId, filter, page) {
       const params: unknown[] = [projectId, bankId];
-      let where = 'm.project_id = $1 AND m.bank_id = $2' + listedClauses(filter, params);
+      const { range, kept } = indexedPart(filter, params);
+      let where = `m.project_id = $1 AND m.bank_id = $2${range}`;
       const after = decodeCursor(page.cursor);
       if (after !== null) {
         params.push(after);
         where += ` AND m.seq < $${params.length}`;
       }
       const listing = { from: 'memories m', where, params, order: BY_SEQ };
-      where += await skipRows(db, listing, page.offset ?? 0, page.pay);
-      params.push(page.limit + 1);
-      const rows = await db.query<MemoryRow>(
-        `${MEMORY_SELECT} WHERE ${where} ORDER BY m.seq DESC LIMIT $${params.length}`,
-        params,
-      );
+      let rows: MemoryRow[];
+      if (listedClauses(kept, []) === '') {
+        where += await skipRows(db, listing, page.offset ?? 0, page.pay);
+        params.push(page.limit + 1);
+        rows = await db.query<MemoryRow>(
+          `${MEMORY_SELECT} WHERE ${where} ORDER BY m.seq DESC LIMIT $${params.length}`,
+          params,
+        );
+      } else {
+        // Filtered: the page is found in bounded hops over the range, then read by its keys.
+        const keys = await walkPage(
+          db,
+          listing,
+          (p) => `true${listedClauses(kept, p)}`,
+          page.offset ?? 0,
+          page.limit + 1,
+          page.pay,
+        );
+        rows = await db.query<MemoryRow>(
+          `${MEMORY_SELECT} WHERE m.project_id = $1 AND m.bank_id = $2 AND m.seq = ANY($3::bigint[])
+           ORDER BY m.seq DESC`,
+          [projectId, bankId, keys.map((k) => k[0])],
+        );
+      }
       const more = rows.length > page.limit;
       const items = rows.slice(0, page.limit);
       return { items: items.map(toMemory), next_cursor: more ? encodeCursor(items.at(-1)!.seq) : null };

@@ -50,6 +50,18 @@ export function rowsAfter(order: OrderKey[], keys: string[], params: unknown[]):
 }
 
 /**
+ * The condition (` AND …`) that a row is one of `keys` (a walk's keys, as text, in `order`'s
+ * columns), over parameters it pushes to `params`: a page `walkPage` found, read by its keys.
+ */
+export function rowsIn(order: OrderKey[], keys: string[][], params: unknown[]): string {
+  const refs = order.map((k, i) => {
+    params.push(keys.map((row) => row[i]));
+    return `$${params.length}::${k.type}[]`;
+  });
+  return ` AND (${order.map((k) => k.expr).join(', ')}) IN (SELECT * FROM unnest(${refs.join(', ')}))`;
+}
+
+/**
  * Pays for `hops` statements of a walk before they run, each reading up to SKIP_PER_STATEMENT
  * rows (a budget's charge, issue 18); throws to refuse them. The first statement of a walk is free.
  */
@@ -108,6 +120,15 @@ export async function skipRows(
 }
 
 /**
+ * The last row of a hop (rows `k0`, `k1`… in the listing's order), in the statement that reads
+ * the hop: its keys as text, each the first in the reversed order.
+ */
+function lastKeysOf(order: OrderKey[]): string {
+  const reversed = order.map((k, i) => `k${i}${k.desc ? '' : ' DESC'}`).join(', ');
+  return order.map((_, i) => `(array_agg(k${i}::text ORDER BY ${reversed}))[1] AS k${i}`).join(', ');
+}
+
+/**
  * How many rows of the listing meet `filter` (a condition over its `from` that pushes its own
  * parameters to the list it is given; every row when null),
  * counted in hops of at most SKIP_PER_STATEMENT rows in the listing's order, whatever the filter
@@ -123,11 +144,7 @@ export async function countRows(
   pay?: PayHops,
 ): Promise<number> {
   const keys = listing.order.map((k, i) => `${k.expr} AS k${i}`).join(', ');
-  // The hop's last row, in the same statement: its keys, each the first in the reversed order.
-  const reversed = listing.order.map((k, i) => `k${i}${k.desc ? '' : ' DESC'}`).join(', ');
-  const lastKeys = listing.order
-    .map((_, i) => `(array_agg(k${i}::text ORDER BY ${reversed}))[1] AS k${i}`)
-    .join(', ');
+  const lastKeys = lastKeysOf(listing.order);
   let n = 0;
   let last: string[] | null = null;
   for (;;) {
@@ -146,6 +163,67 @@ export async function countRows(
     if (row.seen < SKIP_PER_STATEMENT) return n;
     last = listing.order.map((_, i): string => row[`k${i}`]!);
     await pay?.(1);
+    await breathe();
+  }
+}
+
+/**
+ * The keys (as text, in the listing's order) of a filtered page: the `want` rows meeting `filter`
+ * (a condition over the listing's `from` that pushes its own parameters) after the first `offset`
+ * of them. A single statement would read the listing until it found them: with a filter that
+ * matches nothing, the whole bank. Walked instead in hops over the listing's index, the filter
+ * applied inside each hop, one statement each, with a turn of the event loop between: the first
+ * hop reads `offset + want` rows (all of them when every row matches, as the single statement
+ * did), each next one twice as many, up to SKIP_PER_STATEMENT. The walk pays (`pay`) one unit per
+ * whole SKIP_PER_STATEMENT rows it has read, before the next hop runs: floor(n / SKIP_PER_STATEMENT)
+ * for n rows walked, as a counted total. Outside any transaction, like `skipRows`.
+ */
+export async function walkPage(
+  db: Queryable,
+  listing: Listing,
+  filter: (params: unknown[]) => string,
+  offset: number,
+  want: number,
+  pay?: PayHops,
+): Promise<string[][]> {
+  const keys = listing.order.map((k, i) => `${k.expr} AS k${i}`).join(', ');
+  const inOrder = listing.order.map((k, i) => `k${i}${k.desc ? ' DESC' : ''}`).join(', ');
+  const lastKeys = lastKeysOf(listing.order);
+  const found: string[][] = [];
+  let skip = offset;
+  let last: string[] | null = null;
+  let size = Math.min(SKIP_PER_STATEMENT, Math.max(offset + want, 1));
+  let walked = 0;
+  let paid = 0;
+  for (;;) {
+    // A unit per whole SKIP_PER_STATEMENT rows walked, paid before the next hop (as `countRows`).
+    const owed = Math.floor(walked / SKIP_PER_STATEMENT);
+    if (owed > paid) await pay?.(owed - paid);
+    paid = owed;
+    const params = [...listing.params];
+    const kept = filter(params);
+    const from = last ? rowsAfter(listing.order, last, params) : '';
+    params.push(size, skip + 1, skip + want - found.length);
+    const [lo, hi] = [params.length - 1, params.length];
+    const hits = listing.order
+      .map(
+        (_, i) => `(array_agg(k${i}::text ORDER BY ${inOrder}) FILTER (WHERE kept))[$${lo}:$${hi}] AS h${i}`,
+      )
+      .join(', ');
+    const rows = await db.query<Record<string, string & string[]> & { seen: number; n: number }>(
+      `SELECT count(*)::int AS seen, count(*) FILTER (WHERE kept)::int AS n, ${lastKeys}, ${hits}
+         FROM (SELECT ${kept} AS kept, ${keys} FROM ${listing.from} WHERE ${listing.where}${from}
+               ORDER BY ${orderBy(listing.order)} LIMIT $${params.length - 2}) hop`,
+      params,
+    );
+    const row = rows[0]!;
+    const got = row.h0 ?? [];
+    for (let j = 0; j < got.length; j++) found.push(listing.order.map((_, i): string => row[`h${i}`]![j]!));
+    skip = Math.max(0, skip - row.n);
+    walked += row.seen;
+    if (found.length >= want || row.seen < size) return found;
+    last = listing.order.map((_, i): string => row[`k${i}`]!);
+    size = Math.min(SKIP_PER_STATEMENT, size * 2);
     await breathe();
   }
 }

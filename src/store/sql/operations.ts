@@ -3,7 +3,7 @@ import type { IdempotencyClaim, IdempotencyScope, IdempotentReply, Operation, Pa
 import type { Db, Queryable } from '../db.js';
 import { cursorText, encodeCursor } from './filters.js';
 import { partsOf, readPayloadParts, storedPayload, writePayloadParts } from './payload-parts.js';
-import { countRows, type OrderKey, type PayHops, skipRows } from './offset-walk.js';
+import { countRows, type OrderKey, type PayHops, rowsIn, skipRows, walkPage } from './offset-walk.js';
 import { refundCounters, refundDayItems } from './limits.js';
 
 /**
@@ -445,7 +445,8 @@ export function operationQueries(db: Db): OperationStore & IdempotencyStore {
     },
     async listOperations(projectId, bankId, filter, page) {
       const params: unknown[] = [projectId, bankId];
-      let where = `project_id = $1 AND bank_id = $2${operationFilter(filter, params)}`;
+      const filtered = operationFilter(filter, []) !== '';
+      let where = `project_id = $1 AND bank_id = $2${filtered ? '' : operationFilter(filter, params)}`;
       const after = decodeOperationCursor(page.cursor);
       if (after) {
         // After the last one listed, in the listing's order: older, or as old with a greater id
@@ -456,18 +457,34 @@ export function operationQueries(db: Db): OperationStore & IdempotencyStore {
           OR (extract(epoch FROM created_at) * 1000000 = ${at} AND id > ${id}::uuid))`;
       }
       const offset = after ? 0 : (page.offset ?? 0);
-      where += await skipRows(
-        db,
-        { from: 'operations', where, params, order: BY_CREATION },
-        offset,
-        page.pay,
-      );
-      params.push(page.limit + 1);
-      const rows = await db.query<OpRow>(
-        `SELECT ${OP_COLUMNS} FROM operations WHERE ${where} ORDER BY created_at DESC, id
-         LIMIT $${params.length}`,
-        params,
-      );
+      const listing = { from: 'operations', where, params, order: BY_CREATION };
+      let rows: OpRow[];
+      if (filtered) {
+        // Found in bounded hops, the filter applied in each (a status no operation has reads no
+        // more per statement than a common one), then read by their keys.
+        const keys = await walkPage(
+          db,
+          listing,
+          (p) => `true${operationFilter(filter, p)}`,
+          offset,
+          page.limit + 1,
+          page.pay,
+        );
+        const byKeys: unknown[] = [projectId, bankId];
+        rows = await db.query<OpRow>(
+          `SELECT ${OP_COLUMNS} FROM operations WHERE project_id = $1 AND bank_id = $2${rowsIn(BY_CREATION, keys, byKeys)}
+           ORDER BY created_at DESC, id`,
+          byKeys,
+        );
+      } else {
+        where += await skipRows(db, listing, offset, page.pay);
+        params.push(page.limit + 1);
+        rows = await db.query<OpRow>(
+          `SELECT ${OP_COLUMNS} FROM operations WHERE ${where} ORDER BY created_at DESC, id
+           LIMIT $${params.length}`,
+          params,
+        );
+      }
       const more = rows.length > page.limit;
       const items = rows.slice(0, page.limit);
       const last = items.at(-1);
