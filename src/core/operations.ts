@@ -165,7 +165,7 @@ export function operationView(op: Operation) {
   };
 }
 
-async function findOperation(
+export async function findOperation(
   s: Deps<BankStore & OperationStore>,
   projectId: string,
   bankId: string,
@@ -223,24 +223,6 @@ export async function cancelOperation(
   if (!cancelled)
     throw new AppError('conflict', `operation '${id}' is ${op.status} and can no longer be cancelled`);
   return { ...operationView(cancelled), success: true as const, message: `operation '${id}' cancelled` };
-}
-
-/** Queues a failed operation again (from the progress it recorded); any other state is a 409. */
-export async function retryOperation(
-  s: Deps<BankStore & OperationStore, 'onEnqueue'>,
-  projectId: string,
-  bankId: string,
-  id: string,
-) {
-  const op = await findOperation(s, projectId, bankId, id);
-  const queued = await s.store.requeueOperation(projectId, bankId, id);
-  if (!queued)
-    throw new AppError(
-      'conflict',
-      `operation '${id}' is ${op.status}: only a failed operation can be retried`,
-    );
-  s.onEnqueue?.();
-  return { ...operationView(queued), success: true as const, message: `operation '${id}' queued for retry` };
 }
 
 /** Deletes the record of a finished operation; a pending or running one is a 409 (cancel it first). */

@@ -5,8 +5,7 @@ import { REFRESH_MENTAL_MODEL } from '../contract/mental-models.js';
 import { BANK_INDEX, runBankIndexOperation } from '../core/recall/bank-index.js';
 import { REEMBED, runReembedOperation } from '../core/reembed.js';
 import type { OperationRunner } from '../core/operations.js';
-import { retainUndone, runRetainOperation } from '../core/retain/retain-async.js';
-import type { ChargeBack } from '../store/store.js';
+import { runRetainOperation } from '../core/retain/retain-async.js';
 import { EXPORT_DOCUMENTS, runExportOperation } from '../core/transfer/export.js';
 import { IMPORT_DOCUMENTS, runImportOperation } from '../core/transfer/import.js';
 
@@ -20,13 +19,4 @@ export const OPERATION_RUNNERS: Record<string, OperationRunner> = {
   [REFRESH_MENTAL_MODEL]: runRefreshOperation,
   [EXPORT_DOCUMENTS]: runExportOperation,
   [IMPORT_DOCUMENTS]: runImportOperation,
-};
-
-/**
- * The kinds charged when queued, and what one that fails gives back of its charge: what it did not
- * do, from its payload and the progress its last finished slice recorded.
- */
-export const OPERATION_UNDONE: Record<string, (payload: unknown, progress: unknown) => ChargeBack> = {
-  retain: retainUndone,
-  [IMPORT_DOCUMENTS]: retainUndone,
 };

@@ -8,7 +8,7 @@ import type { Services } from '../core/services.js';
 import { BankGone, withinBank } from '../store/fence.js';
 import { inBackground } from '../store/priority.js';
 import type { ChargeBack } from '../store/store.js';
-import { OPERATION_UNDONE } from './kinds.js';
+import { OPERATION_UNDONE } from '../core/operation-charges.js';
 import { PayloadCache } from './payloads.js';
 
 export interface WorkerOptions {

@@ -27,6 +27,8 @@ for (const engine of ENGINES) {
     let clock = Date.parse('2030-01-01T10:00:05Z');
     let key = '';
     const project = 'failing';
+    /** The operation the first test fails, retried by the second. */
+    let retried: { bank: string; id: string; before: Record<string, number> } | undefined;
     const setLimits = async (limits: Record<string, number | null>) => {
       const r = await t.call('PATCH', `/v1/default/projects/${project}`, { body: { limits } });
       assert.equal(r.status, 200, JSON.stringify(r.body));
@@ -50,6 +52,28 @@ for (const engine of ENGINES) {
     };
     const operation = async (bank: string, id: string) =>
       (await t.call('GET', me(bank, `/operations/${id}`), { token: key })).body;
+
+    /**
+     * The project's stored-memories quota spent before a worker gets to the queued operation, which
+     * fails on it for good; returns the failed operation.
+     */
+    const failOnStoredQuota = async (bank: string, id: string) => {
+      await fillStoredQuota();
+      const worker = startWorker(t.services, createLogger('silent'), {
+        runners: OPERATION_RUNNERS,
+        pollMs: 20,
+        maxAttempts: 1,
+      });
+      try {
+        return await until(
+          () => operation(bank, id),
+          (o) => o.status === 'failed',
+        );
+      } finally {
+        await worker.stop();
+        await setLimits({ stored_memories: null });
+      }
+    };
 
     before(async () => {
       t = await testApp(engine, { now: () => new Date(clock) });
@@ -81,23 +105,35 @@ for (const engine of ENGINES) {
       const queued = await usage();
       assert.equal(queued.characters_per_minute, before.characters_per_minute! + 300);
       assert.equal(queued.retained_items_today, before.retained_items_today! + 3);
-      // The project's stored-memories quota is spent before the worker gets to it.
-      await fillStoredQuota();
-      const worker = startWorker(t.services, createLogger('silent'), {
-        runners: OPERATION_RUNNERS,
-        pollMs: 20,
-        maxAttempts: 1,
-      });
-      try {
-        const op = await until(
-          () => operation('quota', q.body.operation_id),
-          (o) => o.status === 'failed',
-        );
-        assert.match(op.error, /stored memories/);
-      } finally {
-        await worker.stop();
-        await setLimits({ stored_memories: null });
-      }
+      const op = await failOnStoredQuota('quota', q.body.operation_id);
+      assert.match(op.error, /stored memories/);
+      assert.deepEqual(await usage(), before);
+      retried = { bank: 'quota', id: q.body.operation_id, before };
+    });
+
+    test('a retry of the failed Retain is charged again what its failure gave back, before it is queued', async () => {
+      const { bank, id, before } = retried!;
+      const retry = () => t.call('POST', me(bank, `/operations/${id}/retry`), { token: key });
+      // Over budget: a 429, the operation stays failed and nothing is charged.
+      await setLimits({ characters_per_minute: before.characters_per_minute! + 299 });
+      const refused = await retry();
+      assert.equal(refused.status, 429, JSON.stringify(refused.body));
+      assert.equal((await operation(bank, id)).status, 'failed');
+      assert.deepEqual(await usage(), before);
+      await setLimits({ characters_per_minute: 100_000 });
+      // Within budget: queued again, and charged its 3 items of 100 characters (the free retry the
+      // failure's refund would otherwise buy).
+      const ok = await retry();
+      assert.equal(ok.status, 200, JSON.stringify(ok.body));
+      const charged = await usage();
+      assert.equal(charged.characters_per_minute, before.characters_per_minute! + 300);
+      assert.equal(charged.retained_items_today, before.retained_items_today! + 3);
+      // A second retry at once finds it queued: a 409, and its charge is given back.
+      const twice = await retry();
+      assert.equal(twice.status, 409, JSON.stringify(twice.body));
+      assert.deepEqual(await usage(), charged);
+      // Failing again on the stored quota, it gives the new charge back.
+      await failOnStoredQuota(bank, id);
       assert.deepEqual(await usage(), before);
     });
 

@@ -1,5 +1,6 @@
 import { createRoute } from '@hono/zod-openapi';
-import { deleteOperation, retryOperation } from '../../core/operations.js';
+import { deleteOperation } from '../../core/operations.js';
+import { retryOperation } from '../../core/operation-charges.js';
 import { guard } from '../auth.js';
 import { OperationOutcome, OperationParams } from '../../contract/operations.js';
 import { errorResponse, ok } from './openapi.js';
@@ -14,10 +15,14 @@ export const operationRecordRoutes = router()
       tags: ['Operations'],
       summary: 'Retry a failed operation',
       description:
-        'Queues it again, to run from the progress it had recorded, with its error cleared. Any state but `failed` is a 409.',
+        'Queues it again, to run from the progress it had recorded, with its error cleared. Any state but `failed` is a 409. A Retain or import gave back, as it failed, the charge of the items it had not stored: the retry is charged them again first (a 429 over a quota or budget, and it stays failed).',
       middleware: [guard('operations.retry')] as const,
       request: { params: OperationParams },
-      responses: { ...ok(OperationOutcome), 409: errorResponse('The operation has not failed') },
+      responses: {
+        ...ok(OperationOutcome),
+        409: errorResponse('The operation has not failed'),
+        429: errorResponse('A quota or cost budget of the project is spent'),
+      },
     }),
     async (c) => send(c, await retryOperation(...inBank(c), c.req.valid('param').id)),
   )

@@ -153,14 +153,19 @@ export const runRetainOperation: OperationRunner<
   return { memories_created: result.memories_created, ...(more ? { more } : {}) };
 };
 
+/** The items of a queued Retain (or import) from where its progress stood: what it has not stored. */
+export function itemsUndone(payload: unknown, progress: unknown): RetainPayload['items'] {
+  const items = (payload as Partial<RetainPayload> | null)?.items ?? [];
+  return items.slice((progress as RetainProgress | null)?.next ?? 0);
+}
+
 /**
  * What a queued Retain (or import) that failed did not store, as what its charge gives back: the
  * items from where its progress stood (the failing slice stored nothing: a slice is one
  * transaction), their characters and given entities.
  */
 export function retainUndone(payload: unknown, progress: unknown): ChargeBack {
-  const items = (payload as Partial<RetainPayload> | null)?.items ?? [];
-  const left = items.slice((progress as RetainProgress | null)?.next ?? 0);
+  const left = itemsUndone(payload, progress);
   const units: Record<string, number> = {};
   for (const [unit, n] of Object.entries(retainCost(left))) if (n !== undefined) units[unit] = n;
   return { items: left.length, units };

@@ -70,9 +70,17 @@ export interface OperationStore {
   cancelOperation(projectId: string, bankId: string, id: string): Promise<Operation | null>;
   /**
    * Queues a failed operation again, to run at once from the progress it had recorded, with its
-   * error cleared and its attempts counted afresh; null when it is not failed (or absent).
+   * error cleared and its attempts counted afresh; null when it is not failed (or absent). With
+   * `charge`, that is what it holds from now on (what its retry was charged).
    */
-  requeueOperation(projectId: string, bankId: string, id: string): Promise<Operation | null>;
+  requeueOperation(
+    projectId: string,
+    bankId: string,
+    id: string,
+    charge?: OperationCharge,
+  ): Promise<Operation | null>;
+  /** Where an operation's last finished slice got to (null before its first, or when it is absent). */
+  operationProgress(projectId: string, bankId: string, id: string): Promise<unknown>;
   /**
    * Deletes the record of a finished operation (completed, failed or cancelled); false when it
    * is pending or processing (or absent).
@@ -511,14 +519,22 @@ export function operationQueries(db: Db): OperationStore & IdempotencyStore {
       );
       return Object.fromEntries(rows.map((r) => [r.status, r.n]));
     },
-    async requeueOperation(projectId, bankId, id) {
+    async requeueOperation(projectId, bankId, id, charge) {
       const rows = await db.query<OpRow>(
         `UPDATE operations SET status = 'pending', error = NULL, attempts = 0, run_after = now(),
-           locked_by = NULL, locked_until = NULL, updated_at = now()
+           locked_by = NULL, locked_until = NULL, updated_at = now(),
+           charge = CASE WHEN $5::boolean THEN $4::jsonb ELSE charge END
          WHERE project_id = $1 AND bank_id = $2 AND id = $3 AND status = 'failed' RETURNING ${OP_COLUMNS}`,
-        [projectId, bankId, id],
+        [projectId, bankId, id, charge ? JSON.stringify(charge) : null, charge !== undefined],
       );
       return rows[0] ? view(rows[0]) : null;
+    },
+    async operationProgress(projectId, bankId, id) {
+      const rows = await db.query<{ progress: unknown }>(
+        'SELECT progress FROM operations WHERE project_id = $1 AND bank_id = $2 AND id = $3',
+        [projectId, bankId, id],
+      );
+      return rows[0]?.progress ?? null;
     },
     async deleteFinishedOperation(projectId, bankId, id) {
       const rows = await db.query(
