@@ -52,6 +52,7 @@ const RELEASED: Record<number, string> = {
   42: '9d74c74873ae2a5d13196ddf5c021f35a12d01ccea249b178b6ff7b7bf2827b6',
   44: 'd114c1967d715f373798865f51633a8912b1b386184b28d4311ee45531279ef0',
   45: '982372e7bbf5784f5b07d8108dcacb2ca0ba68ae36106f884c344eaaa57f7c9d',
+  47: '0c7085daccc403739a58d989735fada9262507af8d3a26a62c427d13dbc9ec33',
 };
 
 describe('the migration list', () => {

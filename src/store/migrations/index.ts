@@ -39,6 +39,7 @@ import m0041 from './0041-fair-webhook-claims.js';
 import m0042 from './0042-keyword-driver-pair.js';
 import m0044 from './0044-memories-by-type.js';
 import m0045 from './0045-listing-orders.js';
+import m0047 from './0047-space-bank-counts.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -81,6 +82,7 @@ export const MIGRATIONS: readonly Migration[] = [
   m0042,
   m0044,
   m0045,
+  m0047,
 ];
 
 /** The newest schema version this code knows. */
