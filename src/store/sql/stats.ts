@@ -1,3 +1,4 @@
+import { breathe } from '../breathe.js';
 import type { Db } from '../db.js';
 import { BY_SEQ } from './memories.js';
 import { countRows, groupRows, type Listing, type PayHops } from './offset-walk.js';
@@ -97,6 +98,8 @@ export function statsQueries(db: Db): StatsStore {
         pay,
       );
       const args = [projectId, bankId];
+      // A turn of the event loop between two walks too, as between two hops of one.
+      await breathe();
       const mentions = await groupRows(
         db,
         {
@@ -114,6 +117,7 @@ export function statsQueries(db: Db): StatsStore {
         { group: { type: 'm.type' }, aggregates: { n: { fn: 'count' } } },
         pay,
       );
+      await breathe();
       const sources = await groupRows(
         db,
         {
@@ -134,7 +138,9 @@ export function statsQueries(db: Db): StatsStore {
         params: args,
         order: [{ expr: 'id', type }],
       });
+      await breathe();
       const documents = await countRows(db, byId('documents', 'text'), null, pay);
+      await breathe();
       const observations = await countRows(db, byId('observations', 'uuid'), null, pay);
       const last = types.reduce<Date | null>(
         (a, t) => (a === null || (t.last as Date) > a ? (t.last as Date) : a),
