@@ -68,6 +68,27 @@ export function walkFare(s: Deps<LimitStore, 'limitDefaults' | 'now'>, projectId
   return (hops) => chargeCost(s, projectId, { recall_units: hops }, 'check');
 }
 
+/**
+ * What a whole-bank aggregate pays (issue 18): `hops` units charged at once, before any of its
+ * walks runs (a 429 then, with nothing read), then `walkFare` for each hop past those. `hops` is
+ * what the bank's size says its walk of memories takes past the first hop:
+ * floor(memory_count / SKIP_PER_STATEMENT).
+ */
+export async function prepaidFare(
+  s: Deps<LimitStore, 'limitDefaults' | 'now'>,
+  projectId: string,
+  hops: number,
+): Promise<PayHops> {
+  const fare = walkFare(s, projectId);
+  if (hops > 0) await fare(hops);
+  let credit = hops;
+  return async (n) => {
+    const paid = Math.min(credit, n);
+    credit -= paid;
+    if (n > paid) await fare(n - paid);
+  };
+}
+
 /** A job's project is over one of its budgets: the job waits `delayMs` (the window's reset). */
 export class BudgetWait extends Error {
   constructor(

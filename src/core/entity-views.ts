@@ -3,7 +3,8 @@ import { requireBank } from './banks.js';
 import { notFound } from './errors.js';
 import { isUuid } from './ids.js';
 import type { Deps } from './services.js';
-import type { BankStore, GraphStore, MemoryStore } from '../store/store.js';
+import type { BankStore, GraphStore, LimitStore, MemoryStore } from '../store/store.js';
+import { aggregateFare } from './stats.js';
 import type { Entity, Memory } from './types.js';
 
 /** What is known of an entity, as Hindsight shows it: a few memories that mention it. */
@@ -113,13 +114,13 @@ export async function entityDetail(
  * `minCount` times, and the entities they join.
  */
 export async function entityGraph(
-  s: Deps<BankStore & GraphStore>,
+  s: Deps<BankStore & GraphStore & LimitStore, 'limitDefaults' | 'now'>,
   projectId: string,
   bankId: string,
   q: { limit: number; minCount: number },
 ) {
-  await requireBank(s, projectId, bankId);
-  const { pairs, total } = await s.store.entityCooccurrences(projectId, bankId, q);
+  const pay = await aggregateFare(s, projectId, bankId);
+  const { pairs, total } = await s.store.entityCooccurrences(projectId, bankId, q, pay);
   const ids = [...new Set(pairs.flatMap((p) => [p.a, p.b]))];
   const entities = (await s.store.getEntities(projectId, bankId, ids)).sort(
     (a, b) => b.mention_count - a.mention_count || a.name.localeCompare(b.name),

@@ -3,7 +3,8 @@ import { bankForWrite, bankProfile } from './banks.js';
 import { AppError, invalid, notFound } from './errors.js';
 import { checkSlug, orgSpaceOf } from './ids.js';
 import type { Deps } from './services.js';
-import type { BankStore } from '../store/store.js';
+import type { BankStore, LimitStore } from '../store/store.js';
+import { walkFare } from './budgets.js';
 import type { Space } from './types.js';
 
 export async function createSpace(
@@ -27,8 +28,13 @@ export async function requireSpace(s: Deps<BankStore>, projectId: string, id: st
  * The project's spaces. A bank-scoped key sees only the spaces holding one of its banks, each
  * counting only its banks: it learns nothing of spaces and banks beyond its reach.
  */
-export function listSpaces(s: Deps<BankStore>, projectId: string, scope: BankScope = null) {
-  return s.store.listSpaces(projectId, scope === null ? undefined : scopeParts(scope));
+export function listSpaces(
+  s: Deps<BankStore & LimitStore, 'limitDefaults' | 'now'>,
+  projectId: string,
+  scope: BankScope = null,
+) {
+  if (scope === null) return s.store.listSpaces(projectId);
+  return s.store.listSpaces(projectId, scopeParts(scope), walkFare(s, projectId));
 }
 
 /**

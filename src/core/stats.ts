@@ -1,19 +1,42 @@
 import { TIMESERIES_PERIODS, type TimeseriesPeriod } from '../contract/stats.js';
 import { FACT_TYPES, type FactType } from '../contract/vocabulary.js';
-import type { TimeField, BankStore, OperationStore, StatsStore } from '../store/store.js';
+import {
+  type BankStore,
+  type LimitStore,
+  type OperationStore,
+  SKIP_PER_STATEMENT,
+  type StatsStore,
+  type TimeField,
+} from '../store/store.js';
+import { prepaidFare } from './budgets.js';
 import { requireBank } from './banks.js';
 import type { Deps } from './services.js';
 
 const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
 
+/**
+ * The bank, then what an aggregate over it pays (issue 18): its walk of the bank's memories
+ * charged at once by their count, before any is read; any further hop as it runs.
+ */
+export async function aggregateFare(
+  s: Deps<BankStore & LimitStore, 'limitDefaults' | 'now'>,
+  projectId: string,
+  bankId: string,
+  walksMemories = true,
+) {
+  const bank = await requireBank(s, projectId, bankId);
+  const hops = walksMemories ? Math.floor(bank.memory_count / SKIP_PER_STATEMENT) : 0;
+  return prepaidFare(s, projectId, hops);
+}
+
 /** What a bank holds, counted, in Hindsight's `stats` shape. */
 export async function bankStats(
-  s: Deps<BankStore & OperationStore & StatsStore>,
+  s: Deps<BankStore & OperationStore & StatsStore & LimitStore, 'limitDefaults' | 'now'>,
   projectId: string,
   bankId: string,
 ) {
-  await requireBank(s, projectId, bankId);
-  const st = await s.store.bankStats(projectId, bankId);
+  const pay = await aggregateFare(s, projectId, bankId);
+  const st = await s.store.bankStats(projectId, bankId, pay);
   const ops = await s.store.countOperations(projectId, bankId, {});
   const byLinkType: Record<string, number> = {};
   const byFactType: Record<string, number> = {};
@@ -51,15 +74,15 @@ const TIME_FIELDS: readonly TimeField[] = ['created_at', 'mentioned_at', 'occurr
  * `time_field` counts by `created_at`, as Hindsight does.
  */
 export async function memoriesTimeseries(
-  s: Deps<BankStore & StatsStore, 'now'>,
+  s: Deps<BankStore & StatsStore & LimitStore, 'limitDefaults' | 'now'>,
   projectId: string,
   bankId: string,
   q: { period?: TimeseriesPeriod; time_field?: string },
 ) {
-  await requireBank(s, projectId, bankId);
+  const pay = await aggregateFare(s, projectId, bankId);
   const w = periodWindow(s.now(), q.period);
   const field = TIME_FIELDS.find((f) => f === q.time_field) ?? 'created_at';
-  const rows = await s.store.memoryTimeseries(projectId, bankId, { field, ...w.range });
+  const rows = await s.store.memoryTimeseries(projectId, bankId, { field, ...w.range }, pay);
   const buckets = w.buckets(
     () => Object.fromEntries(FACT_TYPES.map((t) => [t, 0])) as Record<FactType, number>,
   );
@@ -106,19 +129,19 @@ export function tagPattern(q: string): string {
 
 /** The bank's tags with how many memories (or mental models) carry each, most used first. */
 export async function listTags(
-  s: Deps<BankStore & StatsStore>,
+  s: Deps<BankStore & StatsStore & LimitStore, 'limitDefaults' | 'now'>,
   projectId: string,
   bankId: string,
   q: { q?: string; source?: 'memories' | 'mental_models'; limit?: number; offset?: number },
 ) {
-  await requireBank(s, projectId, bankId);
+  const pay = await aggregateFare(s, projectId, bankId, q.source !== 'mental_models');
   const limit = q.limit ?? 100;
   const offset = q.offset ?? 0;
-  const page = await s.store.tagCounts(projectId, bankId, {
-    like: q.q ? tagPattern(q.q) : undefined,
-    source: q.source,
-    limit,
-    offset,
-  });
+  const page = await s.store.tagCounts(
+    projectId,
+    bankId,
+    { like: q.q ? tagPattern(q.q) : undefined, source: q.source, limit, offset },
+    pay,
+  );
   return { ...page, limit, offset };
 }

@@ -75,6 +75,8 @@ import type {
 import type { StoredVector, VectorStore } from './sql/vectors.js';
 
 export type { PayHops } from './sql/offset-walk.js';
+/** Rows one statement of a walk reads at most: what a hop of a charged walk is. */
+export { SKIP_PER_STATEMENT } from './sql/offset-walk.js';
 export type {
   CurationEvent,
   CurationOutcome,

@@ -60,12 +60,6 @@ const STATEMENT_EXCEPTIONS: Record<string, { statements: number; reason: string 
     statements: 1,
     reason: 'DDL composed in SQL (format): a partial index WHERE project_id = … AND bank_id = …, one bank',
   },
-  'banks.ts:createSpace': { statements: 1, reason: "a space's bank count (the banks of one space)" },
-  'banks.ts:getSpace': { statements: 1, reason: "a space's bank count (the banks of one space)" },
-  'banks.ts:listSpaces': {
-    statements: 2,
-    reason: "each space's bank count (management listing); for a bank-scoped key, of its banks only",
-  },
   'banks.ts:deleteSpace': { statements: 1, reason: 'unassigns every bank of the space (management)' },
   'banks.ts:listBanks': {
     statements: 2,

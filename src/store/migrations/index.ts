@@ -40,6 +40,7 @@ import m0042 from './0042-keyword-driver-pair.js';
 import m0044 from './0044-memories-by-type.js';
 import m0045 from './0045-listing-orders.js';
 import m0046 from './0046-bank-counters.js';
+import m0047 from './0047-space-bank-counts.js';
 import m0048 from './0048-operation-charges.js';
 import type { Migration } from './migration.js';
 
@@ -84,6 +85,7 @@ export const MIGRATIONS: readonly Migration[] = [
   m0044,
   m0045,
   m0046,
+  m0047,
   m0048,
 ];
 

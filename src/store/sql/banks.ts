@@ -3,7 +3,7 @@ import { notFound } from '../../contract/errors.js';
 import type { Db } from '../db.js';
 import { BankGone, fenceOf, fencedWrite } from '../fence.js';
 import { type BankIdIn, bankInClause } from './filters.js';
-import { countRows, type OrderKey, type PayHops, skipRows } from './offset-walk.js';
+import { countRows, groupRows, type OrderKey, type PayHops, skipRows } from './offset-walk.js';
 
 /** Spaces and the banks in them: a bank's row, its config, its counts, and its deletion. */
 export interface BankStore {
@@ -11,9 +11,10 @@ export interface BankStore {
   getSpace(projectId: string, id: string): Promise<Space | null>;
   /**
    * The project's spaces; with `idIn` (a bank-scoped key) only the spaces holding one of those
-   * banks, each counting only those.
+   * banks, each counting only those (counted in bounded hops over the project's banks, each past
+   * the first paid through `pay`).
    */
-  listSpaces(projectId: string, idIn?: BankIdIn): Promise<Space[]>;
+  listSpaces(projectId: string, idIn?: BankIdIn, pay?: PayHops): Promise<Space[]>;
   /** Unassigns the space's banks (never deletes them); returns how many, or null if no such space. */
   deleteSpace(projectId: string, id: string): Promise<number | null>;
   getBank(projectId: string, id: string): Promise<Bank | null>;
@@ -115,9 +116,8 @@ function bankFilter(filter: BankFilter, params: unknown[]): string {
 /** The bank listing's order (the primary key). */
 const BY_ID: OrderKey[] = [{ expr: 'id', type: 'text' }];
 
-const SPACE_SELECT = `SELECT s.id, s.name, s.created_at,
-  (SELECT count(*)::int FROM banks b WHERE b.project_id = s.project_id AND b.space_id = s.id) AS bank_count
-  FROM spaces s`;
+/** A space's `bank_count` is a counter its banks' triggers keep (migration 47). */
+const SPACE_SELECT = 'SELECT s.id, s.name, s.created_at, s.bank_count FROM spaces s';
 
 const BANK_COLUMNS =
   'project_id, id, space_id, is_org_bank, name, mission, config, embedder, memory_count, term_total, created_at, updated_at, llm_input_tokens, llm_output_tokens, generation::float8 AS generation';
@@ -144,21 +144,28 @@ export function bankQueries(db: Db): BankStore {
       ]);
       return rows[0] ?? null;
     },
-    listSpaces(projectId, idIn) {
+    async listSpaces(projectId, idIn, pay) {
       if (!idIn)
         return db.query<Space>(`${SPACE_SELECT} WHERE s.project_id = $1 ORDER BY s.created_at, s.id`, [
           projectId,
         ]);
-      const params: unknown[] = [projectId];
-      const within = bankInClause('b.id', idIn, params);
-      return db.query<Space>(
-        `SELECT id, name, created_at, bank_count FROM (
-           SELECT s.id, s.name, s.created_at,
-             (SELECT count(*)::int FROM banks b WHERE b.project_id = s.project_id AND b.space_id = s.id AND ${within}) AS bank_count
-           FROM spaces s WHERE s.project_id = $1) x
-         WHERE bank_count > 0 ORDER BY created_at, id`,
-        params,
+      // The key's banks by space, counted in bounded hops over the project's banks.
+      const counted = await groupRows(
+        db,
+        { from: 'banks', where: 'project_id = $1', params: [projectId], order: BY_ID },
+        {
+          group: { space: 'space_id' },
+          aggregates: { n: { fn: 'count' } },
+          filter: (params) => `space_id IS NOT NULL AND ${bankInClause('id', idIn, params)}`,
+        },
+        pay,
       );
+      const counts = new Map(counted.map((c) => [c.space as string, c.n as number]));
+      const spaces = await db.query<Space>(
+        `${SPACE_SELECT} WHERE s.project_id = $1 AND s.id = ANY($2::text[]) ORDER BY s.created_at, s.id`,
+        [projectId, [...counts.keys()]],
+      );
+      return spaces.map((sp) => ({ ...sp, bank_count: counts.get(sp.id)! }));
     },
     async deleteSpace(projectId, id) {
       return db.transaction(async (tx) => {

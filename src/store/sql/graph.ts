@@ -1,8 +1,11 @@
 import type { Db } from '../db.js';
 import { BY_MENTIONS } from './entities.js';
-import { countRows, type PayHops } from './offset-walk.js';
+import { countRows, groupRows, type PayHops } from './offset-walk.js';
 import type { Entity } from '../records.js';
 import { LINK_SAMPLE } from './entities.js';
+
+/** Below every entity id: the place of a mention with no pair after it in the graph's walk. */
+const NIL_UUID = '00000000-0000-0000-0000-000000000000';
 
 /** Mentions read by one `memoriesOfEntities` statement, over all its entities. */
 const LINKS_PER_STATEMENT = 20_000;
@@ -45,12 +48,14 @@ export interface GraphStore {
   ): Promise<{ entity_id: string; memory_id: string }[]>;
   /**
    * Pairs of entities mentioned by the same valid memories, at least `minCount` times, most often
-   * first; `total` counts every such pair.
+   * first; `total` counts every such pair. The bank's pairs are counted in hops of at most
+   * SKIP_PER_STATEMENT (each past the first paid through `pay`), all of them held here at once.
    */
   entityCooccurrences(
     projectId: string,
     bankId: string,
     q: { minCount: number; limit: number },
+    pay?: PayHops,
   ): Promise<{ pairs: { a: string; b: string; count: number; last: Date }[]; total: number }>;
   /**
    * Links among the valid ones of these memories (an invalidated memory links to nothing), at
@@ -121,24 +126,48 @@ export function graphQueries(db: Db): GraphStore {
       );
     },
 
-    async entityCooccurrences(projectId, bankId, q) {
-      const rows = await db.query<{ a: string; b: string; count: number; last: Date; total: number }>(
-        `SELECT a.entity_id::text AS a, b.entity_id::text AS b, count(*)::int AS count,
-                max(coalesce(m.mentioned_at, m.created_at)) AS last, (count(*) OVER ())::int AS total
-           FROM memory_entities a
-           JOIN memory_entities b
-             ON b.project_id = a.project_id AND b.bank_id = a.bank_id AND b.memory_id = a.memory_id
-            AND b.entity_id > a.entity_id
-           JOIN memories m ON m.project_id = a.project_id AND m.bank_id = a.bank_id AND m.id = a.memory_id
-          WHERE a.project_id = $1 AND a.bank_id = $2 AND m.state = 'valid'
-          GROUP BY a.entity_id, b.entity_id HAVING count(*) >= $3
-          ORDER BY count DESC, a.entity_id, b.entity_id LIMIT $4`,
-        [projectId, bankId, q.minCount, q.limit],
+    async entityCooccurrences(projectId, bankId, q, pay) {
+      // Each pair of entities a memory mentions is a row of the walk, in (memory, a, b) order, and
+      // so is each mention with no pair after it (b null): a hop reads at most SKIP_PER_STATEMENT
+      // mentions and pairs, however many entities a memory names or memories an entity has.
+      // `OFFSET 0` keeps each lookup a lookup of the hop's own rows (a join of the whole bank's
+      // memories otherwise starts at its first one, whatever the hop's range).
+      const counted = await groupRows(
+        db,
+        {
+          from: `memory_entities a
+            LEFT JOIN LATERAL (
+              SELECT x.entity_id FROM memory_entities x
+               WHERE x.project_id = a.project_id AND x.bank_id = a.bank_id AND x.memory_id = a.memory_id
+                 AND x.entity_id > a.entity_id
+               ORDER BY x.entity_id) b ON true
+            CROSS JOIN LATERAL (
+              SELECT state, coalesce(mentioned_at, created_at) AS at FROM memories
+               WHERE project_id = a.project_id AND bank_id = a.bank_id AND id = a.memory_id OFFSET 0) m`,
+          where: 'a.project_id = $1 AND a.bank_id = $2',
+          params: [projectId, bankId],
+          order: [
+            { expr: 'a.memory_id', type: 'uuid' },
+            { expr: 'a.entity_id', type: 'uuid' },
+            { expr: `coalesce(b.entity_id, '${NIL_UUID}'::uuid)`, type: 'uuid' },
+          ],
+        },
+        {
+          group: { a: 'a.entity_id::text', b: 'b.entity_id::text' },
+          aggregates: { count: { fn: 'count' }, last: { fn: 'max', expr: 'm.at' } },
+          filter: () => "b.entity_id IS NOT NULL AND m.state = 'valid'",
+        },
+        pay,
       );
-      return {
-        pairs: rows.map(({ total: _total, ...p }) => p),
-        total: rows[0]?.total ?? 0,
-      };
+      // uuids as text (lower-case hex) sort as the uuids do.
+      const pairs = counted
+        .map((p) => ({ a: p.a as string, b: p.b as string, count: p.count as number, last: p.last as Date }))
+        .filter((p) => p.count >= q.minCount)
+        .sort(
+          (x, y) =>
+            y.count - x.count || (x.a < y.a ? -1 : x.a > y.a ? 1 : x.b < y.b ? -1 : x.b > y.b ? 1 : 0),
+        );
+      return { pairs: pairs.slice(0, q.limit), total: pairs.length };
     },
 
     async memoryLinks(projectId, bankId, asked, limit) {

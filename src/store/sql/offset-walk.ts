@@ -227,3 +227,97 @@ export async function walkPage(
     await breathe();
   }
 }
+
+/** A partial aggregate of one hop's kept rows, merged across hops in JS. */
+export type Aggregate =
+  /** How many rows. */
+  | { fn: 'count' }
+  /** How many rows `expr` (a condition) holds for. */
+  | { fn: 'countIf'; expr: string }
+  /** The greatest `expr` (null over no row or only nulls). */
+  | { fn: 'max'; expr: string };
+
+/** What `groupRows` groups and aggregates: named group columns, named aggregates, a filter. */
+export interface Grouping<G extends string, A extends string> {
+  group: Record<G, string>;
+  aggregates: Record<A, Aggregate>;
+  /** Rows kept (a condition over the listing's `from`, pushing its parameters); every row when absent. */
+  filter?: (params: unknown[]) => string;
+}
+
+const merge = (a: Aggregate, x: unknown, y: unknown): unknown => {
+  if (a.fn !== 'max') return (x as number) + (y as number);
+  if (x === null || x === undefined) return y;
+  if (y === null || y === undefined) return x;
+  return (y as number | Date) > (x as number | Date) ? y : x;
+};
+
+/**
+ * `SELECT <group>, <aggregates> FROM <from> WHERE <where> AND <filter> GROUP BY <group>`, but
+ * computed in hops of at most SKIP_PER_STATEMENT rows in the listing's order (each hop one
+ * statement grouping its own rows), the partial aggregates merged here, with a turn of the event
+ * loop between hops; each hop after the first is paid for (`pay(1)`) before it runs, as in
+ * `countRows`. The groups come in no particular order. Outside any transaction: a write during
+ * the walk may be counted or not.
+ */
+export async function groupRows<G extends string, A extends string>(
+  db: Queryable,
+  listing: Listing,
+  grouping: Grouping<G, A>,
+  pay?: PayHops,
+): Promise<(Record<G, unknown> & Record<A, unknown>)[]> {
+  const groupNames = Object.keys(grouping.group) as G[];
+  const aggNames = Object.keys(grouping.aggregates) as A[];
+  const keys = listing.order.map((k, i) => `${k.expr} AS k${i}`);
+  const reversed = listing.order.map((k, i) => `k${i}${k.desc ? '' : ' DESC'}`).join(', ');
+  const lastKeys = listing.order
+    .map((_, i) => `(array_agg(k${i}::text ORDER BY ${reversed}))[1] AS k${i}`)
+    .join(', ');
+  const groupCols = groupNames.map((g, i) => `${grouping.group[g]} AS g${i}`);
+  const valueCols = aggNames.flatMap((a, i) => {
+    const agg = grouping.aggregates[a];
+    return agg.fn === 'count' ? [] : [`${agg.expr} AS v${i}`];
+  });
+  const outGroups = groupNames.map((g, i) => `g${i} AS "${g}"`);
+  const outAggs = aggNames.map((a, i) => {
+    const agg = grouping.aggregates[a];
+    if (agg.fn === 'count') return `count(*)::int AS "${a}"`;
+    if (agg.fn === 'countIf') return `count(*) FILTER (WHERE v${i})::int AS "${a}"`;
+    return `max(v${i}) AS "${a}"`;
+  });
+  const groupBy = groupNames.length > 0 ? ` GROUP BY ${groupNames.map((_, i) => `g${i}`).join(', ')}` : '';
+  const merged = new Map<string, Record<string, unknown>>();
+  let last: string[] | null = null;
+  for (;;) {
+    const params = [...listing.params];
+    const kept = grouping.filter ? grouping.filter(params) : 'true';
+    const from = last ? rowsAfter(listing.order, last, params) : '';
+    params.push(SKIP_PER_STATEMENT);
+    const rows = await db.query<Record<string, unknown> & { seen: number }>(
+      `WITH hop AS MATERIALIZED (
+         SELECT ${[`${kept} AS kept`, ...keys, ...groupCols, ...valueCols].join(', ')}
+           FROM ${listing.from} WHERE ${listing.where}${from}
+          ORDER BY ${orderBy(listing.order)} LIMIT $${params.length}),
+       edge AS (SELECT count(*)::int AS seen, ${lastKeys} FROM hop)
+       SELECT edge.*, part.* FROM edge LEFT JOIN (
+         SELECT ${[...outGroups, ...outAggs].join(', ')} FROM hop WHERE kept${groupBy}) part ON true`,
+      params,
+    );
+    for (const row of rows) {
+      if (row[aggNames[0]!] === null || row[aggNames[0]!] === undefined) continue;
+      const id = JSON.stringify(groupNames.map((g) => row[g]));
+      const had = merged.get(id);
+      if (!had) {
+        merged.set(id, Object.fromEntries([...groupNames, ...aggNames].map((c) => [c, row[c]])));
+        continue;
+      }
+      for (const a of aggNames) had[a] = merge(grouping.aggregates[a], had[a], row[a]);
+    }
+    const edge = rows[0]!;
+    if (edge.seen < SKIP_PER_STATEMENT) break;
+    last = listing.order.map((_, i): string => edge[`k${i}`] as string);
+    await pay?.(1);
+    await breathe();
+  }
+  return [...merged.values()] as (Record<G, unknown> & Record<A, unknown>)[];
+}
