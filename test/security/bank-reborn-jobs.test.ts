@@ -8,14 +8,13 @@
  * database; on the embedded engine two apps in one process over one store.
  */
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
-import { pino } from 'pino';
 import type { Db } from '../../src/store/db.js';
 import { storeOver } from '../../src/store/open.js';
 import { openPostgres } from '../../src/store/postgres.js';
 import { OPERATION_RUNNERS } from '../../src/jobs/kinds.js';
 import { startWorker } from '../../src/jobs/worker.js';
+import { capturedLog } from '../helpers/captured-log.js';
 import { bankPath, type TestApp, testApp } from '../helpers/app.js';
 import { ENGINES, openTestDb } from '../helpers/engines.js';
 import { heldEmbedder } from '../helpers/held-embedder.js';
@@ -52,15 +51,7 @@ for (const engine of ENGINES) {
     });
 
     test('a Retain held in its slice while its bank is deleted and created again', async () => {
-      const log = pino(
-        { level: 'info' },
-        new Writable({
-          write(chunk, _enc, done) {
-            logged.push(JSON.parse(String(chunk)));
-            done();
-          },
-        }),
-      );
+      const log = capturedLog(logged);
       let q: { body: { operation_id: string } } = { body: { operation_id: '' } };
       const worker = startWorker(b.services, log, { runners: OPERATION_RUNNERS, pollMs: 20 });
       try {
