@@ -206,6 +206,8 @@ for (const engine of ENGINES) {
       for (const [path, table] of [
         ['/memories/list?q=nowhere-to-be-found&limit=5', 'memories m'],
         ['/operations?status=cancelled&limit=5', 'operations'],
+        // The seeded calls are 'ok' or 'error': none succeeded.
+        ['/llm-requests?status=success&limit=5', 'llm_requests'],
       ] as const) {
         const before = await used();
         seen.length = 0;
