@@ -11,6 +11,7 @@ import type {
 import { requireBank } from './banks.js';
 import { scheduleConsolidation } from './consolidate/schedule.js';
 import { notFound } from './errors.js';
+import { OPERATION_UNDONE } from './operation-charges.js';
 import { isUuid } from './ids.js';
 import { queueRefreshes } from './mental-model-schedule.js';
 import { keyId, type Receipt, receiptView, signingKey, signReceipt } from './receipts.js';
@@ -45,6 +46,8 @@ export async function forget(
   const done = await s.store.forget(projectId, bankId, subject, {
     id,
     at,
+    // A deleted bank's queued Retains and imports give back what they did not store.
+    undone: (kind, payload, progress) => OPERATION_UNDONE[kind]?.(payload, progress) ?? null,
     seal: (deleted) => ({
       key_id: kid,
       signature: signReceipt(key, projectId, {

@@ -8,17 +8,16 @@
  * database; on the embedded engine two apps in one process over one store.
  */
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
-import { pino } from 'pino';
-import type { Embedder } from '../../src/embed/embedder.js';
 import type { Db } from '../../src/store/db.js';
 import { storeOver } from '../../src/store/open.js';
 import { openPostgres } from '../../src/store/postgres.js';
 import { OPERATION_RUNNERS } from '../../src/jobs/kinds.js';
 import { startWorker } from '../../src/jobs/worker.js';
+import { capturedLog } from '../helpers/captured-log.js';
 import { bankPath, type TestApp, testApp } from '../helpers/app.js';
 import { ENGINES, openTestDb } from '../helpers/engines.js';
+import { heldEmbedder } from '../helpers/held-embedder.js';
 import { until } from '../helpers/until.js';
 
 for (const engine of ENGINES) {
@@ -26,31 +25,16 @@ for (const engine of ENGINES) {
     let a: TestApp;
     let b: TestApp;
     let raw: Db;
-    /** B's embedder holds the slice that embeds a text with HOLD until `release`. */
-    let entered: () => void = () => {};
-    let release: () => void = () => {};
-    const held = {
-      entered: new Promise<void>((r) => (entered = r)),
-      release: new Promise<void>((r) => (release = r)),
-    };
+    /** B's embedder holds the slice that embeds a text with HOLD until `held.release()`. */
+    let held: ReturnType<typeof heldEmbedder>;
     const logged: { msg: string; operation?: string }[] = [];
 
     before(async () => {
       const opened = await openTestDb(engine);
       raw = opened.db;
       a = await testApp(engine, { store: Object.assign(storeOver(raw), { dispose: opened.dispose }) });
-      const real = a.services.embedder;
-      const holding: Embedder = {
-        id: real.id,
-        dimensions: real.dimensions,
-        async embed(texts, signal) {
-          if (texts.some((x) => x.includes('HOLD'))) {
-            entered();
-            await held.release;
-          }
-          return real.embed(texts, signal);
-        },
-      };
+      held = heldEmbedder(a.services.embedder);
+      const holding = held.embedder;
       // On PostgreSQL, B is another instance: its own store and connection pool on the database.
       const url = (opened as { url?: string }).url;
       if (url) {
@@ -67,15 +51,7 @@ for (const engine of ENGINES) {
     });
 
     test('a Retain held in its slice while its bank is deleted and created again', async () => {
-      const log = pino(
-        { level: 'info' },
-        new Writable({
-          write(chunk, _enc, done) {
-            logged.push(JSON.parse(String(chunk)));
-            done();
-          },
-        }),
-      );
+      const log = capturedLog(logged);
       let q: { body: { operation_id: string } } = { body: { operation_id: '' } };
       const worker = startWorker(b.services, log, { runners: OPERATION_RUNNERS, pollMs: 20 });
       try {
@@ -95,7 +71,7 @@ for (const engine of ENGINES) {
         assert.equal((await a.call('DELETE', bankPath('reborn'))).status, 200);
         const again = await a.call('PUT', bankPath('reborn'), { body: {} });
         assert.ok(again.status === 200 || again.status === 201, JSON.stringify(again.body));
-        release();
+        held.release();
         // The job ends one way or the other (completed, failed, or ended with its bank).
         await until(
           async () =>

@@ -206,6 +206,10 @@ for (const engine of ENGINES) {
       for (const [path, table] of [
         ['/memories/list?q=nowhere-to-be-found&limit=5', 'memories m'],
         ['/operations?status=cancelled&limit=5', 'operations'],
+        // The seeded calls are 'ok' or 'error': none succeeded.
+        ['/llm-requests?status=success&limit=5', 'llm_requests'],
+        // The project's banks (12,001) whose id holds a text none does.
+        ['/../../banks?q=nowhere&limit=5', 'banks'],
       ] as const) {
         const before = await used();
         seen.length = 0;

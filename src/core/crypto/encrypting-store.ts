@@ -380,6 +380,20 @@ export function encryptingStore(
     }),
 
     async forget(projectId, bankId, subject, draft) {
+      const undone = draft.undone;
+      if (undone) {
+        // The bank's sealed payloads are opened with its key, read before the deletion's
+        // transaction (which deletes it); without the key, a payload is read as empty.
+        const codec = await searchCodec(projectId, bankId);
+        draft = {
+          ...draft,
+          undone: (kind, payload, progress) => {
+            const sealed = sealedMetadata(payload as Record<string, unknown>);
+            const opened = !sealed ? payload : codec ? JSON.parse(codec.open(sealed, 'payload')) : null;
+            return undone(kind, opened, progress);
+          },
+        };
+      }
       const done = await inner.forget(projectId, bankId, subject, draft);
       // What this process holds of it in the clear goes at once: decrypted vectors (zeroed) and,
       // with the bank, its unwrapped data key. Other processes reload from the database, where

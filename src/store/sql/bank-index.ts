@@ -1,4 +1,5 @@
 import type { Db } from '../db.js';
+import { BankGone, fenceOf } from '../fence.js';
 import { EXACT_SEARCH_LIMIT } from '../exact-search.js';
 import { bankIndexName } from './bank-index-name.js';
 import { HNSW_DIMENSIONS } from './search.js';
@@ -66,6 +67,17 @@ export function bankIndexQueries(db: Db): BankIndexStore {
         [name, dims, projectId, bankId],
       );
       await db.exec(rows[0]!.sql);
+      // DDL is not fenced (CREATE INDEX CONCURRENTLY runs in no transaction): a job whose bank
+      // was deleted meanwhile (store/fence.ts) drops the index it built over a bank of the same
+      // id. A deletion after this check drops it itself (core/forget.ts).
+      if (fenceOf(projectId, bankId)) {
+        try {
+          await db.transaction(async () => {});
+        } catch (err) {
+          if (err instanceof BankGone) await db.exec(`DROP INDEX IF EXISTS ${name}`);
+          throw err;
+        }
+      }
     },
 
     async dropBankIndexes(projectId, bankId) {

@@ -3,7 +3,15 @@ import { notFound } from '../../contract/errors.js';
 import type { Db } from '../db.js';
 import { BankGone, fenceOf, fencedWrite } from '../fence.js';
 import { type BankIdIn, bankInClause } from './filters.js';
-import { countRows, groupRows, type OrderKey, type PayHops, skipRows } from './offset-walk.js';
+import {
+  countRows,
+  groupRows,
+  type OrderKey,
+  type PayHops,
+  rowsIn,
+  skipRows,
+  walkPage,
+} from './offset-walk.js';
 
 /** Spaces and the banks in them: a bank's row, its config, its counts, and its deletion. */
 export interface BankStore {
@@ -214,9 +222,25 @@ export function bankQueries(db: Db): BankStore {
       let where = base;
       const select = `SELECT ${BANK_COLUMNS} FROM banks WHERE`;
       if (!page) return db.query<Bank>(`${select} ${where} ORDER BY created_at, id`, params);
+      // A space or a text to find in ids: found in bounded hops over the project's banks, the
+      // filter applied in each (a text no id has reads no more per statement), then read by id.
+      const walked = filter.spaceId !== undefined || !!filter.idContains;
+      const kept: unknown[] = [projectId];
+      let inProject = 'project_id = $1';
       if (page.after !== undefined) {
-        params.push(page.after);
+        for (const list of [params, kept]) list.push(page.after);
         where += ` AND id > $${params.length}`;
+        inProject += ` AND id > $${kept.length}`;
+      }
+      if (walked) {
+        const listing = { from: 'banks', where: inProject, params: kept, order: BY_ID };
+        const filtered = (p: unknown[]) => `true${bankFilter(filter, p)}`;
+        const ids = await walkPage(db, listing, filtered, page.offset ?? 0, page.limit, page.pay);
+        const byIds: unknown[] = [projectId];
+        return db.query<Bank>(
+          `SELECT ${BANK_COLUMNS} FROM banks WHERE project_id = $1${rowsIn(BY_ID, ids, byIds)} ORDER BY id`,
+          byIds,
+        );
       }
       where += await skipRows(db, { from: 'banks', where, params, order: BY_ID }, page.offset ?? 0, page.pay);
       params.push(page.limit);

@@ -1,6 +1,7 @@
 import { ENCRYPTION_CHANGED } from '../sealed.js';
 import { AppError } from '../../contract/errors.js';
 import type { Db, Queryable } from '../db.js';
+import { fencedWrite } from '../fence.js';
 import { lockBank } from './bank-lock.js';
 
 /** A bank's wrapped data key (managed encryption). */
@@ -120,10 +121,13 @@ export function encryptionQueries(db: Db): BankKeyStore {
     },
 
     async createBankKey(projectId, bankId, key, converting) {
-      await db.query(
-        `INSERT INTO bank_keys (project_id, bank_id, wrapped_key, master_fingerprint, converting)
-         VALUES ($1, $2, $3, $4, $5) ON CONFLICT (project_id, bank_id) DO NOTHING`,
-        [projectId, bankId, key.wrapped, key.fingerprint, converting],
+      // A job's re-encryption creates a key only for the bank it ran for (store/fence.ts).
+      await fencedWrite(db, projectId, bankId, (q) =>
+        q.query(
+          `INSERT INTO bank_keys (project_id, bank_id, wrapped_key, master_fingerprint, converting)
+           VALUES ($1, $2, $3, $4, $5) ON CONFLICT (project_id, bank_id) DO NOTHING`,
+          [projectId, bankId, key.wrapped, key.fingerprint, converting],
+        ),
       );
       // A key another process created first wins: a bank has one data key.
       const rows = await db.query<BankKeyRecord>(

@@ -1,7 +1,7 @@
 import type { Db } from '../db.js';
 import { fencedWrite } from '../fence.js';
 import { decodeCursor, encodeCursor } from './filters.js';
-import { countRows, type OrderKey, type PayHops, skipRows } from './offset-walk.js';
+import { countRows, type OrderKey, type PayHops, rowsIn, skipRows, walkPage } from './offset-walk.js';
 
 /** One language model call: what it was for, which model, tokens, time and outcome; never text. */
 export interface LlmCallRecord {
@@ -135,8 +135,6 @@ export function llmRequestQueries(db: Db): LlmRequestStore {
     },
 
     async listLlmRequests(projectId, bankId, filter, page) {
-      const params: unknown[] = [];
-      let cond = where(projectId, bankId, filter, params);
       const total = await countRows(
         db,
         {
@@ -148,6 +146,9 @@ export function llmRequestQueries(db: Db): LlmRequestStore {
         (p) => `true${conditions(filter, p)}`,
         page.pay,
       );
+      const filtered = conditions(filter, []) !== '';
+      const params: unknown[] = [projectId, bankId];
+      let cond = filtered ? '' : conditions(filter, params);
       const after = decodeCursor(page.cursor);
       if (after !== null) {
         params.push(after);
@@ -160,13 +161,33 @@ export function llmRequestQueries(db: Db): LlmRequestStore {
         params,
         order: NEWEST,
       };
-      cond += await skipRows(db, listing, offset, page.pay);
-      params.push(page.limit + 1);
-      const rows = await db.query<LlmCallRecord & { seq: number }>(
-        `SELECT ${COLUMNS} FROM llm_requests WHERE project_id = $1 AND bank_id = $2${cond}
-          ORDER BY seq DESC LIMIT $${params.length}`,
-        params,
-      );
+      let rows: (LlmCallRecord & { seq: number })[];
+      if (filtered) {
+        // Found in bounded hops over the bank's calls, the filter applied in each (a status no
+        // call has reads no more per statement than a common one), then read by their keys.
+        const keys = await walkPage(
+          db,
+          listing,
+          (p) => `true${conditions(filter, p)}`,
+          offset,
+          page.limit + 1,
+          page.pay,
+        );
+        const byKeys: unknown[] = [projectId, bankId];
+        rows = await db.query<LlmCallRecord & { seq: number }>(
+          `SELECT ${COLUMNS} FROM llm_requests WHERE project_id = $1 AND bank_id = $2${rowsIn(NEWEST, keys, byKeys)}
+            ORDER BY seq DESC`,
+          byKeys,
+        );
+      } else {
+        cond += await skipRows(db, listing, offset, page.pay);
+        params.push(page.limit + 1);
+        rows = await db.query<LlmCallRecord & { seq: number }>(
+          `SELECT ${COLUMNS} FROM llm_requests WHERE project_id = $1 AND bank_id = $2${cond}
+            ORDER BY seq DESC LIMIT $${params.length}`,
+          params,
+        );
+      }
       const more = rows.length > page.limit;
       return {
         items: rows.slice(0, page.limit).map(({ seq, ...r }) => ({ id: String(seq), ...r })),

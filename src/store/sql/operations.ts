@@ -311,19 +311,22 @@ async function claimIn(
  * An operation's payload and the length of its JSON text, read whole or, when kept in parts,
  * a part a statement in one snapshot; null when the operation is gone.
  */
+/** An operation's stored payload as text (a stub when it is in parts); undefined when the operation is gone. */
+async function payloadStub(q: Queryable, projectId: string, bankId: string, id: string) {
+  const rows = await q.query<{ payload: string | null }>(
+    'SELECT payload::text AS payload FROM operations WHERE project_id = $1 AND bank_id = $2 AND id = $3',
+    [projectId, bankId, id],
+  );
+  return rows.length === 0 ? undefined : (rows[0]!.payload ?? null);
+}
+
 async function payloadOf(
   db: Db,
   projectId: string,
   bankId: string,
   id: string,
 ): Promise<{ payload: unknown; bytes: number } | null> {
-  const read = async (q: Queryable) => {
-    const rows = await q.query<{ payload: string | null }>(
-      'SELECT payload::text AS payload FROM operations WHERE project_id = $1 AND bank_id = $2 AND id = $3',
-      [projectId, bankId, id],
-    );
-    return rows.length === 0 ? undefined : (rows[0]!.payload ?? null);
-  };
+  const read = (q: Queryable) => payloadStub(q, projectId, bankId, id);
   const text = await read(db);
   if (text === undefined) return null;
   if (text === null) return { payload: null, bytes: 0 };
@@ -375,6 +378,48 @@ function takeBack(
       counters: charge.counters.map((c, i) => ({ ...c, amount: c.amount - counters[i]!.amount })),
     },
   };
+}
+
+/**
+ * What an unfinished operation did not do of its work, as the part of its charge it gives back
+ * (from its payload, opened, and its progress); null: nothing.
+ */
+export type Undone = (kind: string, payload: unknown, progress: unknown) => ChargeBack | null;
+
+/**
+ * In a bank deletion's transaction, the bank row locked for update (so no fenced slice of its
+ * operations is under way: store/fence.ts): its unfinished operations (pending, processing) give
+ * back what they hold of their charge and did not do (`undone`; all of it for one that never
+ * recorded progress), before their rows go with the bank. Their rows are locked first: a worker
+ * failing one at the same time then finds no row, and gives nothing back a second time.
+ */
+export async function giveBackUnfinished(
+  tx: Queryable,
+  projectId: string,
+  bankId: string,
+  undone: Undone,
+): Promise<void> {
+  const held = await tx.query<{ id: string; kind: string; charge: StoredCharge | null; progress: unknown }>(
+    `SELECT id::text AS id, kind, charge, progress FROM operations
+     WHERE project_id = $1 AND bank_id = $2 AND status IN ('pending', 'processing') AND charge IS NOT NULL
+     ORDER BY id FOR UPDATE`,
+    [projectId, bankId],
+  );
+  for (const op of held) {
+    const charge = chargeOf(op.charge);
+    if (!charge) continue;
+    let given = charge;
+    if (op.progress !== null) {
+      const stub = await payloadStub(tx, projectId, bankId, op.id);
+      const count = stub ? partsOf(JSON.parse(stub)) : null;
+      const text = count === null ? stub : await readPayloadParts(tx, projectId, bankId, op.id, count);
+      const back = undone(op.kind, text ? JSON.parse(text) : null, op.progress);
+      if (!back) continue;
+      given = takeBack(charge, back).given;
+    }
+    if (given.items) await refundDayItems(tx, projectId, given.items.amount, given.items.windowStart);
+    await refundCounters(tx, projectId, given.counters);
+  }
 }
 
 /** How often a process sweeps idempotency keys older than a day. */

@@ -3,6 +3,7 @@ import { SEALED } from '../sealed.js';
 import { lockBank } from './bank-lock.js';
 import { derivedObservations, redoConsolidation } from './derived.js';
 import { deleteMemoriesIn } from './memories.js';
+import { giveBackUnfinished, type Undone } from './operations.js';
 
 /** What a forget is about: one memory, one document, or a whole bank. */
 export type ForgetSubject =
@@ -30,6 +31,11 @@ export interface ReceiptDraft {
   at: Date;
   /** Signs the counts in the transaction of the forget: the receipt commits with it or not at all. */
   seal(deleted: Record<string, number>): { key_id: string; signature: string };
+  /**
+   * A bank's deletion: what each of its unfinished operations did not do of its work, given back
+   * of the charge it holds in the deletion's transaction (see `giveBackUnfinished`).
+   */
+  undone?: Undone;
 }
 
 /** Forgetting (deleting a subject with everything derived from it) and its receipts. */
@@ -292,10 +298,13 @@ async function forgetBank(
   projectId: string,
   bankId: string,
   deleted: Record<string, number>,
+  undone: Undone | undefined,
 ): Promise<string[] | null> {
   const p = [projectId, bankId];
   const bank = await tx.query('SELECT 1 FROM banks WHERE project_id = $1 AND id = $2 FOR UPDATE', p);
   if (bank.length === 0) return null;
+  // Its queued operations go with it: what they hold of their charge and did not do goes back.
+  if (undone) await giveBackUnfinished(tx, projectId, bankId, undone);
   const memoryIds = await ids(
     tx,
     'SELECT id::text AS id FROM memories WHERE project_id = $1 AND bank_id = $2',
@@ -348,7 +357,8 @@ export function receiptQueries(db: Db): ReceiptStore {
         const deleted: Record<string, number> = {};
         let memoryIds: string[] | null;
         let reconsolidate = 0;
-        if (subject.kind === 'bank') memoryIds = await forgetBank(tx, projectId, bankId, deleted);
+        if (subject.kind === 'bank')
+          memoryIds = await forgetBank(tx, projectId, bankId, deleted, draft.undone);
         else {
           if ((await lockBank(tx, projectId, bankId)) === null) return null;
           const gone = await forgetMemories(tx, projectId, bankId, subject, deleted);

@@ -1,0 +1,201 @@
+/**
+ * A bank deleted while one of its jobs runs, then created again under the same id (issue 18): the
+ * other kinds of job than Retain (bank-reborn-jobs). Written as the attack: instance B's worker
+ * runs a consolidation, a re-embed, a re-encryption or a bank-index build of bank X, held inside
+ * its slice after it read the old bank; instance A deletes X and creates it again; then B goes on.
+ * Nothing of the old bank may reach the new one (rows, a data key, counters, the embedder, queued
+ * operations, a vector index of its own), and the job ends with its bank. On PostgreSQL A and B
+ * are two instances (each its own store and pool) on one database; on the embedded engine two
+ * apps in one process over one database.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { enqueueOperation } from '../../src/core/operations.js';
+import { BANK_INDEX } from '../../src/core/recall/bank-index.js';
+import { REEMBED } from '../../src/core/reembed.js';
+import { OPERATION_RUNNERS } from '../../src/jobs/kinds.js';
+import { startWorker } from '../../src/jobs/worker.js';
+import type { Db } from '../../src/store/db.js';
+import { storeOver } from '../../src/store/open.js';
+import { openPostgres } from '../../src/store/postgres.js';
+import { bankIndexName } from '../../src/store/sql/bank-index.js';
+import type { Store } from '../../src/store/store.js';
+import { capturedLog } from '../helpers/captured-log.js';
+import { bankPath, type TestApp, testApp } from '../helpers/app.js';
+import { ENGINES, openTestDb } from '../helpers/engines.js';
+import { until } from '../helpers/until.js';
+import { newMasterKey } from './encryption-helpers.js';
+
+/** B's store methods a job's slice is held in: after a read returns, or before a write runs. */
+const HELD = {
+  consolidationSources: 'after',
+  listMemories: 'after',
+  convertMemories: 'before',
+  buildBankIndex: 'before',
+} as const;
+type Held = keyof typeof HELD;
+
+for (const engine of ENGINES) {
+  describe(`jobs of a bank deleted and created again write nothing into the new one (${engine})`, () => {
+    let a: TestApp;
+    let b: TestApp;
+    let raw: Db;
+    const logged: { msg: string; kind?: string; bank?: string }[] = [];
+    /** The call B's store holds next: its method and bank, and the hold's two ends. */
+    let armed: { method: Held; bank: string; entered: () => void; release: Promise<void> } | undefined;
+
+    /** `store` with each HELD method holding the call `armed` names (once). */
+    const holding = (store: Store): Store => {
+      const s = store as unknown as Record<Held, (...args: unknown[]) => Promise<unknown>>;
+      for (const method of Object.keys(HELD) as Held[]) {
+        const inner = s[method].bind(store);
+        s[method] = async (...args: unknown[]) => {
+          // Consolidation reads the memories a forget marked first (`redo`): held at its next read.
+          const redo = (args[4] as { redo?: boolean } | undefined)?.redo;
+          const hold = armed?.method === method && args[1] === armed.bank && !redo ? armed : undefined;
+          if (!hold) return inner(...args);
+          armed = undefined;
+          const wait = async () => {
+            hold.entered();
+            await hold.release;
+          };
+          if (HELD[method] === 'before') await wait();
+          const result = await inner(...args);
+          if (HELD[method] === 'after') await wait();
+          return result;
+        };
+      }
+      return store;
+    };
+
+    before(async () => {
+      const opened = await openTestDb(engine);
+      const masterKey = newMasterKey();
+      raw = opened.db;
+      a = await testApp(engine, {
+        store: Object.assign(storeOver(raw), { dispose: opened.dispose }),
+        masterKey,
+      });
+      // On PostgreSQL, B is another instance: its own store and connection pool on the database.
+      const url = (opened as { url?: string }).url;
+      const other = url ? await openPostgres(url, { poolSize: 4 }) : null;
+      b = await testApp(engine, {
+        store: Object.assign(holding(storeOver(other ?? raw)), { dispose: async () => other?.close() }),
+        masterKey,
+      });
+    });
+    after(async () => {
+      await b?.close();
+      await a.close();
+    });
+
+    const count = async (table: string, bank: string) =>
+      (
+        await raw.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM ${table} WHERE project_id = 'default' AND bank_id = $1`,
+          [bank],
+        )
+      )[0]!.n;
+
+    /**
+     * Bank `bank` with a few memories (`config` applied), its job queued by `queue`; B's worker
+     * runs it held at `method` while A deletes the bank and creates it again. Returns what the
+     * worker logged of the job.
+     */
+    async function attack(
+      bank: string,
+      kind: string,
+      method: Held,
+      config: Record<string, unknown>,
+      queue: () => Promise<void>,
+    ): Promise<string[]> {
+      assert.ok([200, 201].includes((await a.call('PUT', bankPath(bank), { body: {} })).status));
+      for (const [k, v] of Object.entries(config)) {
+        const cfg = await a.call('PATCH', bankPath(bank, '/config'), { body: { updates: { [k]: v } } });
+        assert.equal(cfg.status, 200, `${k}: ${JSON.stringify(cfg.body)}`);
+      }
+      const items = ['Alice met Bob in Paris.', 'Alice met Bob in Paris again.', 'Carol flew to Rome.'].map(
+        (content) => ({ content, document_id: 'old-doc', entities: [{ text: 'Old Entity' }] }),
+      );
+      const r = await a.call('POST', bankPath(bank, '/memories'), { body: { items } });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      await queue();
+      let entered: () => void = () => {};
+      let release: () => void = () => {};
+      const held = new Promise<void>((r) => (entered = r));
+      armed = { method, bank, entered, release: new Promise<void>((r) => (release = r)) };
+      const log = capturedLog(logged);
+      const ofJob = () =>
+        logged
+          .filter((l) => (l.bank ?? bank) === bank && l.kind === kind && l.msg !== 'operation waits its turn')
+          .map((l) => l.msg);
+      const worker = startWorker(b.services, log, { runners: OPERATION_RUNNERS, pollMs: 20 });
+      try {
+        await held;
+        assert.equal((await a.call('DELETE', bankPath(bank))).status, 200);
+        assert.ok([200, 201].includes((await a.call('PUT', bankPath(bank), { body: {} })).status));
+        release();
+        await until(
+          async () => ofJob(),
+          (l) => l.length > 0,
+        ).catch((err) => {
+          throw new Error(`${err.message}: ${JSON.stringify(logged)}`);
+        });
+      } finally {
+        release();
+        await worker.stop();
+      }
+      const tables =
+        'memories entities memory_terms memory_entities documents operations bank_keys llm_requests';
+      for (const table of tables.split(' '))
+        assert.equal(await count(table, bank), 0, `${table} of the new bank '${bank}'`);
+      const row = (
+        await raw.query<{ memory_count: number; embedder: string | null }>(
+          `SELECT memory_count, embedder FROM banks WHERE project_id = 'default' AND id = $1`,
+          [bank],
+        )
+      )[0]!;
+      assert.deepEqual({ ...row }, { memory_count: 0, embedder: null });
+      return ofJob();
+    }
+
+    // The held consolidation does not always end: never within 20 s on the embedded engine,
+    // sometimes not on PostgreSQL under load. Not understood yet; open (docs/security.md).
+    const open =
+      engine === 'pglite' ? { skip: 'never ends on the embedded engine (open)' } : { todo: 'open' };
+    test('a consolidation held after it read its memories', open, async () => {
+      const done = await attack('reborn-c', 'consolidate', 'consolidationSources', {}, async () => {
+        assert.equal((await a.call('POST', bankPath('reborn-c', '/consolidate'))).status, 200);
+      });
+      assert.deepEqual(done, ['operation ended: its bank was deleted']);
+    });
+
+    test('a re-embed held after it read a page of memories', async () => {
+      const off = { enable_observations: false };
+      const done = await attack('reborn-e', REEMBED, 'listMemories', off, async () => {
+        await enqueueOperation(a.services, 'default', 'reborn-e', REEMBED, {});
+      });
+      assert.deepEqual(done, ['operation ended: its bank was deleted']);
+    });
+
+    test('a re-encryption held before it converts a batch', async () => {
+      const config = { enable_observations: false, encryption: 'managed' };
+      // Switching the bank's encryption queues its re-encryption.
+      const done = await attack('reborn-k', 'reencrypt', 'convertMemories', config, async () => {});
+      assert.deepEqual(done, ['operation ended: its bank was deleted']);
+    });
+
+    test('a bank-index build held before it creates the index', async () => {
+      const dims = a.services.embedder.dimensions;
+      const off = { enable_observations: false };
+      const done = await attack('reborn-i', BANK_INDEX, 'buildBankIndex', off, async () => {
+        await enqueueOperation(a.services, 'default', 'reborn-i', BANK_INDEX, { dims });
+      });
+      assert.deepEqual(done, ['operation ended: its bank was deleted']);
+      const index = await raw.query('SELECT 1 FROM pg_class WHERE relname = $1', [
+        bankIndexName('default', 'reborn-i', dims),
+      ]);
+      assert.equal(index.length, 0, 'the old bank built an index over the new one');
+    });
+  });
+}
