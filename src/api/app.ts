@@ -128,15 +128,26 @@ export function createApp(runtime: AppRuntime, log: Logger): OpenAPIHono<AppEnv>
     await next();
     await recordAudit(c).catch((err) => log.error({ err }, 'audit write failed'));
   });
-  app.use(
-    '/v1/*',
-    bodyLimit({
-      maxSize: MAX_BODY_BYTES,
-      onError: () => {
-        throw new AppError('payload_too_large', `request body is larger than ${MAX_BODY_BYTES} bytes`);
-      },
-    }),
-  );
+  const tooLarge = () => {
+    throw new AppError('payload_too_large', `request body is larger than ${MAX_BODY_BYTES} bytes`);
+  };
+  const countedBody = bodyLimit({ maxSize: MAX_BODY_BYTES, onError: tooLarge });
+  app.use('/v1/*', (c, next) => {
+    // A body that declares its length (and no transfer encoding) is judged by it, as `bodyLimit`
+    // judges it, but without reading `c.req.raw.body` first: over a socket that makes the Node
+    // adapter build a web Request and stream the body through a web ReadableStream (~0.7 ms of
+    // a Recall's CPU) instead of reading it straight from the socket. Other bodies are counted.
+    const length = c.req.header('content-length');
+    if (
+      length !== undefined &&
+      c.req.header('transfer-encoding') === undefined &&
+      c.req.method !== 'GET' &&
+      c.req.method !== 'HEAD'
+    ) {
+      return Number.parseInt(length || '0', 10) > MAX_BODY_BYTES ? tooLarge() : next();
+    }
+    return countedBody(c, next);
+  });
   app.use('/v1/*', async (c, next) => {
     const hasBody =
       c.req.header('content-length') !== undefined || c.req.header('transfer-encoding') !== undefined;

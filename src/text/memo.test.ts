@@ -14,22 +14,26 @@ test('memoByText computes each text once and returns the same result', () => {
   assert.deepEqual(calls, ['hello']);
 });
 
-test('memoByText forgets the least recently used texts beyond its character budget', () => {
+test('memoByText keeps the texts used within its last half budget, and forgets the rest', () => {
   const calls: string[] = [];
   const up = memoByText((t) => {
     calls.push(t);
     return t.toUpperCase();
-  }, 10);
+  }, 20);
   up('aaaa');
   up('bbbb');
-  up('aaaa'); // now the most recent
-  up('cccc'); // 12 chars: 'bbbb' goes
+  up('aaaa'); // a hit
+  up('cccc'); // over 10 chars of texts: a new generation starts with it
   assert.deepEqual(calls, ['aaaa', 'bbbb', 'cccc']);
+  assert.equal(up('aaaa'), 'AAAA'); // from the previous generation, kept again
+  up('dddd');
+  up('eeee'); // another new generation: 'bbbb' is gone
+  assert.deepEqual(calls, ['aaaa', 'bbbb', 'cccc', 'dddd', 'eeee']);
   assert.equal(up('aaaa'), 'AAAA');
   assert.equal(up('bbbb'), 'BBBB');
-  assert.deepEqual(calls, ['aaaa', 'bbbb', 'cccc', 'bbbb']);
-  // A text longer than the whole budget is computed but not kept.
-  up('x'.repeat(20));
-  up('x'.repeat(20));
+  assert.deepEqual(calls, ['aaaa', 'bbbb', 'cccc', 'dddd', 'eeee', 'bbbb']);
+  // A text longer than a generation is computed but not kept.
+  up('x'.repeat(11));
+  up('x'.repeat(11));
   assert.equal(calls.filter((c) => c.startsWith('x')).length, 2);
 });

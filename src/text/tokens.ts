@@ -90,6 +90,16 @@ export function countTokens(text: string): number {
 }
 
 /**
+ * Whether `text` has more than `max` o200k_base tokens (`countTokens(text) > max`). A text of at
+ * most `max` UTF-8 bytes cannot (every token is at least one byte, in every piece), so it is
+ * answered without running BPE: a Recall's query check, on every request.
+ */
+export function tokensExceed(text: string, max: number): boolean {
+  if (text.length <= max / 3 || Buffer.byteLength(text, 'utf8') <= max) return false;
+  return countTokens(text) > max;
+}
+
+/**
  * Cuts text into pieces of at most `maxTokens` o200k_base tokens, at token boundaries.
  * A last resort for text with no better place to cut (a long URL, a run without spaces).
  */

@@ -255,6 +255,24 @@ class Opener {
   async memory<T extends Memory>(m: T): Promise<T> {
     // The store orders entity names as stored: sealed ones need ordering again once opened.
     const sealed = m.entities.some(isSealed);
+    if (
+      !sealed &&
+      !isSealed(m.text) &&
+      (m.context === null || !isSealed(m.context)) &&
+      (m.invalidation_reason === null || !isSealed(m.invalidation_reason)) &&
+      sealedMetadata(m.metadata) === null
+    ) {
+      // Nothing sealed (every memory of a plain bank): the same fields without a turn each (a
+      // Recall opens its hundred candidates).
+      return {
+        ...m,
+        text: plainText(m.text),
+        context: m.context === null ? null : plainText(m.context),
+        invalidation_reason: m.invalidation_reason === null ? null : plainText(m.invalidation_reason),
+        metadata: plainMetadata(m.metadata),
+        entities: m.entities.map(plainText),
+      };
+    }
     const entities = await Promise.all(m.entities.map((e) => this.value(e, 'entity')));
     return {
       ...m,

@@ -1,5 +1,5 @@
 import { anchoredWindow } from '../../text/event-anchor.js';
-import { countTokens } from '../../text/tokens.js';
+import { tokensExceed } from '../../text/tokens.js';
 import { effectiveConfig } from '../bank-config.js';
 import { requireBank, staleVectors } from '../banks.js';
 import { chargeRefundable, type CostRefund } from '../budgets.js';
@@ -231,7 +231,7 @@ export async function recall(
   req: RecallRequest,
   opts: RecallOptions = {},
 ): Promise<RecallResponse> {
-  if (countTokens(req.query) > MAX_QUERY_TOKENS) {
+  if (tokensExceed(req.query, MAX_QUERY_TOKENS)) {
     throw new AppError('query_too_long', `query is longer than ${MAX_QUERY_TOKENS} tokens`, {
       details: [{ path: 'query', message: `at most ${MAX_QUERY_TOKENS} tokens` }],
     });

@@ -110,10 +110,10 @@ export function temporalScore(m: Memory, window: { start: Date; end: Date } | nu
  * them equal to a run of the query's words. Found by lookup, not by parsing the query, so a
  * lower-case or unusual name counts as much as a famous one.
  */
-function queryEntities(q: AnalyzedQuery, candidates: Candidate[]): string[] {
+function queryEntities(q: AnalyzedQuery, candidates: Candidate[], features: TextFeatures[]): string[] {
   const known = new Set<string>();
-  for (const c of candidates) {
-    const { speaker } = textFeatures(c.memory.text);
+  for (const [i, c] of candidates.entries()) {
+    const { speaker } = features[i]!;
     if (speaker) known.add(speaker);
     for (const e of c.memory.entities) known.add(e.toLowerCase());
   }
@@ -133,18 +133,27 @@ function entityOverlap(m: Memory, speaker: string | null, entities: string[]): n
  * contains, when it contains at least two; (k - 1) / (span - 1), so adjacent terms give 1.
  */
 function proximity(terms: readonly string[], query: Set<string>): number {
-  const positions = terms.flatMap((t, i) => (query.has(t) ? [[i, t] as const] : []));
-  const wanted = new Set(positions.map(([, t]) => t)).size;
+  // The query terms' positions in the text and the terms there, in two arrays (no pair each).
+  const at: number[] = [];
+  const found: string[] = [];
+  for (let i = 0; i < terms.length; i++) {
+    if (!query.has(terms[i]!)) continue;
+    at.push(i);
+    found.push(terms[i]!);
+  }
+  if (at.length < 2) return 0;
+  const wanted = new Set(found).size;
   if (wanted < 2) return 0;
   let best = Number.POSITIVE_INFINITY;
   const count = new Map<string, number>();
   let left = 0;
-  for (let right = 0; right < positions.length; right++) {
-    const [, t] = positions[right]!;
+  for (let right = 0; right < at.length; right++) {
+    const t = found[right]!;
     count.set(t, (count.get(t) ?? 0) + 1);
     while (count.size === wanted) {
-      const [li, lt] = positions[left]!;
-      best = Math.min(best, positions[right]![0] - li + 1);
+      const li = at[left]!;
+      const lt = found[left]!;
+      best = Math.min(best, at[right]! - li + 1);
       const c = count.get(lt)! - 1;
       if (c === 0) count.delete(lt);
       else count.set(lt, c);
@@ -178,13 +187,22 @@ const NUMBER =
 const MONEY = /[$€£]\s?\d|\b\d[\d,.]*\s?(?:dollars|bucks|euros|pounds|usd|eur|gbp)\b/i;
 
 /** What the reranker reads from a memory's text alone, computed once per text. */
-const textFeatures = memoByText((text) => ({
-  terms: keywordTerms(text),
-  speaker: speakerOf(text)?.toLowerCase() ?? null,
-  statement: statementShare(text),
-  number: NUMBER.test(text),
-  money: MONEY.test(text),
-}));
+interface TextFeatures {
+  terms: string[];
+  speaker: string | null;
+  statement: number;
+  number: boolean;
+  money: boolean;
+}
+const textFeatures = memoByText(
+  (text): TextFeatures => ({
+    terms: keywordTerms(text),
+    speaker: speakerOf(text)?.toLowerCase() ?? null,
+    statement: statementShare(text),
+    number: NUMBER.test(text),
+    money: MONEY.test(text),
+  }),
+);
 
 function recency(m: Memory, reference: Date): number {
   const at = m.occurred_start ?? m.mentioned_at ?? m.created_at;
@@ -211,7 +229,9 @@ export function rerank(
   }
   const topGroup = Math.max(0, ...groupEvidence.values());
   const queryTerms = new Set(q.terms);
-  const entities = queryEntities(q, candidates);
+  // Looked up once per candidate, for the entities and the scores.
+  const features = candidates.map((c) => textFeatures(c.memory.text));
+  const entities = queryEntities(q, candidates, features);
   const applies: Record<Feature, boolean> = {
     keyword: true,
     semantic: true,
@@ -231,7 +251,7 @@ export function rerank(
   const total = (Object.keys(weights) as Feature[]).reduce((s, f) => s + (applies[f] ? weights[f] : 0), 0);
   return candidates.map((c, i) => {
     const m = c.memory;
-    const text = textFeatures(m.text);
+    const text = features[i]!;
     const value: Record<Feature, number> = {
       keyword: topKeyword > 0 ? c.keyword / topKeyword : 0,
       semantic: Math.max(0, c.semantic),

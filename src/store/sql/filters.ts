@@ -70,6 +70,12 @@ export function decodeCursor(cursor: string | undefined): number | null {
   return Number.isSafeInteger(n) && n >= 0 ? n : null;
 }
 
+/** pgvector's text form of a vector (a non-finite component as 0), built in one pass. */
 export function vectorLiteral(v: Float32Array): string {
-  return `[${Array.from(v, (x) => (Number.isFinite(x) ? x : 0)).join(',')}]`;
+  let out = '[';
+  for (let i = 0; i < v.length; i++) {
+    const x = v[i]!;
+    out += `${i === 0 ? '' : ','}${Number.isFinite(x) ? x : 0}`;
+  }
+  return `${out}]`;
 }
