@@ -120,22 +120,13 @@ export async function skipRows(
 }
 
 /**
- * The last row of a hop (rows `k0`, `k1`… of the CTE `hop`, in the listing's order) as a
- * subquery of one row (`k0`, `k1`… as text), none for an empty hop: the first row in the reversed
- * order, found by a pass that keeps the greatest row (a top-1 sort) over the raw keys, the one
- * row cast to text. Not `array_agg(k::text ORDER BY …)[1]`, which cast every row of the hop and
- * sorted them all.
+ * The last row of a hop (rows `k0`, `k1`… in the listing's order), in the statement that reads
+ * the hop: its keys as text, each the first in the reversed order.
  */
 function lastKeysOf(order: OrderKey[]): string {
   const reversed = order.map((k, i) => `k${i}${k.desc ? '' : ' DESC'}`).join(', ');
-  const asText = order.map((_, i) => `l${i}::text AS k${i}`).join(', ');
-  const raw = order.map((_, i) => `k${i} AS l${i}`).join(', ');
-  return `(SELECT ${asText} FROM (SELECT ${raw} FROM hop ORDER BY ${reversed} LIMIT 1) top)`;
+  return order.map((_, i) => `(array_agg(k${i}::text ORDER BY ${reversed}))[1] AS k${i}`).join(', ');
 }
-
-/** `seen` (the rows of the CTE `hop`) and the keys of its last row (null for none), as one row. */
-const edgeOf = (order: OrderKey[]) =>
-  `SELECT (SELECT count(*)::int FROM hop) AS seen, last.* FROM (SELECT 1) one LEFT JOIN ${lastKeysOf(order)} last ON true`;
 
 /**
  * How many rows of the listing meet `filter` (a condition over its `from` that pushes its own
@@ -153,7 +144,7 @@ export async function countRows(
   pay?: PayHops,
 ): Promise<number> {
   const keys = listing.order.map((k, i) => `${k.expr} AS k${i}`).join(', ');
-  const edge = edgeOf(listing.order);
+  const lastKeys = lastKeysOf(listing.order);
   let n = 0;
   let last: string[] | null = null;
   for (;;) {
@@ -162,10 +153,9 @@ export async function countRows(
     const from = last ? rowsAfter(listing.order, last, params) : '';
     params.push(SKIP_PER_STATEMENT);
     const rows = await db.query<Record<string, string> & { seen: number; n: number }>(
-      `WITH hop AS MATERIALIZED (
-         SELECT ${kept} AS kept, ${keys} FROM ${listing.from} WHERE ${listing.where}${from}
-          ORDER BY ${orderBy(listing.order)} LIMIT $${params.length})
-       SELECT edge.*, (SELECT count(*) FILTER (WHERE kept)::int FROM hop) AS n FROM (${edge}) edge`,
+      `SELECT count(*)::int AS seen, count(*) FILTER (WHERE kept)::int AS n, ${lastKeys}
+         FROM (SELECT ${kept} AS kept, ${keys} FROM ${listing.from} WHERE ${listing.where}${from}
+               ORDER BY ${orderBy(listing.order)} LIMIT $${params.length}) hop`,
       params,
     );
     const row = rows[0]!;
@@ -197,8 +187,8 @@ export async function walkPage(
   pay?: PayHops,
 ): Promise<string[][]> {
   const keys = listing.order.map((k, i) => `${k.expr} AS k${i}`).join(', ');
-  const keyNames = listing.order.map((_, i) => `k${i}`).join(', ');
-  const edge = edgeOf(listing.order);
+  const inOrder = listing.order.map((k, i) => `k${i}${k.desc ? ' DESC' : ''}`).join(', ');
+  const lastKeys = lastKeysOf(listing.order);
   const found: string[][] = [];
   let skip = offset;
   let last: string[] | null = null;
@@ -215,16 +205,15 @@ export async function walkPage(
     const from = last ? rowsAfter(listing.order, last, params) : '';
     params.push(size, skip + 1, skip + want - found.length);
     const [lo, hi] = [params.length - 1, params.length];
-    // The kept rows numbered in the hop's order (a materialized CTE is read back in the order it
-    // was written, here its ORDER BY): only the page's few are cast to text and sorted.
-    const hits = listing.order.map((_, i) => `array_agg(k${i}::text ORDER BY at) AS h${i}`).join(', ');
+    const hits = listing.order
+      .map(
+        (_, i) => `(array_agg(k${i}::text ORDER BY ${inOrder}) FILTER (WHERE kept))[$${lo}:$${hi}] AS h${i}`,
+      )
+      .join(', ');
     const rows = await db.query<Record<string, string & string[]> & { seen: number; n: number }>(
-      `WITH hop AS MATERIALIZED (
-         SELECT ${kept} AS kept, ${keys} FROM ${listing.from} WHERE ${listing.where}${from}
-          ORDER BY ${orderBy(listing.order)} LIMIT $${params.length - 2}),
-       kept_rows AS (SELECT ${keyNames}, row_number() OVER () AS at FROM hop WHERE kept)
-       SELECT edge.*, (SELECT count(*)::int FROM kept_rows) AS n, page.* FROM (${edge}) edge,
-         (SELECT ${hits} FROM kept_rows WHERE at BETWEEN $${lo} AND $${hi}) page`,
+      `SELECT count(*)::int AS seen, count(*) FILTER (WHERE kept)::int AS n, ${lastKeys}, ${hits}
+         FROM (SELECT ${kept} AS kept, ${keys} FROM ${listing.from} WHERE ${listing.where}${from}
+               ORDER BY ${orderBy(listing.order)} LIMIT $${params.length - 2}) hop`,
       params,
     );
     const row = rows[0]!;
@@ -280,7 +269,10 @@ export async function groupRows<G extends string, A extends string>(
   const groupNames = Object.keys(grouping.group) as G[];
   const aggNames = Object.keys(grouping.aggregates) as A[];
   const keys = listing.order.map((k, i) => `${k.expr} AS k${i}`);
-  const edgeRow = edgeOf(listing.order);
+  const reversed = listing.order.map((k, i) => `k${i}${k.desc ? '' : ' DESC'}`).join(', ');
+  const lastKeys = listing.order
+    .map((_, i) => `(array_agg(k${i}::text ORDER BY ${reversed}))[1] AS k${i}`)
+    .join(', ');
   const groupCols = groupNames.map((g, i) => `${grouping.group[g]} AS g${i}`);
   const valueCols = aggNames.flatMap((a, i) => {
     const agg = grouping.aggregates[a];
@@ -306,7 +298,7 @@ export async function groupRows<G extends string, A extends string>(
          SELECT ${[`${kept} AS kept`, ...keys, ...groupCols, ...valueCols].join(', ')}
            FROM ${listing.from} WHERE ${listing.where}${from}
           ORDER BY ${orderBy(listing.order)} LIMIT $${params.length}),
-       edge AS (${edgeRow})
+       edge AS (SELECT count(*)::int AS seen, ${lastKeys} FROM hop)
        SELECT edge.*, part.* FROM edge LEFT JOIN (
          SELECT ${[...outGroups, ...outAggs].join(', ')} FROM hop WHERE kept${groupBy}) part ON true`,
       params,
