@@ -4,8 +4,9 @@
  * take them (`--per-turn`, `--engine`, `--config` for locomo; `--engine`, `--samples` for
  * evaluations; `--sizes`, `--engines`, `--fresh`, `--database`, `--load-only` for recall-latency; `--engines`, `--mixes`, `--concurrency`,
  * `--seconds`, `--memories`, `--no-worker`, `--cpu-prof` for load; `--items`, `--entities`,
- * `--seconds`, `--disk` for isolation; `--rows`, `--offset` for offsets; `--quick`, `--engine=pglite` for linear).
+ * `--seconds`, `--disk` for isolation; `--rows`, `--offset` for offsets; `--memories`, `--runs` for aggregates; `--quick`, `--engine=pglite` for linear).
  */
+import { aggregateArgs, benchAggregates } from './aggregates.js';
 import { benchEmbed } from './embed.js';
 import { benchEvaluations, evaluationArgs } from './evaluations.js';
 import { benchIsolation, isolationArgs } from './isolation.js';
@@ -34,6 +35,7 @@ const BENCHMARKS: Record<string, (argv: string[]) => Promise<Rows>> = {
       rows.map((r) => ({ ...r })),
     ),
   offsets: (argv) => benchOffsets(offsetArgs(argv)),
+  aggregates: (argv) => benchAggregates(aggregateArgs(argv)),
   isolation: (argv) => benchIsolation(isolationArgs(argv)).then((rows) => rows.map((r) => ({ ...r }))),
   'sealed-vectors': (argv) =>
     benchSealedVectors({ ...sealedVectorArgs(argv), log: (m) => process.stderr.write(`  ${m}\n`) }),

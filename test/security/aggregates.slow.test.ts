@@ -13,6 +13,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Db } from '../../src/store/db.js';
 import { SKIP_PER_STATEMENT } from '../../src/store/sql/offset-walk.js';
+import { seedAggregateBank } from '../helpers/aggregate-bank.js';
 import { type TestApp, testApp } from '../helpers/app.js';
 import { ENGINES, openTestDb } from '../helpers/engines.js';
 import { mostRowsRead, type Sent, turnWatchedStore } from '../helpers/statement-reads.js';
@@ -31,36 +32,8 @@ async function seed(db: Db) {
     INSERT INTO banks (project_id, id, space_id)
       SELECT '${P}', 'b-' || lpad(i::text, 6, '0'), CASE WHEN i % 3 = 0 THEN 's' WHEN i % 3 = 1 THEN 't' END
         FROM generate_series(1, 300) i;
-    INSERT INTO memories (project_id, bank_id, id, type, text, content_hash, state, tags, created_at, mentioned_at)
-      SELECT '${P}', '${BANK}', md5('m' || i)::uuid,
-             CASE WHEN i % 4 = 0 THEN 'experience' WHEN i % 10 = 1 THEN 'observation' ELSE 'world' END,
-             'memory ' || i, md5(i::text), CASE WHEN i % 23 = 0 THEN 'invalidated' ELSE 'valid' END,
-             CASE WHEN i % 5 = 0 THEN ARRAY['Apple', 'tag-' || (i % 40)]
-                  WHEN i % 5 = 1 THEN ARRAY['tag-' || (i % 40), 'apple', 'é' || (i % 3), '文']
-                  ELSE ARRAY['tag-' || (i % 7)] END,
-             now() - (i % 150) * interval '1 hour' - (i % 7) * interval '1 minute',
-             CASE WHEN i % 3 = 0 THEN now() - (i % 9) * interval '1 day' END
-        FROM generate_series(1, ${N}) i;
-    INSERT INTO observations (project_id, bank_id, id, writer)
-      SELECT '${P}', '${BANK}', md5('m' || i)::uuid, 'consolidation' FROM generate_series(1, ${N}) i WHERE i % 20 = 1;
-    INSERT INTO observation_sources (project_id, bank_id, observation_id, memory_id, relation)
-      SELECT '${P}', '${BANK}', md5('m' || i)::uuid, md5('m' || (i + j))::uuid,
-             CASE WHEN j = 3 THEN 'contradicts' ELSE 'supports' END
-        FROM generate_series(1, ${N} - 10) i, generate_series(1, 3) j WHERE i % 20 = 1;
-    INSERT INTO consolidation_state (project_id, bank_id, last_seq)
-      SELECT '${P}', '${BANK}', (SELECT min(seq) + ${N / 2} FROM memories WHERE bank_id = '${BANK}');
-    INSERT INTO documents (project_id, bank_id, id, content_hash)
-      SELECT '${P}', '${BANK}', 'd-' || i, md5(i::text) FROM generate_series(1, ${N}) i;
-    ALTER TABLE entities DISABLE TRIGGER entities_keys_inserted;
-    INSERT INTO entities (project_id, bank_id, id, name, name_key, type, mention_count)
-      SELECT '${P}', '${BANK}', md5('e' || i)::uuid, 'E' || i, 'e' || i, 'person', 1 FROM generate_series(0, 60) i;
-    ALTER TABLE entities ENABLE TRIGGER entities_keys_inserted;
-    -- Entity 0 is a hub: every memory mentions it, and two others of 60.
-    INSERT INTO memory_entities (project_id, bank_id, memory_id, entity_id)
-      SELECT DISTINCT '${P}', '${BANK}', md5('m' || i)::uuid, md5('e' || e)::uuid
-        FROM generate_series(1, ${N}) i, LATERAL (VALUES (0), (1 + i % 50), (51 + i % 10)) x(e);
-    ANALYZE;
   `);
+  await seedAggregateBank(db, P, BANK, N);
 }
 
 // The old single statements, the answers' reference.
