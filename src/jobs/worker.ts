@@ -85,25 +85,23 @@ export function startWorker(s: Services, log: Logger, opts: WorkerOptions): Work
       if (!runner) throw new AppError('validation_error', `unknown operation kind '${op.kind}'`);
       const signal = AbortSignal.any([stopping.signal, done.signal]);
       const payload = await payloads.get(claimed);
-      const run = () =>
-        runner(s, { id: op.id, projectId, bankId: op.bank_id, kind: op.kind, payload, signal, progress });
       // Fenced to the incarnation of its bank it was claimed for: should the bank be deleted (and
-      // created again) meanwhile, by any process, its next write fails with BankGone.
+      // created again) meanwhile, by any process, its next write fails with BankGone. So is the
+      // yield that ends a slice: a slice past its deadline yields before its next write, and that
+      // yield found no row (it went with the bank) and ended the job without a word.
       const bank = claimed.bankCreatedAt;
-      const result = bank
-        ? await withinBank({ projectId, bankId: op.bank_id, createdAt: bank }, run)
-        : await run();
+      const fenced = <T>(fn: () => Promise<T>) =>
+        bank ? withinBank({ projectId, bankId: op.bank_id, createdAt: bank }, fn) : fn();
+      const result = await fenced(() =>
+        runner(s, { id: op.id, projectId, bankId: op.bank_id, kind: op.kind, payload, signal, progress }),
+      );
       if (result.more !== undefined) {
         // One slice done: back to the queue, where other banks' and projects' turns come first.
-        yielded = true;
-        await s.store.yieldOperation(
-          projectId,
-          op.bank_id,
-          op.id,
-          id,
-          result.more,
-          result.memories_created ?? 0,
+        const more = result.more;
+        await fenced(() =>
+          s.store.yieldOperation(projectId, op.bank_id, op.id, id, more, result.memories_created ?? 0),
         );
+        yielded = true;
         return true;
       }
       if (result.stopped !== undefined) {

@@ -2,15 +2,16 @@
  * A bank deleted while one of its jobs runs, then created again under the same id (issue 18): the
  * other kinds of job than Retain (bank-reborn-jobs). Written as the attack: instance B's worker
  * runs a consolidation, a re-embed, a re-encryption or a bank-index build of bank X, held inside
- * its slice after it read the old bank; instance A deletes X and creates it again; then B goes on.
- * Nothing of the old bank may reach the new one (rows, a data key, counters, the embedder, queued
- * operations, a vector index of its own), and the job ends with its bank. On PostgreSQL A and B
+ * its slice after it read the old bank (or before or after a write); instance A deletes X and
+ * creates it again; then B goes on, past the end of its slice's time. Nothing of the old bank may
+ * reach the new one (rows, a data key, counters, the embedder, queued operations, a vector index
+ * of its own), and the job ends with its bank, saying so. On PostgreSQL A and B
  * are two instances (each its own store and pool) on one database; on the embedded engine two
  * apps in one process over one database.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { enqueueOperation } from '../../src/core/operations.js';
+import { enqueueOperation, SLICE_MS } from '../../src/core/operations.js';
 import { BANK_INDEX } from '../../src/core/recall/bank-index.js';
 import { REEMBED } from '../../src/core/reembed.js';
 import { OPERATION_RUNNERS } from '../../src/jobs/kinds.js';
@@ -26,14 +27,16 @@ import { ENGINES, openTestDb } from '../helpers/engines.js';
 import { until } from '../helpers/until.js';
 import { newMasterKey } from './encryption-helpers.js';
 
-/** B's store methods a job's slice is held in: after a read returns, or before a write runs. */
-const HELD = {
-  consolidationSources: 'after',
-  listMemories: 'after',
-  convertMemories: 'before',
-  buildBankIndex: 'before',
-} as const;
-type Held = keyof typeof HELD;
+/** B's store methods a job's slice can be held in (before the call runs, or after it returns). */
+const HELD = [
+  'consolidationSources',
+  'saveObservation',
+  'listMemories',
+  'convertMemories',
+  'buildBankIndex',
+] as const;
+type Held = (typeof HELD)[number];
+type Hold = { method: Held; at: 'before' | 'after' };
 
 for (const engine of ENGINES) {
   describe(`jobs of a bank deleted and created again write nothing into the new one (${engine})`, () => {
@@ -41,13 +44,13 @@ for (const engine of ENGINES) {
     let b: TestApp;
     let raw: Db;
     const logged: { msg: string; kind?: string; bank?: string }[] = [];
-    /** The call B's store holds next: its method and bank, and the hold's two ends. */
-    let armed: { method: Held; bank: string; entered: () => void; release: Promise<void> } | undefined;
+    /** The call B's store holds next: its method, side and bank, and the hold's two ends. */
+    let armed: (Hold & { bank: string; entered: () => void; release: Promise<void> }) | undefined;
 
     /** `store` with each HELD method holding the call `armed` names (once). */
     const holding = (store: Store): Store => {
       const s = store as unknown as Record<Held, (...args: unknown[]) => Promise<unknown>>;
-      for (const method of Object.keys(HELD) as Held[]) {
+      for (const method of HELD) {
         const inner = s[method].bind(store);
         s[method] = async (...args: unknown[]) => {
           // Consolidation reads the memories a forget marked first (`redo`): held at its next read.
@@ -59,9 +62,9 @@ for (const engine of ENGINES) {
             hold.entered();
             await hold.release;
           };
-          if (HELD[method] === 'before') await wait();
+          if (hold.at === 'before') await wait();
           const result = await inner(...args);
-          if (HELD[method] === 'after') await wait();
+          if (hold.at === 'after') await wait();
           return result;
         };
       }
@@ -99,13 +102,14 @@ for (const engine of ENGINES) {
 
     /**
      * Bank `bank` with a few memories (`config` applied), its job queued by `queue`; B's worker
-     * runs it held at `method` while A deletes the bank and creates it again. Returns what the
-     * worker logged of the job.
+     * runs it held at `hold` while A deletes the bank and creates it again, and past the end of
+     * its slice (SLICE_MS), so that a job checking its slice's deadline before its next write
+     * yields there. Returns what the worker logged of the job.
      */
     async function attack(
       bank: string,
       kind: string,
-      method: Held,
+      hold: Hold,
       config: Record<string, unknown>,
       queue: () => Promise<void>,
     ): Promise<string[]> {
@@ -123,7 +127,7 @@ for (const engine of ENGINES) {
       let entered: () => void = () => {};
       let release: () => void = () => {};
       const held = new Promise<void>((r) => (entered = r));
-      armed = { method, bank, entered, release: new Promise<void>((r) => (release = r)) };
+      armed = { ...hold, bank, entered, release: new Promise<void>((r) => (release = r)) };
       const log = capturedLog(logged);
       const ofJob = () =>
         logged
@@ -134,6 +138,7 @@ for (const engine of ENGINES) {
         await held;
         assert.equal((await a.call('DELETE', bankPath(bank))).status, 200);
         assert.ok([200, 201].includes((await a.call('PUT', bankPath(bank), { body: {} })).status));
+        await new Promise((r) => setTimeout(r, SLICE_MS));
         release();
         await until(
           async () => ofJob(),
@@ -159,25 +164,58 @@ for (const engine of ENGINES) {
       return ofJob();
     }
 
+    const consolidate = (bank: string) => async () => {
+      assert.equal((await a.call('POST', bankPath(bank, '/consolidate'))).status, 200);
+    };
+
+    // Past its slice, it yields before it writes: that yield went unnoticed (its row went with the
+    // bank), so the job ended without a word and this test waited forever. Now the yield is fenced.
+    test('a consolidation held after it read its memories', async () => {
+      const hold = { method: 'consolidationSources', at: 'after' } as const;
+      const done = await attack('reborn-c', 'consolidate', hold, {}, consolidate('reborn-c'));
+      assert.deepEqual(done, ['operation ended: its bank was deleted']);
+    });
+
+    test('a consolidation held before it saves a step', async () => {
+      const hold = { method: 'saveObservation', at: 'before' } as const;
+      const done = await attack('reborn-s', 'consolidate', hold, {}, consolidate('reborn-s'));
+      assert.deepEqual(done, ['operation ended: its bank was deleted']);
+    });
+
     test('a re-embed held after it read a page of memories', async () => {
       const off = { enable_observations: false };
-      const done = await attack('reborn-e', REEMBED, 'listMemories', off, async () => {
+      const hold = { method: 'listMemories', at: 'after' } as const;
+      const done = await attack('reborn-e', REEMBED, hold, off, async () => {
         await enqueueOperation(a.services, 'default', 'reborn-e', REEMBED, {});
       });
       assert.deepEqual(done, ['operation ended: its bank was deleted']);
     });
 
+    const encrypted = { enable_observations: false, encryption: 'managed' };
     test('a re-encryption held before it converts a batch', async () => {
-      const config = { enable_observations: false, encryption: 'managed' };
       // Switching the bank's encryption queues its re-encryption.
-      const done = await attack('reborn-k', 'reencrypt', 'convertMemories', config, async () => {});
+      const hold = { method: 'convertMemories', at: 'before' } as const;
+      const done = await attack('reborn-k', 'reencrypt', hold, encrypted, async () => {});
+      assert.deepEqual(done, ['operation ended: its bank was deleted']);
+    });
+
+    // The consolidation's case in another kind: past its slice, it yields after its last write.
+    test('a re-encryption held after it converted a batch', async () => {
+      const hold = { method: 'convertMemories', at: 'after' } as const;
+      const off = { enable_observations: false };
+      // Switched once the memories are stored in plain text, so that the batch converts them.
+      const done = await attack('reborn-a', 'reencrypt', hold, off, async () => {
+        const body = { updates: { encryption: 'managed' } };
+        assert.equal((await a.call('PATCH', bankPath('reborn-a', '/config'), { body })).status, 200);
+      });
       assert.deepEqual(done, ['operation ended: its bank was deleted']);
     });
 
     test('a bank-index build held before it creates the index', async () => {
       const dims = a.services.embedder.dimensions;
       const off = { enable_observations: false };
-      const done = await attack('reborn-i', BANK_INDEX, 'buildBankIndex', off, async () => {
+      const hold = { method: 'buildBankIndex', at: 'before' } as const;
+      const done = await attack('reborn-i', BANK_INDEX, hold, off, async () => {
         await enqueueOperation(a.services, 'default', 'reborn-i', BANK_INDEX, { dims });
       });
       assert.deepEqual(done, ['operation ended: its bank was deleted']);

@@ -1,6 +1,7 @@
 import { isUuid } from '../uuid.js';
 import type { IdempotencyClaim, IdempotencyScope, IdempotentReply, Operation, Page } from '../records.js';
 import type { Db, Queryable } from '../db.js';
+import { fencedWrite } from '../fence.js';
 import { cursorText, encodeCursor } from './filters.js';
 import { partsOf, readPayloadParts, storedPayload, writePayloadParts } from './payload-parts.js';
 import { countRows, type OrderKey, type PayHops, rowsIn, skipRows, walkPage } from './offset-walk.js';
@@ -616,12 +617,15 @@ export function operationQueries(db: Db): OperationStore & IdempotencyStore {
     },
     async yieldOperation(projectId, bankId, id, workerId, progress, memoriesCreated) {
       // Still 'processing' (it is under way) but with its lease run out, so that the next claim,
-      // by any process, picks it up again when its bank's turn comes.
-      await db.query(
-        `UPDATE operations SET progress = $5::jsonb, memories_created = memories_created + $6, attempts = 0,
+      // by any process, picks it up again when its bank's turn comes. Fenced when its job is (a
+      // yield of a deleted bank's job fails with BankGone instead of finding no row).
+      await fencedWrite(db, projectId, bankId, (q) =>
+        q.query(
+          `UPDATE operations SET progress = $5::jsonb, memories_created = memories_created + $6, attempts = 0,
            locked_by = NULL, locked_until = '-infinity', updated_at = now()
          WHERE project_id = $1 AND bank_id = $2 AND id = $3 AND locked_by = $4`,
-        [projectId, bankId, id, workerId, JSON.stringify(progress), memoriesCreated],
+          [projectId, bankId, id, workerId, JSON.stringify(progress), memoriesCreated],
+        ),
       );
     },
     async renewOperation(projectId, bankId, id, workerId, leaseMs) {
