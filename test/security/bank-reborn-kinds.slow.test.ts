@@ -92,6 +92,18 @@ for (const engine of ENGINES) {
       await a.close();
     });
 
+    /** The bank's tables nothing of the old bank may reach. */
+    const TABLES = [
+      'memories',
+      'entities',
+      'memory_terms',
+      'memory_entities',
+      'documents',
+      'operations',
+      'bank_keys',
+      'llm_requests',
+      'webhook_deliveries',
+    ];
     const count = async (table: string, bank: string) =>
       (
         await raw.query<{ n: number }>(
@@ -101,28 +113,30 @@ for (const engine of ENGINES) {
       )[0]!.n;
 
     /**
-     * Bank `bank` with a few memories (`config` applied), its job queued by `queue`; B's worker
-     * runs it held at `hold` while A deletes the bank and creates it again, and past the end of
-     * its slice (SLICE_MS), so that a job checking its slice's deadline before its next write
-     * yields there. Returns what the worker logged of the job.
+     * Bank `bank` with a few memories (none when `empty`; `config` applied), its job queued by
+     * `queue`; B's worker runs it held at `hold` while A deletes the bank and creates it again
+     * (then runs `reborn`), and past the end of its slice (SLICE_MS), so that a job checking its
+     * slice's deadline before its next write yields there. Returns what the worker logged of the job.
      */
     async function attack(
       bank: string,
       kind: string,
       hold: Hold,
-      config: Record<string, unknown>,
       queue: () => Promise<void>,
+      setup: { config?: Record<string, unknown>; empty?: true; reborn?: () => Promise<void> } = {},
     ): Promise<string[]> {
       assert.ok([200, 201].includes((await a.call('PUT', bankPath(bank), { body: {} })).status));
-      for (const [k, v] of Object.entries(config)) {
+      for (const [k, v] of Object.entries(setup.config ?? {})) {
         const cfg = await a.call('PATCH', bankPath(bank, '/config'), { body: { updates: { [k]: v } } });
         assert.equal(cfg.status, 200, `${k}: ${JSON.stringify(cfg.body)}`);
       }
       const items = ['Alice met Bob in Paris.', 'Alice met Bob in Paris again.', 'Carol flew to Rome.'].map(
         (content) => ({ content, document_id: 'old-doc', entities: [{ text: 'Old Entity' }] }),
       );
-      const r = await a.call('POST', bankPath(bank, '/memories'), { body: { items } });
-      assert.equal(r.status, 200, JSON.stringify(r.body));
+      if (!setup.empty) {
+        const r = await a.call('POST', bankPath(bank, '/memories'), { body: { items } });
+        assert.equal(r.status, 200, JSON.stringify(r.body));
+      }
       await queue();
       let entered: () => void = () => {};
       let release: () => void = () => {};
@@ -133,11 +147,15 @@ for (const engine of ENGINES) {
         logged
           .filter((l) => (l.bank ?? bank) === bank && l.kind === kind && l.msg !== 'operation waits its turn')
           .map((l) => l.msg);
+      /** The rows of the new bank A wrote itself. */
+      const own = new Map<string, number>();
       const worker = startWorker(b.services, log, { runners: OPERATION_RUNNERS, pollMs: 20 });
       try {
         await held;
         assert.equal((await a.call('DELETE', bankPath(bank))).status, 200);
         assert.ok([200, 201].includes((await a.call('PUT', bankPath(bank), { body: {} })).status));
+        await setup.reborn?.();
+        for (const table of TABLES) own.set(table, await count(table, bank));
         await new Promise((r) => setTimeout(r, SLICE_MS));
         release();
         await until(
@@ -150,10 +168,8 @@ for (const engine of ENGINES) {
         release();
         await worker.stop();
       }
-      const tables =
-        'memories entities memory_terms memory_entities documents operations bank_keys llm_requests';
-      for (const table of tables.split(' '))
-        assert.equal(await count(table, bank), 0, `${table} of the new bank '${bank}'`);
+      for (const table of TABLES)
+        assert.equal(await count(table, bank), own.get(table), `${table} of the new bank '${bank}'`);
       const row = (
         await raw.query<{ memory_count: number; embedder: string | null }>(
           `SELECT memory_count, embedder FROM banks WHERE project_id = 'default' AND id = $1`,
@@ -172,52 +188,77 @@ for (const engine of ENGINES) {
     // bank), so the job ended without a word and this test waited forever. Now the yield is fenced.
     test('a consolidation held after it read its memories', async () => {
       const hold = { method: 'consolidationSources', at: 'after' } as const;
-      const done = await attack('reborn-c', 'consolidate', hold, {}, consolidate('reborn-c'));
+      const done = await attack('reborn-c', 'consolidate', hold, consolidate('reborn-c'));
       assert.deepEqual(done, ['operation ended: its bank was deleted']);
     });
 
     test('a consolidation held before it saves a step', async () => {
       const hold = { method: 'saveObservation', at: 'before' } as const;
-      const done = await attack('reborn-s', 'consolidate', hold, {}, consolidate('reborn-s'));
+      const done = await attack('reborn-s', 'consolidate', hold, consolidate('reborn-s'));
       assert.deepEqual(done, ['operation ended: its bank was deleted']);
     });
 
-    test('a re-embed held after it read a page of memories', async () => {
-      const off = { enable_observations: false };
-      const hold = { method: 'listMemories', at: 'after' } as const;
-      const done = await attack('reborn-e', REEMBED, hold, off, async () => {
-        await enqueueOperation(a.services, 'default', 'reborn-e', REEMBED, {});
+    // Its last read found nothing: it goes on to what ends a run, a webhook event and the mental
+    // models set to refresh after a consolidation, single statements that were not fenced.
+    const nothingLeft = (bank: string, reborn: () => Promise<void>) =>
+      attack(bank, 'consolidate', { method: 'consolidationSources', at: 'after' }, consolidate(bank), {
+        empty: true,
+        reborn,
+      });
+
+    test('a consolidation held after it found nothing to do, a webhook on the new bank', async () => {
+      const done = await nothingLeft('reborn-w', async () => {
+        const body = { url: 'http://93.184.216.34/hook', event_types: ['consolidation.completed'] };
+        assert.equal((await a.call('POST', bankPath('reborn-w', '/webhooks'), { body })).status, 201);
       });
       assert.deepEqual(done, ['operation ended: its bank was deleted']);
     });
 
-    const encrypted = { enable_observations: false, encryption: 'managed' };
+    test('a consolidation held after it found nothing to do, a mental model on the new bank', async () => {
+      const model = { id: 'm', name: 'm', source_query: 'q', tags: [], max_tokens: 500 };
+      const trigger = { refresh_after_consolidation: true };
+      const done = await nothingLeft('reborn-m', async () => {
+        assert.ok(await a.services.store.insertMentalModel('default', 'reborn-m', { ...model, trigger }, 50));
+      });
+      assert.deepEqual(done, ['operation ended: its bank was deleted']);
+      const m = await a.services.store.getMentalModel('default', 'reborn-m', 'm');
+      assert.equal(m?.refresh_requested_at, null, "the new bank's mental model was marked for refresh");
+    });
+
+    test('a re-embed held after it read a page of memories', async () => {
+      const hold = { method: 'listMemories', at: 'after' } as const;
+      const queue = () => enqueueOperation(a.services, 'default', 'reborn-e', REEMBED, {}).then(() => {});
+      const done = await attack('reborn-e', REEMBED, hold, queue, { config: off });
+      assert.deepEqual(done, ['operation ended: its bank was deleted']);
+    });
+
+    const off = { enable_observations: false };
+    const encrypted = { ...off, encryption: 'managed' };
     test('a re-encryption held before it converts a batch', async () => {
       // Switching the bank's encryption queues its re-encryption.
       const hold = { method: 'convertMemories', at: 'before' } as const;
-      const done = await attack('reborn-k', 'reencrypt', hold, encrypted, async () => {});
+      const done = await attack('reborn-k', 'reencrypt', hold, async () => {}, { config: encrypted });
       assert.deepEqual(done, ['operation ended: its bank was deleted']);
     });
 
     // The consolidation's case in another kind: past its slice, it yields after its last write.
     test('a re-encryption held after it converted a batch', async () => {
       const hold = { method: 'convertMemories', at: 'after' } as const;
-      const off = { enable_observations: false };
       // Switched once the memories are stored in plain text, so that the batch converts them.
-      const done = await attack('reborn-a', 'reencrypt', hold, off, async () => {
+      const queue = async () => {
         const body = { updates: { encryption: 'managed' } };
         assert.equal((await a.call('PATCH', bankPath('reborn-a', '/config'), { body })).status, 200);
-      });
+      };
+      const done = await attack('reborn-a', 'reencrypt', hold, queue, { config: off });
       assert.deepEqual(done, ['operation ended: its bank was deleted']);
     });
 
     test('a bank-index build held before it creates the index', async () => {
       const dims = a.services.embedder.dimensions;
-      const off = { enable_observations: false };
       const hold = { method: 'buildBankIndex', at: 'before' } as const;
-      const done = await attack('reborn-i', BANK_INDEX, hold, off, async () => {
-        await enqueueOperation(a.services, 'default', 'reborn-i', BANK_INDEX, { dims });
-      });
+      const queue = () =>
+        enqueueOperation(a.services, 'default', 'reborn-i', BANK_INDEX, { dims }).then(() => {});
+      const done = await attack('reborn-i', BANK_INDEX, hold, queue, { config: off });
       assert.deepEqual(done, ['operation ended: its bank was deleted']);
       const index = await raw.query('SELECT 1 FROM pg_class WHERE relname = $1', [
         bankIndexName('default', 'reborn-i', dims),

@@ -1,4 +1,5 @@
 import type { Db } from '../db.js';
+import { fencedWrite } from '../fence.js';
 import { SEALED } from '../sealed.js';
 import { lockTarget } from './encryption.js';
 
@@ -314,14 +315,16 @@ export function mentalModelQueries(db: Db): MentalModelStore {
     },
 
     async requestMentalModelRefresh(projectId, bankId, which) {
-      const rows =
+      // Fenced when a job asks (a consolidation's end): one of a bank deleted and created again
+      // marked the new bank's models.
+      const rows = await fencedWrite(db, projectId, bankId, (q) =>
         'ids' in which
-          ? await db.query(
+          ? q.query(
               `UPDATE mental_models SET refresh_requested_at = coalesce(refresh_requested_at, date_trunc('milliseconds', now()))
                WHERE project_id = $1 AND bank_id = $2 AND id = ANY($3::text[]) RETURNING 1`,
               [projectId, bankId, which.ids],
             )
-          : await db.query(
+          : q.query(
               `UPDATE mental_models m SET refresh_requested_at = coalesce(m.refresh_requested_at, date_trunc('milliseconds', now()))
                FROM banks b WHERE b.project_id = m.project_id AND b.id = m.bank_id
                  AND m.project_id = $1 AND m.bank_id = $2
@@ -329,7 +332,8 @@ export function mentalModelQueries(db: Db): MentalModelStore {
                  AND m.refreshed_generation IS DISTINCT FROM b.generation
                RETURNING 1`,
               [projectId, bankId],
-            );
+            ),
+      );
       return rows.length;
     },
 

@@ -1,5 +1,6 @@
 import type { Page } from '../records.js';
 import type { Db } from '../db.js';
+import { fencedWrite } from '../fence.js';
 import { decodeCursor, encodeCursor } from './filters.js';
 
 /** A bank's webhook as stored: `secret` and `http_config` (JSON) may be sealed. */
@@ -305,8 +306,11 @@ export function webhookQueries(db: Db): WebhookStore {
 
     async enqueueWebhookEvents(projectId, bankId, events) {
       if (events.length === 0) return 0;
-      const rows = await db.query<{ n: number }>(
-        `WITH e AS (
+      // Fenced when a job queues them: a job of a bank deleted and created again queued its
+      // events to the new bank's webhooks.
+      const rows = await fencedWrite(db, projectId, bankId, (q) =>
+        q.query<{ n: number }>(
+          `WITH e AS (
            SELECT * FROM unnest($3::text[], $4::text[], $5::text[]) AS e(event_type, event_key, body)),
          ins AS (
            INSERT INTO webhook_deliveries (project_id, bank_id, id, webhook_id, event_type, event_key, url, body)
@@ -315,13 +319,14 @@ export function webhookQueries(db: Db): WebhookStore {
            WHERE w.project_id = $1 AND w.bank_id = $2 AND w.enabled
            ON CONFLICT (project_id, bank_id, webhook_id, event_key) DO NOTHING RETURNING 1)
          SELECT count(*)::int AS n FROM ins`,
-        [
-          projectId,
-          bankId,
-          events.map((e) => e.eventType),
-          events.map((e) => e.eventKey),
-          events.map((e) => e.body),
-        ],
+          [
+            projectId,
+            bankId,
+            events.map((e) => e.eventType),
+            events.map((e) => e.eventKey),
+            events.map((e) => e.body),
+          ],
+        ),
       );
       return rows[0]?.n ?? 0;
     },
