@@ -94,6 +94,39 @@ for (const engine of ENGINES) {
       assert.deepEqual(await usage(), plusItems(before, 25));
     });
 
+    test('a cancel racing the slice that completes it: exactly what was stored stays charged', async () => {
+      // Released at the moment of the cancel: either the slice's write goes first (all stored,
+      // nothing given back, the cancel a 409 or cancelling what is done) or the cancel does (the
+      // slice writes nothing, all given back). Never a mix, never both.
+      for (let round = 0; round < 3; round++) {
+        const before = await usage();
+        const bank = `finish-${round}`;
+        const held = heldEmbedder(t.services.embedder);
+        const b = await t.reconfigured({ embedder: held.embedder });
+        const id = await queue(bank, [item(`HOLD${round}a`), item(`HOLD${round}b`)]);
+        const worker = startWorker(b.services, createLogger('silent'), {
+          runners: OPERATION_RUNNERS,
+          pollMs: 20,
+        });
+        try {
+          await held.entered;
+          const [c] = await Promise.all([cancel(bank, id), Promise.resolve().then(held.release)]);
+          assert.ok(c.status === 200 || c.status === 409, JSON.stringify(c.body));
+          await until(
+            async () => (await t.services.store.countPendingOperations()) === 0,
+            (done) => done,
+          );
+        } finally {
+          held.release();
+          await worker.stop();
+        }
+        const kept = await stored(bank);
+        assert.ok(kept === 0 || kept === 2, `${kept} stored`);
+        assert.equal((await operation(bank, id)).memories_created, kept);
+        assert.deepEqual(await usage(), plusItems(before, kept));
+      }
+    });
+
     test('a cancel racing the failure of its lease holder gives the charge back once', async () => {
       const store = t.services.store;
       for (const first of ['cancel', 'fail', 'both']) {
