@@ -25,7 +25,7 @@ export interface ChargeBack {
 /**
  * One slice of a queued operation written by the worker holding its lease: the write records
  * `progress` (where the operation stands once the slice is stored) and the memories it wrote on
- * the operation in its own transaction, so the two can never disagree (see `recordSliceIn`).
+ * the operation in its own transaction, so the two can never disagree (see `holdSliceIn`).
  */
 export interface OperationSlice {
   id: string;
