@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { bankPath, type TestApp, testApp } from './app.js';
+import { bankPath, type TestApp, type TestAppOptions, testApp } from './app.js';
 import type { EngineName } from './engines.js';
 import { projectWithKey } from './keys.js';
 
@@ -23,16 +23,20 @@ export async function chargedUsage(t: TestApp, project: string): Promise<Record<
   };
 }
 
+/** The fixed clock of `chargedProject`: every charge and refund falls in one minute's window. */
+export const CHARGE_CLOCK = () => new Date(Date.parse('2030-01-01T10:00:05Z'));
+
 /**
- * A test app at a fixed clock (every charge and refund falls in one minute's window) with
+ * A test app (over `options.store`, when given) at a fixed clock (every charge and refund falls in one minute's window) with
  * `project` and its key, the Retain budgets set (so they are counted), and 6 items of 100
  * characters charged already: a refund given twice would show below them.
  */
 export async function chargedProject(
   engine: EngineName,
   project: string,
+  options: TestAppOptions = {},
 ): Promise<{ t: TestApp; key: string }> {
-  const t = await testApp(engine, { now: () => new Date(Date.parse('2030-01-01T10:00:05Z')) });
+  const t = await testApp(engine, { ...options, now: CHARGE_CLOCK });
   const key = await projectWithKey(t, project);
   const limits = {
     characters_per_minute: 100_000,

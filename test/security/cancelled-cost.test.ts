@@ -12,9 +12,18 @@ import { createLogger } from '../../src/api/logger.js';
 import { retainUndone } from '../../src/core/retain/retain-async.js';
 import { OPERATION_RUNNERS } from '../../src/jobs/kinds.js';
 import { startWorker } from '../../src/jobs/worker.js';
-import { bankPath, type TestApp } from '../helpers/app.js';
-import { chargedProject, chargedUsage, item100 as item, plusItems, queueRetain } from '../helpers/charges.js';
-import { ENGINES } from '../helpers/engines.js';
+import { bankPath, type TestApp, testApp } from '../helpers/app.js';
+import {
+  CHARGE_CLOCK,
+  chargedProject,
+  chargedUsage,
+  item100 as item,
+  plusItems,
+  queueRetain,
+} from '../helpers/charges.js';
+import { ENGINES, openTestDb } from '../helpers/engines.js';
+import { openPostgres } from '../../src/store/postgres.js';
+import { storeOver } from '../../src/store/open.js';
 import { heldEmbedder } from '../helpers/held-embedder.js';
 import { until } from '../helpers/until.js';
 
@@ -153,6 +162,73 @@ for (const engine of ENGINES) {
         }
         assert.deepEqual(await usage(), before, first);
       }
+    });
+  });
+}
+
+// Two instances (each its own store and connection pool) on one PostgreSQL database, as two
+// processes are: the worker runs on one, the cancels arrive through both.
+if (ENGINES.includes('postgres')) {
+  describe('a cancel through another instance than the worker (postgres)', () => {
+    let a: TestApp;
+    let b: TestApp;
+    let instanceB: TestApp | undefined;
+    let held: ReturnType<typeof heldEmbedder>;
+    let key = '';
+    const project = 'two-instances';
+    const usage = () => chargedUsage(a, project);
+    const cancel = (app: TestApp, bank: string, id: string) =>
+      app.call('DELETE', me(bank, `/operations/${id}`), { token: key });
+
+    before(async () => {
+      const opened = await openTestDb('postgres');
+      const url = (opened as { url?: string }).url!;
+      ({ t: a, key } = await chargedProject('postgres', project, {
+        store: Object.assign(storeOver(opened.db), { dispose: opened.dispose }),
+      }));
+      const other = await openPostgres(url, { poolSize: 4 });
+      const plain = await testApp('postgres', {
+        store: Object.assign(storeOver(other), { dispose: () => other.close() }),
+        now: CHARGE_CLOCK,
+      });
+      held = heldEmbedder(plain.services.embedder);
+      b = await plain.reconfigured({ embedder: held.embedder });
+      instanceB = plain;
+    });
+    after(async () => {
+      held?.release();
+      // B's app over the held embedder is closed with the instance it came from (and its pool).
+      await instanceB?.close();
+      await a?.close();
+    });
+
+    test('cancels through both instances at once, and one of a Retain running on the other, give back once', async () => {
+      const before = await usage();
+      const pending = await queueRetain(a, key, 'both', [item('b1'), item('b2'), item('b3')]);
+      const answers = await Promise.all([cancel(a, 'both', pending), cancel(b, 'both', pending)]);
+      assert.deepEqual(answers.map((r) => r.status).sort(), [200, 409]);
+      assert.deepEqual(await usage(), before);
+      const items = [...Array.from({ length: 25 }, (_, i) => item(`t${i}`)), item('HOLD-a'), item('HOLD-b')];
+      const id = await queueRetain(a, key, 'across', items);
+      const worker = startWorker(b.services, createLogger('silent'), {
+        runners: OPERATION_RUNNERS,
+        pollMs: 20,
+      });
+      try {
+        await held.entered;
+        assert.equal((await cancel(a, 'across', id)).status, 200);
+        held.release();
+        await until(
+          async () => (await a.services.store.countPendingOperations()) === 0,
+          (done) => done,
+        );
+        await new Promise((r) => setTimeout(r, 100));
+      } finally {
+        held.release();
+        await worker.stop();
+      }
+      assert.equal((await a.call('GET', me('across'), { token: key })).body.memory_count, 25);
+      assert.deepEqual(await usage(), plusItems(before, 25));
     });
   });
 }
