@@ -11,7 +11,7 @@ import type {
 import { requireBank } from './banks.js';
 import { scheduleConsolidation } from './consolidate/schedule.js';
 import { notFound } from './errors.js';
-import { OPERATION_UNDONE } from './operation-charges.js';
+import { undoneOfKind } from './operation-charges.js';
 import { isUuid } from './ids.js';
 import { queueRefreshes } from './mental-model-schedule.js';
 import { keyId, type Receipt, receiptView, signingKey, signReceipt } from './receipts.js';
@@ -47,7 +47,7 @@ export async function forget(
     id,
     at,
     // A deleted bank's queued Retains and imports give back what they did not store.
-    undone: (kind, payload, progress) => OPERATION_UNDONE[kind]?.(payload, progress) ?? null,
+    undone: undoneOfKind,
     seal: (deleted) => ({
       key_id: kid,
       signature: signReceipt(key, projectId, {

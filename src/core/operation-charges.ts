@@ -16,6 +16,42 @@ export const OPERATION_UNDONE: Record<string, (payload: unknown, progress: unkno
   [IMPORT_DOCUMENTS]: retainUndone,
 };
 
+/** A kind's `OPERATION_UNDONE` for any kind (null: it gives nothing back), as the store asks it. */
+export const undoneOfKind = (kind: string, payload: unknown, progress: unknown): ChargeBack | null =>
+  OPERATION_UNDONE[kind]?.(payload, progress) ?? null;
+
+/**
+ * Cancels an operation: a pending one of any kind, and one of a kind charged when queued (a
+ * Retain, an upload, an import) while it runs too, between its slices or in one (that slice then
+ * stores nothing). What it did not store of what it was charged is given back as it is marked
+ * cancelled, from the progress its stored slices recorded with their writes: once, whether the
+ * worker fails or finishes it at the same moment or another cancel races it. One finished, or
+ * of another kind and running, is a 409.
+ */
+export async function cancelOperation(
+  s: Deps<BankStore & OperationStore>,
+  projectId: string,
+  bankId: string,
+  id: string,
+) {
+  const op = await findOperation(s, projectId, bankId, id);
+  const of = OPERATION_UNDONE[op.kind];
+  // Read before the cancel's transaction (a payload never changes; an encrypted one is opened
+  // here): the transaction takes from it only what the operation had not done.
+  const payload = of && (await s.store.operationPayload(projectId, bankId, id))?.payload;
+  const cancelled = await s.store.cancelOperation(
+    projectId,
+    bankId,
+    id,
+    of ? { running: true, undone: (progress) => of(payload, progress) } : {},
+  );
+  if (!cancelled) {
+    const now = (await s.store.getOperation(projectId, bankId, id))?.status ?? op.status;
+    throw new AppError('conflict', `operation '${id}' is ${now} and can no longer be cancelled`);
+  }
+  return { ...operationView(cancelled), success: true as const, message: `operation '${id}' cancelled` };
+}
+
 /**
  * Queues a failed operation again (from the progress it recorded); any other state is a 409. A
  * kind charged when queued gave back, as it failed, what it had not stored: its retry is charged

@@ -18,6 +18,11 @@ export interface OperationContext {
   signal: AbortSignal;
   /** Where the previous slice of this operation stopped (what it returned as `more`); null on the first. */
   progress: unknown;
+  /**
+   * The worker holding the operation's lease (absent when it is run outside the queue): a slice
+   * that records its progress with its own write does so only while this worker holds it.
+   */
+  workerId?: string;
 }
 
 /**
@@ -36,6 +41,11 @@ export interface SliceResult {
   stopped?: string;
   /** What the finished operation hands back beside its counts (`result_metadata`). Never with `more`. */
   result_metadata?: Record<string, unknown>;
+  /**
+   * The slice recorded its progress (`more`, or its end) and `memories_created` on the operation
+   * in its write's own transaction: the worker only gives the operation back (or finishes it).
+   */
+  recorded?: boolean;
 }
 
 /**
@@ -209,20 +219,6 @@ export async function listOperations(
     limit: page.limit,
     offset,
   };
-}
-
-/** Cancels a pending operation; one already running or finished is a 409. */
-export async function cancelOperation(
-  s: Deps<BankStore & OperationStore>,
-  projectId: string,
-  bankId: string,
-  id: string,
-) {
-  const op = await findOperation(s, projectId, bankId, id);
-  const cancelled = await s.store.cancelOperation(projectId, bankId, id);
-  if (!cancelled)
-    throw new AppError('conflict', `operation '${id}' is ${op.status} and can no longer be cancelled`);
-  return { ...operationView(cancelled), success: true as const, message: `operation '${id}' cancelled` };
 }
 
 /** Deletes the record of a finished operation; a pending or running one is a 409 (cancel it first). */

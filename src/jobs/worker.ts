@@ -5,7 +5,7 @@ import { BudgetWait } from '../core/budgets.js';
 import { AppError } from '../core/errors.js';
 import { type OperationRunner, OperationWait } from '../core/operations.js';
 import type { Services } from '../core/services.js';
-import { BankGone, withinBank } from '../store/fence.js';
+import { BankGone, OperationLost, withinBank } from '../store/fence.js';
 import { inBackground } from '../store/priority.js';
 import type { ChargeBack } from '../store/store.js';
 import { OPERATION_UNDONE } from '../core/operation-charges.js';
@@ -67,11 +67,13 @@ export function startWorker(s: Services, log: Logger, opts: WorkerOptions): Work
      * A failed operation of a kind charged when queued gives back what it did not do, with the
      * transition that marks it failed (one transaction, by the lease holder only: once).
      */
-    const giveBack = async (): Promise<{ giveBack?: ChargeBack }> => {
+    const giveBack = async (): Promise<{ giveBack?: (progress: unknown) => ChargeBack }> => {
       const of = undone[op.kind];
       if (!of) return {};
       const payload = await payloads.get(claimed);
-      return { giveBack: of(payload, progress) };
+      // From the progress its row records as it is marked: a slice that stored its memories (and
+      // so its progress, in one transaction) before this failure is not given back.
+      return { giveBack: (recorded) => of(payload, recorded) };
     };
     const renew = setInterval(() => {
       s.store
@@ -93,21 +95,30 @@ export function startWorker(s: Services, log: Logger, opts: WorkerOptions): Work
       const fenced = <T>(fn: () => Promise<T>) =>
         bank ? withinBank({ projectId, bankId: op.bank_id, createdAt: bank }, fn) : fn();
       const result = await fenced(() =>
-        runner(s, { id: op.id, projectId, bankId: op.bank_id, kind: op.kind, payload, signal, progress }),
+        runner(s, {
+          id: op.id,
+          projectId,
+          bankId: op.bank_id,
+          kind: op.kind,
+          payload,
+          signal,
+          progress,
+          workerId: id,
+        }),
       );
+      // Counted already when the slice recorded them with its write.
+      const created = result.recorded ? 0 : (result.memories_created ?? 0);
       if (result.more !== undefined) {
         // One slice done: back to the queue, where other banks' and projects' turns come first.
         const more = result.more;
-        await fenced(() =>
-          s.store.yieldOperation(projectId, op.bank_id, op.id, id, more, result.memories_created ?? 0),
-        );
+        await fenced(() => s.store.yieldOperation(projectId, op.bank_id, op.id, id, more, created));
         yielded = true;
         return true;
       }
       if (result.stopped !== undefined) {
         await s.store.finishOperation(projectId, op.bank_id, op.id, id, {
           status: 'failed',
-          memoriesCreated: result.memories_created,
+          memoriesCreated: created,
           error: result.stopped,
           ...(await giveBack()),
         });
@@ -116,7 +127,7 @@ export function startWorker(s: Services, log: Logger, opts: WorkerOptions): Work
       }
       await s.store.finishOperation(projectId, op.bank_id, op.id, id, {
         status: 'completed',
-        memoriesCreated: result.memories_created,
+        memoriesCreated: created,
         ...(result.result_metadata ? { result: result.result_metadata } : {}),
       });
       log.info({ operation: op.id, kind: op.kind, bank: op.bank_id }, 'operation completed');
@@ -135,6 +146,10 @@ export function startWorker(s: Services, log: Logger, opts: WorkerOptions): Work
           },
           err instanceof BudgetWait ? 'operation waits for budget' : 'operation waits its turn',
         );
+      } else if (err instanceof OperationLost) {
+        // Cancelled (or taken over by another worker) while its slice ran: that slice wrote
+        // nothing, and the operation is no longer this worker's to mark.
+        log.info({ operation: op.id, kind: op.kind, bank: op.bank_id }, 'operation ended: no longer held');
       } else if (err instanceof BankGone) {
         // Its row went with the bank: nothing is left to mark (this finds no row, as a stale
         // lease does), and nothing of it reaches a bank created since under the same id.

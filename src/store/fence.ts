@@ -23,6 +23,17 @@ export class BankGone extends Error {
   }
 }
 
+/**
+ * The operation a job's slice writes for is no longer held by its worker (cancelled, or taken
+ * over by another after its lease ran out): the slice's transaction writes nothing.
+ */
+export class OperationLost extends Error {
+  constructor(readonly operationId: string) {
+    super(`operation '${operationId}' is no longer held by this worker (cancelled or taken over)`);
+    this.name = 'OperationLost';
+  }
+}
+
 const fences = new AsyncLocalStorage<BankIncarnation>();
 
 /**

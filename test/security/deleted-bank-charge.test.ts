@@ -10,55 +10,24 @@ import { after, before, describe, test } from 'node:test';
 import { createLogger } from '../../src/api/logger.js';
 import { OPERATION_RUNNERS } from '../../src/jobs/kinds.js';
 import { startWorker } from '../../src/jobs/worker.js';
-import { bankPath, type TestApp, testApp } from '../helpers/app.js';
+import { bankPath, type TestApp } from '../helpers/app.js';
+import { chargedProject, chargedUsage, item100 as item, plusItems, queueRetain } from '../helpers/charges.js';
 import { ENGINES } from '../helpers/engines.js';
 import { heldEmbedder } from '../helpers/held-embedder.js';
-import { projectWithKey } from '../helpers/keys.js';
 import { until } from '../helpers/until.js';
 
 const me = (bank: string, rest = '') => bankPath(bank, rest, '/v1/me');
-/** An item of exactly 100 characters. */
-const item = (tag: string) => ({ content: `${tag} ${'x'.repeat(99 - tag.length)}` });
 
 for (const engine of ENGINES) {
   describe(`a deleted bank's queued operations give back their charge (${engine})`, () => {
     let t: TestApp;
     let key = '';
     const project = 'deleting';
-    const usage = async () => {
-      const p = (await t.call('GET', `/v1/default/projects/${project}`)).body;
-      const { characters_per_minute, characters_per_day, retained_items_per_minute } = p.usage.budgets;
-      return {
-        characters_per_minute,
-        characters_per_day,
-        retained_items_per_minute,
-        retained_items_today: p.usage.retained_items_today,
-      } as Record<string, number>;
-    };
-    const queue = async (bank: string, items: { content: string }[]) => {
-      const q = await t.call('POST', me(bank, '/memories'), { token: key, body: { items, async: true } });
-      assert.equal(q.status, 200, JSON.stringify(q.body));
-      return q.body.operation_id as string;
-    };
+    const usage = () => chargedUsage(t, project);
+    const queue = (bank: string, items: { content: string }[]) => queueRetain(t, key, bank, items);
 
     before(async () => {
-      // A fixed clock: every charge and refund falls in one minute's window.
-      t = await testApp(engine, { now: () => new Date(Date.parse('2030-01-01T10:00:05Z')) });
-      key = await projectWithKey(t, project);
-      const limits = {
-        characters_per_minute: 100_000,
-        characters_per_day: 100_000,
-        retained_items_per_minute: 1000,
-        retained_items_per_day: 1000,
-      };
-      const r = await t.call('PATCH', `/v1/default/projects/${project}`, { body: { limits } });
-      assert.equal(r.status, 200, JSON.stringify(r.body));
-      // Something charged already (600 characters, 6 items): a second refund would show below it.
-      const seed = await t.call('POST', me('seed', '/memories'), {
-        token: key,
-        body: { items: [1, 2, 3, 4, 5, 6].map((i) => item(`seed${i}`)) },
-      });
-      assert.equal(seed.status, 200, JSON.stringify(seed.body));
+      ({ t, key } = await chargedProject(engine, project));
     });
     after(async () => {
       await t.close();
@@ -114,13 +83,7 @@ for (const engine of ENGINES) {
       // A slice takes 25 items: the first stores them, the second (2 items) is held.
       const items = [...Array.from({ length: 25 }, (_, i) => item(`s${i}`)), item('HOLD4'), item('HOLD5')];
       await deleteWhileHeld('second', items);
-      const after = await usage();
-      assert.deepEqual(after, {
-        characters_per_minute: before.characters_per_minute! + 2500,
-        characters_per_day: before.characters_per_day! + 2500,
-        retained_items_per_minute: before.retained_items_per_minute! + 25,
-        retained_items_today: before.retained_items_today! + 25,
-      });
+      assert.deepEqual(await usage(), plusItems(before, 25));
     });
   });
 }

@@ -9,17 +9,19 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createLogger } from '../../src/api/logger.js';
+import { OPERATION_UNDONE } from '../../src/core/operation-charges.js';
 import { retainUndone } from '../../src/core/retain/retain-async.js';
+import { buildArchive } from '../../src/core/transfer/archive.js';
+import { IMPORT_DOCUMENTS, queueImport } from '../../src/core/transfer/import.js';
 import { startWorker } from '../../src/jobs/worker.js';
 import { OPERATION_RUNNERS } from '../../src/jobs/kinds.js';
 import { bankPath, type TestApp, testApp } from '../helpers/app.js';
+import { chargedUsage, item100 as item, plusItems, queueRetain } from '../helpers/charges.js';
 import { projectWithKey } from '../helpers/keys.js';
 import { ENGINES } from '../helpers/engines.js';
 import { until } from '../helpers/until.js';
 
 const me = (bank: string, rest = '') => bankPath(bank, rest, '/v1/me');
-/** An item of exactly 100 characters. */
-const item = (tag: string) => ({ content: `${tag} ${'x'.repeat(99 - tag.length)}` });
 
 for (const engine of ENGINES) {
   describe(`queued work that fails gives back what it did not store (${engine})`, () => {
@@ -33,18 +35,7 @@ for (const engine of ENGINES) {
       const r = await t.call('PATCH', `/v1/default/projects/${project}`, { body: { limits } });
       assert.equal(r.status, 200, JSON.stringify(r.body));
     };
-    const usage = async () => {
-      const p = (await t.call('GET', `/v1/default/projects/${project}`)).body;
-      const { characters_per_minute, characters_per_day, retained_items_per_minute, entities_per_minute } =
-        p.usage.budgets;
-      return {
-        characters_per_minute,
-        characters_per_day,
-        retained_items_per_minute,
-        entities_per_minute,
-        retained_items_today: p.usage.retained_items_today,
-      } as Record<string, number>;
-    };
+    const usage = () => chargedUsage(t, project);
     /** The stored-memories quota set to what is stored: the next memory is refused. */
     const fillStoredQuota = async () => {
       const stored = (await t.call('GET', `/v1/default/projects/${project}`)).body.usage.stored_memories;
@@ -150,8 +141,11 @@ for (const engine of ENGINES) {
       await new Promise((r) => setTimeout(r, 20));
       const b = await store.claimOperation('worker-b', 60_000);
       assert.equal(b?.operation.id, q.body.operation_id);
-      const back = retainUndone(b!.payload, b!.progress);
-      assert.deepEqual(back, { items: 2, units: { retained_items: 2, characters: 200 } });
+      assert.deepEqual(retainUndone(b!.payload, b!.progress), {
+        items: 2,
+        units: { retained_items: 2, characters: 200 },
+      });
+      const back = (progress: unknown) => retainUndone(b!.payload, progress);
       const fail = (worker: string) =>
         store.finishOperation(project, 'race', q.body.operation_id, worker, {
           status: 'failed',
@@ -175,6 +169,57 @@ for (const engine of ENGINES) {
         giveBack: back,
       });
       assert.deepEqual(await usage(), kept);
+    });
+
+    test('a Retain or import whose slice stored its memories but not its progress gives back only what it did not store', async () => {
+      // A slice takes 25 items: the first stores them, then its progress write fails (as when the
+      // process dies between the two); with no attempt left the operation fails for good.
+      const items = Array.from({ length: 27 }, (_, i) => item(`d${i}`));
+      const store = t.services.store;
+      const dying = new Proxy(store, {
+        get: (target, name) =>
+          name === 'yieldOperation'
+            ? async () => {
+                throw new Error('the process died before recording its progress');
+              }
+            : Reflect.get(target, name),
+      });
+      // Every kind charged when queued (OPERATION_UNDONE): an async Retain, an import.
+      const queues: Record<string, (bank: string) => Promise<string>> = {
+        retain: (bank) => queueRetain(t, key, bank, items),
+        [IMPORT_DOCUMENTS]: async (bank) => {
+          const loose = items.map((it) => ({ text: it.content, fact_type: 'world' }));
+          const zip = buildArchive({
+            manifest: { schema_version: 1, source_bank_id: 'elsewhere', exported_at: null },
+            documents: [],
+            loose,
+          });
+          return (await queueImport(t.services, project, bank, zip, 'skip')).operation_id;
+        },
+      };
+      assert.deepEqual(Object.keys(queues).sort(), Object.keys(OPERATION_UNDONE).sort());
+      for (const [kind, queue] of Object.entries(queues)) {
+        clock += 60_000;
+        const before = await usage();
+        const bank = `died-${kind}`;
+        const id = await queue(bank);
+        const worker = startWorker({ ...t.services, store: dying }, createLogger('silent'), {
+          runners: OPERATION_RUNNERS,
+          pollMs: 20,
+          maxAttempts: 1,
+        });
+        try {
+          await until(
+            () => operation(bank, id),
+            (o) => o.status === 'failed',
+          );
+        } finally {
+          await worker.stop();
+        }
+        assert.equal((await t.call('GET', me(bank), { token: key })).body.memory_count, 25, kind);
+        // The 25 stored stay charged; the 2 it did not store are given back.
+        assert.deepEqual(await usage(), plusItems(before, 25), kind);
+      }
     });
 
     test('a Retain whose slice fails after its entities are extracted gives them back', async () => {

@@ -1,5 +1,6 @@
 import { createRoute } from '@hono/zod-openapi';
-import { cancelOperation, getOperation, listOperations } from '../../core/operations.js';
+import { cancelOperation } from '../../core/operation-charges.js';
+import { getOperation, listOperations } from '../../core/operations.js';
 import { guard } from '../auth.js';
 import { BankParam } from '../../contract/common.js';
 import { ok } from './openapi.js';
@@ -54,7 +55,8 @@ export const operationRoutes = router()
       path: '/banks/{bank}/operations/{id}',
       tags: ['Operations'],
       summary: 'Cancel a pending operation',
-      description: 'One already running or finished is a 409.',
+      description:
+        'A queued Retain, upload or import can also be cancelled while it runs (the slice under way then stores nothing), and gives back what it was charged for the items it did not store. Any other kind already running, or any finished operation, is a 409.',
       middleware: [guard('operations.cancel')] as const,
       request: { params: OperationParams },
       responses: ok(OperationOutcome),

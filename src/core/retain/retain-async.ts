@@ -110,8 +110,9 @@ interface RetainProgress {
 /**
  * Runs a queued Retain a slice at a time (see `sliceEnd`), each slice in its own transaction,
  * so a big batch does not hold the worker, the bank or the embedded engine for its whole length.
- * Memory ids derive from the operation id, so a slice repeated after a crash (it committed,
- * the process died before recording its progress) stores nothing twice.
+ * Run by a worker, a slice records its progress in its own transaction; memory ids derive from
+ * the operation id, so a slice repeated anyway (run outside the queue, or recorded by an older
+ * version after its write) stores nothing twice.
  */
 export const runRetainOperation: OperationRunner<
   Deps<RetainStore, 'embedder' | 'limitDefaults' | 'llm' | 'now' | 'onEnqueue'>
@@ -140,17 +141,26 @@ export const runRetainOperation: OperationRunner<
     unchanged: await unchangedDocuments(s, op.projectId, op.bankId, req),
   };
   const end = sliceEnd(p.items, at.next);
+  const after = (made: number): RetainProgress => ({
+    next: end,
+    memories: at.memories + made,
+    unchanged: at.unchanged,
+  });
   const result = await retain(s, op.projectId, op.bankId, req, {
     idSeed: op.id,
     signal: op.signal,
     slice: { start: at.next, end, firstMemory: at.memories, unchanged: at.unchanged },
+    // Under a worker's lease the slice's write records its progress (its end: the last one too)
+    // in its own transaction: what is stored and what the progress says can never disagree.
+    ...(op.workerId ? { lease: { workerId: op.workerId, progress: after } } : {}),
   });
-  const more: RetainProgress | undefined =
-    end < p.items.length
-      ? { next: end, memories: at.memories + result.memory_ids.length, unchanged: at.unchanged }
-      : undefined;
+  const more = end < p.items.length ? after(result.memory_ids.length) : undefined;
   if (!more) await retainCompleted(s, op.projectId, op.bankId, op.id, req);
-  return { memories_created: result.memories_created, ...(more ? { more } : {}) };
+  return {
+    memories_created: result.memories_created,
+    ...(more ? { more } : {}),
+    ...(op.workerId ? { recorded: true } : {}),
+  };
 };
 
 /** The items of a queued Retain (or import) from where its progress stood: what it has not stored. */
@@ -160,9 +170,10 @@ export function itemsUndone(payload: unknown, progress: unknown): RetainPayload[
 }
 
 /**
- * What a queued Retain (or import) that failed did not store, as what its charge gives back: the
- * items from where its progress stood (the failing slice stored nothing: a slice is one
- * transaction), their characters and given entities.
+ * What a queued Retain (or import) that failed or was cancelled did not store, as what its charge
+ * gives back: the items from where its progress stands (recorded by each stored slice in the
+ * transaction of its write, so a slice stored but not recorded cannot exist), their characters
+ * and given entities.
  */
 export function retainUndone(payload: unknown, progress: unknown): ChargeBack {
   const left = itemsUndone(payload, progress);

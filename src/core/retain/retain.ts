@@ -143,6 +143,13 @@ export interface RetainOptions {
   seed?: string;
   signal?: AbortSignal;
   slice?: RetainSlice;
+  /**
+   * The slice of a queued Retain (`idSeed`, its operation) run by the worker holding its lease:
+   * the slice's write records on the operation, in its own transaction, where the operation
+   * stands once the slice is stored (`progress`, from the memories it made), and writes nothing
+   * once the worker no longer holds it (a cancel, a takeover).
+   */
+  lease?: { workerId: string; progress: (made: number) => unknown };
 }
 
 /** What one slice did, beside its part of the answer. */
@@ -399,6 +406,15 @@ async function retainSliceOf(
       dropDerived: req.reprocess === true,
       // A reprocess re-creates a document only while it exists: one forgotten since it was queued stays gone.
       ...(req.reprocess ? { requireDocuments: [...replacing.keys()] } : {}),
+      ...(opts.lease && opts.idSeed
+        ? {
+            operation: {
+              id: opts.idSeed,
+              workerId: opts.lease.workerId,
+              progress: opts.lease.progress(memories.length),
+            },
+          }
+        : {}),
       documents: [
         ...[...changed, ...touched].map((id) =>
           complete(id)

@@ -7,6 +7,7 @@ import { lockBankForWrite, termGroupsClause } from './encryption.js';
 import { decodeCursor, encodeCursor, filterClauses, vectorLiteral } from './filters.js';
 import { checkStoredQuotaIn, lockStoredQuotaIn } from './limits.js';
 import { derivedObservations, redoConsolidation } from './derived.js';
+import { holdSliceIn, type OperationSlice } from './operations.js';
 import { type OrderKey, type PayHops, skipRows, walkPage } from './offset-walk.js';
 
 /** A bank's memories: written with their terms and entities, read, re-embedded, deleted. */
@@ -39,6 +40,12 @@ export interface MemoryStore {
        * write was prepared), nothing is written and 0 is returned, decided under the bank's lock.
        */
       requireDocuments?: string[];
+      /**
+       * The write is a slice of a queued operation: its progress and the memories written are
+       * recorded on the operation in this transaction while its worker holds it, and nothing is
+       * written (`OperationLost`) when it does not (`holdSliceIn`).
+       */
+      operation?: OperationSlice;
     },
   ): Promise<number>;
   listMemories(
@@ -404,6 +411,13 @@ export function memoryQueries(db: Db): MemoryStore {
         // Lock the bank row next: serialises writers of one bank so statistics stay exact (and
         // refuses rows prepared for the other side of an encryption switch).
         await lockBankForWrite(tx, projectId, bankId, memories);
+        const slice = opts.operation && (await holdSliceIn(tx, projectId, bankId, opts.operation));
+        const written = await writeIn(tx, quota);
+        await slice?.record(written);
+        return written;
+      });
+
+      async function writeIn(tx: Queryable, quota: number | null): Promise<number> {
         if (opts.requireDocuments?.length) {
           const [found] = await tx.query<{ n: number }>(
             'SELECT count(*)::int AS n FROM documents WHERE project_id = $1 AND bank_id = $2 AND id = ANY($3::text[])',
@@ -445,7 +459,7 @@ export function memoryQueries(db: Db): MemoryStore {
           );
         }
         return memories.length;
-      });
+      }
     },
 
     async listMemories(projectId, bankId, filter, page) {

@@ -6,6 +6,7 @@ import { cursorText, encodeCursor } from './filters.js';
 import { partsOf, readPayloadParts, storedPayload, writePayloadParts } from './payload-parts.js';
 import { countRows, type OrderKey, type PayHops, rowsIn, skipRows, walkPage } from './offset-walk.js';
 import { refundCounters, refundDayItems } from './limits.js';
+import { OperationLost } from '../fence.js';
 
 /**
  * What a queued operation was charged when it was queued and still holds: retained items of the
@@ -20,6 +21,17 @@ export interface OperationCharge {
 export interface ChargeBack {
   items: number;
   units: Record<string, number>;
+}
+
+/**
+ * One slice of a queued operation written by the worker holding its lease: the write records
+ * `progress` (where the operation stands once the slice is stored) and the memories it wrote on
+ * the operation in its own transaction, so the two can never disagree (see `holdSliceIn`).
+ */
+export interface OperationSlice {
+  id: string;
+  workerId: string;
+  progress: unknown;
 }
 
 /** Operations: durable background work, queued per bank and claimed by workers. */
@@ -67,8 +79,20 @@ export interface OperationStore {
     bankId: string,
     filter: OperationFilter,
   ): Promise<Record<string, number>>;
-  /** Cancels a pending operation; null when it is not pending (or absent). */
-  cancelOperation(projectId: string, bankId: string, id: string): Promise<Operation | null>;
+  /**
+   * Cancels a pending operation, or with `running` a processing one too (between its slices, or
+   * in one: the worker holding it then finds it lost at its next write, which stores nothing);
+   * null when it is in no such state (or absent). With `undone`, what it holds of its charge and
+   * did not do (from the progress its row records, read under its lock; all of it before its
+   * first slice) is given back in the transaction that marks it cancelled: against a worker's
+   * failure or another cancel, once.
+   */
+  cancelOperation(
+    projectId: string,
+    bankId: string,
+    id: string,
+    opts?: { running?: boolean; undone?: (progress: unknown) => ChargeBack | null },
+  ): Promise<Operation | null>;
   /**
    * Queues a failed operation again, to run at once from the progress it had recorded, with its
    * error cleared and its attempts counted afresh; null when it is not failed (or absent). With
@@ -135,11 +159,13 @@ export interface OperationStore {
       /** What the operation hands back beside its counts (`result_metadata`). */
       result?: Record<string, unknown>;
       /**
-       * A failed operation's part of its charge not used (what it did not store): given back, up
-       * to what it holds, in the transaction that marks it failed. Only the worker holding its
-       * lease marks it, so however many workers race on it, this is given back once.
+       * A failed operation's part of its charge not used (what it did not store), from the
+       * progress its row records (read under its lock: what its stored slices recorded with their
+       * writes): given back, up to what it holds, in the transaction that marks it failed. Only
+       * the worker holding its lease marks it, so however many workers race on it, this is given
+       * back once.
        */
-      giveBack?: ChargeBack;
+      giveBack?: (progress: unknown) => ChargeBack;
     },
   ): Promise<void>;
   retryOperation(
@@ -400,27 +426,81 @@ export async function giveBackUnfinished(
   bankId: string,
   undone: Undone,
 ): Promise<void> {
-  const held = await tx.query<{ id: string; kind: string; charge: StoredCharge | null; progress: unknown }>(
+  const held = await tx.query<HeldCharge>(
     `SELECT id::text AS id, kind, charge, progress FROM operations
      WHERE project_id = $1 AND bank_id = $2 AND status IN ('pending', 'processing') AND charge IS NOT NULL
      ORDER BY id FOR UPDATE`,
     [projectId, bankId],
   );
   for (const op of held) {
-    const charge = chargeOf(op.charge);
-    if (!charge) continue;
-    let given = charge;
-    if (op.progress !== null) {
+    const split = await splitUndone(op, async (progress) => {
       const stub = await payloadStub(tx, projectId, bankId, op.id);
       const count = stub ? partsOf(JSON.parse(stub)) : null;
       const text = count === null ? stub : await readPayloadParts(tx, projectId, bankId, op.id, count);
-      const back = undone(op.kind, text ? JSON.parse(text) : null, op.progress);
-      if (!back) continue;
-      given = takeBack(charge, back).given;
-    }
-    if (given.items) await refundDayItems(tx, projectId, given.items.amount, given.items.windowStart);
-    await refundCounters(tx, projectId, given.counters);
+      return undone(op.kind, text ? JSON.parse(text) : null, progress);
+    });
+    if (split) await refund(tx, projectId, split.given);
   }
+}
+
+/** An unfinished operation's charge, as read (locked) to give back what it did not do. */
+interface HeldCharge {
+  id: string;
+  kind: string;
+  charge: StoredCharge | null;
+  progress: unknown;
+}
+
+/**
+ * Splits what an unfinished operation holds (its row read under its lock) into what it gives back
+ * for the work it did not do (`undone`, from the progress its row records; all of it before its
+ * first slice) and what stays held; null when it holds nothing or `undone` gives nothing back.
+ */
+async function splitUndone(
+  op: Pick<HeldCharge, 'charge' | 'progress'>,
+  undone: (progress: unknown) => ChargeBack | null | Promise<ChargeBack | null>,
+): Promise<{ left: OperationCharge; given: OperationCharge } | null> {
+  const charge = chargeOf(op.charge);
+  if (!charge) return null;
+  if (op.progress === null) return { given: charge, left: { counters: [] } };
+  const back = await undone(op.progress);
+  return back ? takeBack(charge, back) : null;
+}
+
+/** Gives a charge back, in `q` (the transaction that records why). */
+async function refund(q: Queryable, projectId: string, given: OperationCharge): Promise<void> {
+  if (given.items) await refundDayItems(q, projectId, given.items.amount, given.items.windowStart);
+  await refundCounters(q, projectId, given.counters);
+}
+
+/**
+ * In the transaction of a slice's write (`slice`), after the bank's lock: takes the operation's
+ * row lock, provided the worker still holds its lease (a cancel, or another worker that took it
+ * over, wins: `OperationLost`, and the transaction writes nothing). `record` then stores where the
+ * operation stands and the memories the slice wrote, before the same commit.
+ */
+export async function holdSliceIn(
+  tx: Queryable,
+  projectId: string,
+  bankId: string,
+  slice: OperationSlice,
+): Promise<{ record(created: number): Promise<void> }> {
+  const key = [projectId, bankId, slice.id, slice.workerId];
+  const held = await tx.query(
+    `SELECT 1 FROM operations WHERE project_id = $1 AND bank_id = $2 AND id = $3 AND locked_by = $4
+       AND status = 'processing' FOR UPDATE`,
+    key,
+  );
+  if (!held.length) throw new OperationLost(slice.id);
+  return {
+    async record(created) {
+      await tx.query(
+        `UPDATE operations SET progress = $5::jsonb, memories_created = memories_created + $6, updated_at = now()
+         WHERE project_id = $1 AND bank_id = $2 AND id = $3 AND locked_by = $4`,
+        [...key, JSON.stringify(slice.progress), created],
+      );
+    },
+  };
 }
 
 /** How often a process sweeps idempotency keys older than a day. */
@@ -590,13 +670,27 @@ export function operationQueries(db: Db): OperationStore & IdempotencyStore {
       );
       return rows.length > 0;
     },
-    async cancelOperation(projectId, bankId, id) {
-      const rows = await db.query<OpRow>(
-        `UPDATE operations SET status = 'cancelled', updated_at = now()
-         WHERE project_id = $1 AND bank_id = $2 AND id = $3 AND status = 'pending' RETURNING ${OP_COLUMNS}`,
-        [projectId, bankId, id],
-      );
-      return rows[0] ? view(rows[0]) : null;
+    async cancelOperation(projectId, bankId, id, opts = {}) {
+      const among = opts.running ? ['pending', 'processing'] : ['pending'];
+      return db.transaction(async (tx) => {
+        // Locked first: a worker failing it, or writing its slice, or another cancel, waits or
+        // went before (then it is in no state this takes, or its progress is recorded).
+        const held = await tx.query<HeldCharge>(
+          `SELECT id::text AS id, kind, charge, progress FROM operations
+           WHERE project_id = $1 AND bank_id = $2 AND id = $3 AND status = ANY($4::text[]) FOR UPDATE`,
+          [projectId, bankId, id, among],
+        );
+        if (!held[0]) return null;
+        const split = opts.undone ? await splitUndone(held[0], opts.undone) : null;
+        const rows = await tx.query<OpRow>(
+          `UPDATE operations SET status = 'cancelled', locked_by = NULL, locked_until = NULL, updated_at = now(),
+             charge = CASE WHEN $5::boolean THEN $4::jsonb ELSE charge END
+           WHERE project_id = $1 AND bank_id = $2 AND id = $3 RETURNING ${OP_COLUMNS}`,
+          [projectId, bankId, id, split ? JSON.stringify(split.left) : null, split !== null],
+        );
+        if (split) await refund(tx, projectId, split.given);
+        return view(rows[0]!);
+      });
     },
     async claimOperation(workerId, leaseMs, opts = {}) {
       const withPayload = opts.payload !== false;
@@ -668,21 +762,15 @@ export function operationQueries(db: Db): OperationStore & IdempotencyStore {
       await db.transaction(async (tx) => {
         // The row lock and the lease are the one decision: a worker whose lease another took over
         // finds no row, and the charge it holds is read and lowered under that lock.
-        const held = await tx.query<{ charge: StoredCharge | null }>(
-          `SELECT charge FROM operations WHERE project_id = $1 AND bank_id = $2 AND id = $3 AND locked_by = $4
-           FOR UPDATE`,
+        const held = await tx.query<{ charge: StoredCharge | null; progress: unknown }>(
+          `SELECT charge, progress FROM operations WHERE project_id = $1 AND bank_id = $2 AND id = $3
+             AND locked_by = $4 FOR UPDATE`,
           [projectId, bankId, id, workerId],
         );
         if (!held[0]) return;
-        const charge = chargeOf(held[0].charge);
-        if (!charge) {
-          await finish(tx);
-          return;
-        }
-        const { left, given } = takeBack(charge, back);
-        if (!(await finish(tx, left))) return;
-        if (given.items) await refundDayItems(tx, projectId, given.items.amount, given.items.windowStart);
-        await refundCounters(tx, projectId, given.counters);
+        const split = await splitUndone(held[0], back);
+        if (!(await finish(tx, split?.left)) || !split) return;
+        await refund(tx, projectId, split.given);
       });
     },
     async retryOperation(projectId, bankId, id, workerId, delayMs, error) {
