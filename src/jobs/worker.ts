@@ -83,17 +83,23 @@ export function startWorker(s: Services, log: Logger, opts: WorkerOptions): Work
         })
         .catch(() => {});
     }, leaseMs / 3);
+    // Fenced to the incarnation of its bank it was claimed for: should the bank be deleted (and
+    // created again) meanwhile, by any process, its next write fails with BankGone. So are the
+    // yield that ends a slice (a slice past its deadline yields before its next write, and that
+    // yield found no row and ended the job without a word), its completion and its retry, which
+    // found no row either and said 'operation completed' or 'will retry'.
+    const bank = claimed.bankCreatedAt;
+    const fenced = <T>(fn: () => Promise<T>) =>
+      bank ? withinBank({ projectId, bankId: op.bank_id, createdAt: bank }, fn) : fn();
+    const ended = () =>
+      log.info(
+        { operation: op.id, kind: op.kind, bank: op.bank_id },
+        'operation ended: its bank was deleted',
+      );
     try {
       if (!runner) throw new AppError('validation_error', `unknown operation kind '${op.kind}'`);
       const signal = AbortSignal.any([stopping.signal, done.signal]);
       const payload = await payloads.get(claimed);
-      // Fenced to the incarnation of its bank it was claimed for: should the bank be deleted (and
-      // created again) meanwhile, by any process, its next write fails with BankGone. So is the
-      // yield that ends a slice: a slice past its deadline yields before its next write, and that
-      // yield found no row (it went with the bank) and ended the job without a word.
-      const bank = claimed.bankCreatedAt;
-      const fenced = <T>(fn: () => Promise<T>) =>
-        bank ? withinBank({ projectId, bankId: op.bank_id, createdAt: bank }, fn) : fn();
       const result = await fenced(() =>
         runner(s, {
           id: op.id,
@@ -125,11 +131,13 @@ export function startWorker(s: Services, log: Logger, opts: WorkerOptions): Work
         log.warn({ operation: op.id, kind: op.kind, err: result.stopped }, 'operation stopped');
         return true;
       }
-      await s.store.finishOperation(projectId, op.bank_id, op.id, id, {
-        status: 'completed',
-        memoriesCreated: created,
-        ...(result.result_metadata ? { result: result.result_metadata } : {}),
-      });
+      await fenced(() =>
+        s.store.finishOperation(projectId, op.bank_id, op.id, id, {
+          status: 'completed',
+          memoriesCreated: created,
+          ...(result.result_metadata ? { result: result.result_metadata } : {}),
+        }),
+      );
       log.info({ operation: op.id, kind: op.kind, bank: op.bank_id }, 'operation completed');
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
@@ -154,10 +162,7 @@ export function startWorker(s: Services, log: Logger, opts: WorkerOptions): Work
         // Its row went with the bank: nothing is left to mark (this finds no row, as a stale
         // lease does), and nothing of it reaches a bank created since under the same id.
         await s.store.finishOperation(projectId, op.bank_id, op.id, id, { status: 'failed', error: message });
-        log.info(
-          { operation: op.id, kind: op.kind, bank: op.bank_id },
-          'operation ended: its bank was deleted',
-        );
+        ended();
       } else if (permanent(err) || op.attempts >= maxAttempts) {
         await s.store.finishOperation(projectId, op.bank_id, op.id, id, {
           status: 'failed',
@@ -167,8 +172,19 @@ export function startWorker(s: Services, log: Logger, opts: WorkerOptions): Work
         log.warn({ operation: op.id, kind: op.kind, err: message }, 'operation failed');
       } else {
         const delay = Math.min(60_000, 1000 * 2 ** (op.attempts - 1));
-        await s.store.retryOperation(projectId, op.bank_id, op.id, id, delay, message);
-        log.warn({ operation: op.id, kind: op.kind, err: message, retryInMs: delay }, 'operation will retry');
+        try {
+          await fenced(() => s.store.retryOperation(projectId, op.bank_id, op.id, id, delay, message));
+        } catch (gone) {
+          if (!(gone instanceof BankGone)) throw gone;
+          ended();
+          return true;
+        }
+        // A lost lease (renewOperation found it no longer ours) is another holder's to retry.
+        const lost = done.signal.aborted;
+        log.warn(
+          { operation: op.id, kind: op.kind, err: message, ...(!lost && { retryInMs: delay }) },
+          lost ? 'operation stopped: its lease was lost' : 'operation will retry',
+        );
       }
     } finally {
       clearInterval(renew);

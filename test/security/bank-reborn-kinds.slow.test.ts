@@ -14,6 +14,7 @@ import { after, before, describe, test } from 'node:test';
 import { enqueueOperation, SLICE_MS } from '../../src/core/operations.js';
 import { BANK_INDEX } from '../../src/core/recall/bank-index.js';
 import { REEMBED } from '../../src/core/reembed.js';
+import { REFRESH_MENTAL_MODEL } from '../../src/contract/mental-models.js';
 import { OPERATION_RUNNERS } from '../../src/jobs/kinds.js';
 import { startWorker } from '../../src/jobs/worker.js';
 import type { Db } from '../../src/store/db.js';
@@ -34,6 +35,7 @@ const HELD = [
   'listMemories',
   'convertMemories',
   'buildBankIndex',
+  'nextMentalModelRefresh',
 ] as const;
 type Held = (typeof HELD)[number];
 type Hold = { method: Held; at: 'before' | 'after' };
@@ -123,7 +125,13 @@ for (const engine of ENGINES) {
       kind: string,
       hold: Hold,
       queue: () => Promise<void>,
-      setup: { config?: Record<string, unknown>; empty?: true; reborn?: () => Promise<void> } = {},
+      setup: {
+        config?: Record<string, unknown>;
+        empty?: true;
+        reborn?: () => Promise<void>;
+        /** The worker's lease, short to have it lost while the job is held. */
+        leaseMs?: number;
+      } = {},
     ): Promise<string[]> {
       assert.ok([200, 201].includes((await a.call('PUT', bankPath(bank), { body: {} })).status));
       for (const [k, v] of Object.entries(setup.config ?? {})) {
@@ -142,6 +150,8 @@ for (const engine of ENGINES) {
       let release: () => void = () => {};
       const held = new Promise<void>((r) => (entered = r));
       armed = { ...hold, bank, entered, release: new Promise<void>((r) => (release = r)) };
+      // This job's lines only: a line with no bank would count for every later test's.
+      logged.length = 0;
       const log = capturedLog(logged);
       const ofJob = () =>
         logged
@@ -149,7 +159,11 @@ for (const engine of ENGINES) {
           .map((l) => l.msg);
       /** The rows of the new bank A wrote itself. */
       const own = new Map<string, number>();
-      const worker = startWorker(b.services, log, { runners: OPERATION_RUNNERS, pollMs: 20 });
+      const worker = startWorker(b.services, log, {
+        runners: OPERATION_RUNNERS,
+        pollMs: 20,
+        ...(setup.leaseMs && { leaseMs: setup.leaseMs }),
+      });
       try {
         await held;
         assert.equal((await a.call('DELETE', bankPath(bank))).status, 200);
@@ -223,6 +237,53 @@ for (const engine of ENGINES) {
       assert.deepEqual(done, ['operation ended: its bank was deleted']);
       const m = await a.services.store.getMentalModel('default', 'reborn-m', 'm');
       assert.equal(m?.refresh_requested_at, null, "the new bank's mental model was marked for refresh");
+    });
+
+    const model = { id: 'm', name: 'm', source_query: 'q', tags: [], max_tokens: 500 };
+    /** Bank `bank`'s mental model 'm' (with `trigger`), its refresh queued, held at `hold`. */
+    const refresh = (bank: string, hold: Hold, trigger = {}, setup: Parameters<typeof attack>[4] = {}) =>
+      attack(
+        bank,
+        REFRESH_MENTAL_MODEL,
+        hold,
+        async () => {
+          const r = await a.call('POST', bankPath(bank, '/mental-models'), { body: { ...model, trigger } });
+          assert.equal(r.status, 200, JSON.stringify(r.body));
+        },
+        { config: off, ...setup },
+      );
+
+    // Its last read finds nothing to refresh in the new bank: it completed, writing nothing, and
+    // the worker said 'operation completed' of an operation gone with its bank.
+    test('a mental-model refresh held before it picks its model completes with nothing to do', async () => {
+      const done = await refresh('reborn-n', { method: 'nextMentalModelRefresh', at: 'before' });
+      assert.deepEqual(done, ['operation ended: its bank was deleted']);
+    });
+
+    // Its lease, renewed on a row gone with the bank, is lost; it stopped and the worker said it
+    // would retry.
+    test('a mental-model refresh held until its lease is lost', async () => {
+      const hold = { method: 'nextMentalModelRefresh', at: 'after' } as const;
+      const done = await refresh('reborn-l', hold, {}, { leaseMs: 150 });
+      assert.deepEqual(done, ['operation ended: its bank was deleted']);
+    });
+
+    // Its Reflect cannot succeed (a response_schema with no language model): the error it records
+    // on its model was a single statement, not fenced, and landed on the new bank's model 'm'.
+    test("a mental-model refresh held after it picked its model, failing on the new bank's model", async () => {
+      const bank = 'reborn-r';
+      const shaped = { response_schema: { type: 'object', properties: { a: { type: 'string' } } } };
+      const hold = { method: 'nextMentalModelRefresh', at: 'after' } as const;
+      const done = await refresh(bank, hold, shaped, {
+        reborn: async () => {
+          assert.ok(
+            await a.services.store.insertMentalModel('default', bank, { ...model, trigger: shaped }, 50),
+          );
+        },
+      });
+      assert.deepEqual(done, ['operation ended: its bank was deleted']);
+      const m = await a.services.store.getMentalModel('default', bank, 'm');
+      assert.equal(m?.refresh_error, null, "the old bank's refresh error reached the new bank's model");
     });
 
     test('a re-embed held after it read a page of memories', async () => {

@@ -138,11 +138,14 @@ export function encryptionQueries(db: Db): BankKeyStore {
     },
 
     async setBankKeyConverting(projectId, bankId, converting) {
-      await db.query('UPDATE bank_keys SET converting = $3 WHERE project_id = $1 AND bank_id = $2', [
-        projectId,
-        bankId,
-        converting,
-      ]);
+      // Fenced should a job ever set it (today a config change does): as createBankKey.
+      await fencedWrite(db, projectId, bankId, (q) =>
+        q.query('UPDATE bank_keys SET converting = $3 WHERE project_id = $1 AND bank_id = $2', [
+          projectId,
+          bankId,
+          converting,
+        ]),
+      );
     },
 
     listBankKeys: () =>

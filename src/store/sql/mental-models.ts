@@ -348,12 +348,16 @@ export function mentalModelQueries(db: Db): MentalModelStore {
     },
 
     async failMentalModelRefresh(projectId, bankId, id, requestedAt, error) {
-      await db.query(
-        `UPDATE mental_models SET refresh_error = $4,
-           refresh_requested_at = CASE WHEN refresh_requested_at IS NOT DISTINCT FROM $5::timestamptz
-             THEN NULL ELSE refresh_requested_at END
-         WHERE project_id = $1 AND bank_id = $2 AND id = $3`,
-        [projectId, bankId, id, error, requestedAt],
+      // Fenced when its refresh job records it: one of a bank deleted and created again put its
+      // error on the new bank's model of the same id.
+      await fencedWrite(db, projectId, bankId, (q) =>
+        q.query(
+          `UPDATE mental_models SET refresh_error = $4,
+             refresh_requested_at = CASE WHEN refresh_requested_at IS NOT DISTINCT FROM $5::timestamptz
+               THEN NULL ELSE refresh_requested_at END
+           WHERE project_id = $1 AND bank_id = $2 AND id = $3`,
+          [projectId, bankId, id, error, requestedAt],
+        ),
       );
     },
 

@@ -756,7 +756,8 @@ export function operationQueries(db: Db): OperationStore & IdempotencyStore {
       const back = outcome.giveBack;
       // Completed (or failed with nothing to give back): what it holds stays, a record of its charge.
       if (!back) {
-        await finish(db);
+        // Fenced when its worker completes it: a completion of a deleted bank's job ends it so.
+        await fencedWrite(db, projectId, bankId, finish);
         return;
       }
       await db.transaction(async (tx) => {
@@ -774,11 +775,14 @@ export function operationQueries(db: Db): OperationStore & IdempotencyStore {
       });
     },
     async retryOperation(projectId, bankId, id, workerId, delayMs, error) {
-      await db.query(
-        `UPDATE operations SET status = 'pending', error = $6, locked_by = NULL, locked_until = NULL,
-           run_after = now() + ($5::int * interval '1 millisecond'), updated_at = now()
-         WHERE project_id = $1 AND bank_id = $2 AND id = $3 AND locked_by = $4`,
-        [projectId, bankId, id, workerId, delayMs, error],
+      // Fenced when its worker retries it, as finishOperation.
+      await fencedWrite(db, projectId, bankId, (q) =>
+        q.query(
+          `UPDATE operations SET status = 'pending', error = $6, locked_by = NULL, locked_until = NULL,
+             run_after = now() + ($5::int * interval '1 millisecond'), updated_at = now()
+           WHERE project_id = $1 AND bank_id = $2 AND id = $3 AND locked_by = $4`,
+          [projectId, bankId, id, workerId, delayMs, error],
+        ),
       );
     },
     async countPendingOperations() {

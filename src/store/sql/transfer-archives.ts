@@ -1,4 +1,5 @@
 import type { Db } from '../db.js';
+import { fencedWrite } from '../fence.js';
 import { encryptionChanged } from './encryption.js';
 
 /** A stored document-transfer archive: what its download needs, and its bytes as stored. */
@@ -96,13 +97,16 @@ export function transferArchiveQueries(db: Db): TransferArchiveStore {
     },
 
     async pruneArchives(projectId, bankId, keep) {
-      const rows = await db.query(
-        `DELETE FROM transfer_archives
-          WHERE project_id = $1 AND bank_id = $2 AND key NOT IN (
-            SELECT key FROM transfer_archives WHERE project_id = $1 AND bank_id = $2
-             ORDER BY created_at DESC, key DESC LIMIT $3)
-         RETURNING 1`,
-        [projectId, bankId, keep],
+      // Fenced when an export job prunes: one of a bank deleted and created again pruned the new bank's.
+      const rows = await fencedWrite(db, projectId, bankId, (q) =>
+        q.query(
+          `DELETE FROM transfer_archives
+            WHERE project_id = $1 AND bank_id = $2 AND key NOT IN (
+              SELECT key FROM transfer_archives WHERE project_id = $1 AND bank_id = $2
+               ORDER BY created_at DESC, key DESC LIMIT $3)
+           RETURNING 1`,
+          [projectId, bankId, keep],
+        ),
       );
       return rows.length;
     },
