@@ -55,6 +55,7 @@ const RELEASED: Record<number, string> = {
   46: 'dc6730abcb870d2ee95e4877ab1cba682ee2ce88133f969b86d0a15d3d610d69',
   47: '0c7085daccc403739a58d989735fada9262507af8d3a26a62c427d13dbc9ec33',
   48: 'c86920d7c4088af6576270c97009ef408303e2cc455e785849087e51c1217d26',
+  52: '70797aab24696a0a2de5df396f7e8b105c6d1481e8e39379603aacac684ca2d7',
 };
 
 describe('the migration list', () => {

@@ -1,18 +1,5 @@
-import {
-  BM25_TF,
-  keywordSearchFunction,
-  memoryFilter,
-  PHASE_TWO,
-  readersCtes,
-  summedCandidates,
-} from './keyword-search.js';
+import { keywordSearchFunction, PAIR_PHASE_ONE, PHASE_TWO } from './keyword-search.js';
 import type { Migration } from './migration.js';
-
-/** Every posting of pair driver `term` (a column of CTE `pair`) passing the filter, scored with its IDF `idf`: (id, s). */
-const posting = (term: string, idf: string) => `SELECT t.memory_id AS id, p.${idf} * ${BM25_TF} AS s
-      FROM pair p CROSS JOIN stats JOIN memory_terms t ON t.project_id = p_project AND t.bank_id = p_bank AND t.term = p.${term}
-      WHERE p.yes AND (NOT filtered OR EXISTS (
-        ${memoryFilter(8)}))`;
 
 export default {
   version: 42,
@@ -28,19 +15,6 @@ ${keywordSearchFunction({
   create: 'CREATE OR REPLACE',
   tieBreak: 's.id',
   driverColumns: 'x.term, x.idf, x.rank',
-  ctes: `  -- One or two drivers read in full: phase 1 is a full join of their posting lists.
-  pair AS MATERIALIZED (
-    SELECT NOT (SELECT coalesce(min(q.df), 0) > p_driver_postings FROM q) AND count(*) <= 2 AS yes,
-      max(d.term) FILTER (WHERE d.rank = 1) AS t1, max(d.idf) FILTER (WHERE d.rank = 1) AS i1,
-      max(d.term) FILTER (WHERE d.rank = 2) AS t2, max(d.idf) FILTER (WHERE d.rank = 2) AS i2
-    FROM drivers d),
-${readersCtes(' AND NOT (SELECT yes FROM pair)')}  cand AS MATERIALIZED ((
-    SELECT coalesce(a.id, b.id) AS id, coalesce(a.s, 0) + coalesce(b.s, 0) AS s1
-    FROM (${posting('t1', 'i1')}) a
-    FULL JOIN (${posting('t2', 'i2')}) b ON b.id = a.id
-    ORDER BY s1 DESC, id LIMIT p_candidates)
-    UNION ALL (
-    ${summedCandidates('filtered')})),
-${PHASE_TWO}`,
+  ctes: `${PAIR_PHASE_ONE}${PHASE_TWO}`,
 })}`,
 } satisfies Migration;

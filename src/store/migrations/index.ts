@@ -42,6 +42,7 @@ import m0045 from './0045-listing-orders.js';
 import m0046 from './0046-bank-counters.js';
 import m0047 from './0047-space-bank-counts.js';
 import m0048 from './0048-operation-charges.js';
+import m0052 from './0052-keyword-phase-two-lookups.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -87,6 +88,7 @@ export const MIGRATIONS: readonly Migration[] = [
   m0046,
   m0047,
   m0048,
+  m0052,
 ];
 
 /** The newest schema version this code knows. */

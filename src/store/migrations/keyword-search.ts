@@ -116,12 +116,21 @@ export const summedCandidates = (filtered: string) => `SELECT t.memory_id AS id,
     CROSS JOIN stats
     GROUP BY t.memory_id ORDER BY s1 DESC, t.memory_id LIMIT p_candidates`;
 
+/** Phase 2's terms: those whose postings phase 1 did not read in full (every term when all are past the budget). */
+const REST = `  rest AS MATERIALIZED (
+    SELECT q.term, q.idf FROM q WHERE (SELECT yes FROM capped) OR q.term NOT IN (SELECT d.term FROM drivers d)),
+`;
+
+/** Phase 2's end: each candidate's whole score, from its phase 1 part and `extra`'s. */
+const SCORED = `  scored AS MATERIALIZED (
+    SELECT c.id, CASE WHEN (SELECT yes FROM capped) THEN 0 ELSE c.s1 END + coalesce(e.s2, 0) AS bm25
+    FROM cand c LEFT JOIN extra e ON e.id = c.id)
+`;
+
 /** From migration 13 on: phase 2, the other terms looked up for the candidates, and their scores. */
 export const PHASE_TWO = `  -- Terms whose every posting phase 1 read have their part of each candidate's score in s1
   -- already; only the others are looked up, all candidates of a term in one index scan.
-  rest AS MATERIALIZED (
-    SELECT q.term, q.idf FROM q WHERE (SELECT yes FROM capped) OR q.term NOT IN (SELECT d.term FROM drivers d)),
-  extra AS MATERIALIZED (
+${REST}  extra AS MATERIALIZED (
     SELECT t.memory_id AS id,
       sum(r.idf * ${BM25_TF}) AS s2
     FROM rest r
@@ -129,7 +138,46 @@ export const PHASE_TWO = `  -- Terms whose every posting phase 1 read have their
       AND t.memory_id = ANY (ARRAY(SELECT c.id FROM cand c))
     CROSS JOIN stats
     GROUP BY t.memory_id),
-  scored AS MATERIALIZED (
-    SELECT c.id, CASE WHEN (SELECT yes FROM capped) THEN 0 ELSE c.s1 END + coalesce(e.s2, 0) AS bm25
-    FROM cand c LEFT JOIN extra e ON e.id = c.id)
+${SCORED}`;
+
+/**
+ * From migration 52 on: phase 2 as one probe of the primary key per candidate and term (LIMIT 1
+ * keeps it a nested loop of probes whatever the planner estimates), each candidate's terms
+ * summed in `rest`'s order.
+ */
+export const PHASE_TWO_PROBES = `  -- Terms whose every posting phase 1 read have their part of each candidate's score in s1
+  -- already; only the others are looked up: per candidate, one probe of the key per term.
+${REST}  extra AS MATERIALIZED (
+    SELECT c.id, e.s2 FROM cand c CROSS JOIN LATERAL (
+      SELECT sum(r.idf * ${BM25_TF}) AS s2
+      FROM rest r CROSS JOIN stats
+      CROSS JOIN LATERAL (
+        SELECT t.tf, t.dl FROM memory_terms t
+        WHERE t.project_id = p_project AND t.bank_id = p_bank AND t.term = r.term AND t.memory_id = c.id
+        LIMIT 1) t) e),
+${SCORED}`;
+
+/** Every posting of pair driver `term` (a column of CTE `pair`) passing the filter, scored with its IDF `idf`: (id, s). */
+const pairPosting = (term: string, idf: string) => `SELECT t.memory_id AS id, p.${idf} * ${BM25_TF} AS s
+      FROM pair p CROSS JOIN stats JOIN memory_terms t ON t.project_id = p_project AND t.bank_id = p_bank AND t.term = p.${term}
+      WHERE p.yes AND (NOT filtered OR EXISTS (
+        ${memoryFilter(8)}))`;
+
+/**
+ * From migration 42 on: phase 1, one or two drivers read in full joined on the memory (else
+ * summed per memory), up to `cand`; with `driverColumns` 'x.term, x.idf, x.rank'.
+ */
+export const PAIR_PHASE_ONE = `  -- One or two drivers read in full: phase 1 is a full join of their posting lists.
+  pair AS MATERIALIZED (
+    SELECT NOT (SELECT coalesce(min(q.df), 0) > p_driver_postings FROM q) AND count(*) <= 2 AS yes,
+      max(d.term) FILTER (WHERE d.rank = 1) AS t1, max(d.idf) FILTER (WHERE d.rank = 1) AS i1,
+      max(d.term) FILTER (WHERE d.rank = 2) AS t2, max(d.idf) FILTER (WHERE d.rank = 2) AS i2
+    FROM drivers d),
+${readersCtes(' AND NOT (SELECT yes FROM pair)')}  cand AS MATERIALIZED ((
+    SELECT coalesce(a.id, b.id) AS id, coalesce(a.s, 0) + coalesce(b.s, 0) AS s1
+    FROM (${pairPosting('t1', 'i1')}) a
+    FULL JOIN (${pairPosting('t2', 'i2')}) b ON b.id = a.id
+    ORDER BY s1 DESC, id LIMIT p_candidates)
+    UNION ALL (
+    ${summedCandidates('filtered')})),
 `;

@@ -1,0 +1,151 @@
+/**
+ * The keyword function's second phase, which scores the candidates by the query's other words
+ * (those phase 1 did not read in full), reads what the candidates need, not the posting lists of
+ * those words: at most one posting per candidate and word. Before migration 52 the planner read
+ * every posting of each such word and tested each against the candidates (2,480 postings here
+ * for 200 at most; at a 10k bank with a 12-word question, most of a Recall's database CPU).
+ * On PostgreSQL the plan of the function's statement is read through `auto_explain`; on both
+ * engines the hits equal the two-phase BM25 computed from the texts.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { NewMemory } from '../../src/core/types.js';
+import type { MemoryFilter } from '../../src/store/records.js';
+import type pg from 'pg';
+import type { Store } from '../../src/store/store.js';
+import { ENGINES, oneConnectionPostgres, openTestStore } from '../helpers/engines.js';
+import { newMemory } from '../helpers/memory.js';
+import { CANDIDATES, twoPhaseBm25 } from '../helpers/two-phase-bm25.js';
+
+const P = 'default';
+const BANK = 'phase-two';
+const SIZE = 1600;
+
+/**
+ * 'rare' in 100 memories and 'basil' in 800 drive phase 1 (900 postings, within the budget);
+ * 'cedar' (1,200) and 'amber' (1,280) are past it, so phase 2 looks them up; 'dill' (every
+ * 40th) is a third driver for the summed form of phase 1.
+ */
+function mem(i: number): NewMemory {
+  const words: string[] = [];
+  const tf = i % 3 === 1 ? 2 : 1;
+  if (i % 16 === 0) words.push('rare');
+  if (i % 2 === 1) words.push(...Array(tf).fill('basil'));
+  if (i % 4 !== 0) words.push('cedar');
+  if (i % 5 !== 0) words.push(...Array(tf).fill('amber'));
+  if (i % 40 === 1) words.push('dill');
+  words.push(...Array(i % 7).fill('pad'), `note${i}`);
+  const terms = new Map<string, number>();
+  for (const w of words) terms.set(w, (terms.get(w) ?? 0) + 1);
+  return newMemory({
+    text: words.join(' '),
+    embedding: new Float32Array([1, 0, 0]),
+    terms,
+    tags: [`t${i % 2}`],
+    mentioned_at: new Date('2024-01-01T00:00:00Z'),
+  });
+}
+
+const rows = Array.from({ length: SIZE }, (_, i) => mem(i));
+const cases: { terms: string[]; drivers: number; filter: MemoryFilter; pass: (r: NewMemory) => boolean }[] = [
+  { terms: ['rare', 'basil', 'cedar', 'amber'], drivers: 2, filter: {}, pass: () => true },
+  {
+    terms: ['amber', 'cedar', 'basil', 'rare'],
+    drivers: 2,
+    filter: { tags: ['t0'], tagsMatch: 'any_strict' },
+    pass: (r) => r.tags.includes('t0'),
+  },
+  { terms: ['rare', 'dill', 'basil', 'cedar', 'amber'], drivers: 3, filter: {}, pass: () => true },
+];
+
+async function fill(s: Store) {
+  await s.ensureBank(P, BANK, {});
+  for (let i = 0; i < SIZE; i += 400) await s.insertMemories(P, BANK, rows.slice(i, i + 400));
+  // What a Recall does before it searches: planner statistics for the bank as it now is.
+  await s.maintainStatistics();
+}
+
+interface PlanNode {
+  'Relation Name'?: string;
+  'Subplan Name'?: string;
+  'Actual Rows'?: number;
+  'Actual Loops'?: number;
+  'Rows Removed by Filter'?: number;
+  Plans?: PlanNode[];
+}
+
+/** Rows the scans of `relation` under `node` produced or threw away, over all their loops. */
+function postingsRead(node: PlanNode, relation: string): number {
+  const own =
+    node['Relation Name'] === relation
+      ? ((node['Actual Rows'] ?? 0) + (node['Rows Removed by Filter'] ?? 0)) * (node['Actual Loops'] ?? 1)
+      : 0;
+  return own + (node.Plans ?? []).reduce((a, p) => a + postingsRead(p, relation), 0);
+}
+
+/** The subplan named `name` (a CTE) under `node`. */
+const subplan = (node: PlanNode, name: string): PlanNode | undefined =>
+  node['Subplan Name'] === name ? node : (node.Plans ?? []).map((p) => subplan(p, name)).find(Boolean);
+
+for (const engine of ENGINES) {
+  describe(`keyword search, phase 2 (${engine})`, () => {
+    let s: Store;
+    /** PostgreSQL: a second session on the store's database, to read the function's plans. */
+    let admin: pg.Client | null = null;
+    let close: () => Promise<void>;
+    before(async () => {
+      if (engine === 'postgres') {
+        const one = await oneConnectionPostgres();
+        ({ store: s, admin, close } = one);
+      } else {
+        const store = await openTestStore(engine);
+        s = store;
+        close = () => store.dispose();
+      }
+      await fill(s);
+    });
+    after(() => close());
+
+    for (const c of cases)
+      test(`${c.terms.join(' ')}: the two-phase BM25 of the texts`, async () => {
+        const want = await twoPhaseBm25(s, { projectId: P, bankId: BANK }, rows, c.terms, c.pass, 30);
+        assert.equal(want.drivers, c.drivers);
+        assert.equal(want.rest, 2, 'two words are scored in phase 2');
+        const hits = await s.keywordSearch(P, BANK, c.terms, c.filter, 30);
+        assert.deepEqual(
+          hits.map((h) => h.id),
+          want.hits.map((h) => h.id),
+        );
+        for (const [i, h] of hits.entries())
+          assert.ok(Math.abs(h.score - want.hits[i]!.score) < 1e-12, `score ${i}`);
+      });
+
+    if (engine === 'postgres')
+      test('postings read by phase 2: at most candidates × its words, on every run (custom and generic plans)', async () => {
+        const plans: string[] = [];
+        admin!.on('notice', (n: { message?: string }) => plans.push(n.message ?? ''));
+        await admin!.query(
+          "LOAD 'auto_explain'; SET auto_explain.log_min_duration = 0; SET auto_explain.log_analyze = on; SET auto_explain.log_timing = off; SET auto_explain.log_nested_statements = on; SET auto_explain.log_format = json; SET client_min_messages = log",
+        );
+        // Past the five custom plans after which a session may keep the generic one.
+        for (let run = 0; run < 8; run++)
+          for (const c of cases) {
+            plans.length = 0;
+            await admin!.query(
+              `SELECT * FROM mnemo_keyword_search($1, $2, $3, 30, ${CANDIDATES}, 2000, 1.2, 0.75, NULL, $4, $5, NULL, NULL)`,
+              [P, BANK, c.terms, c.filter.tags ?? null, c.filter.tagsMatch ?? 'any'],
+            );
+            const inner = plans.find((p) => p.includes('WITH stats'));
+            assert.ok(inner, 'auto_explain logged the function statement');
+            const plan = JSON.parse(inner.slice(inner.indexOf('{'))) as { Plan: PlanNode };
+            const extra = subplan(plan.Plan, 'CTE extra');
+            assert.ok(extra, 'the plan has phase 2');
+            const read = postingsRead(extra, 'memory_terms');
+            assert.ok(
+              read <= CANDIDATES * 2,
+              `run ${run}, ${c.terms.join(' ')}: phase 2 read ${read} postings`,
+            );
+          }
+      });
+  });
+}
