@@ -14,6 +14,7 @@ import { startWorker } from '../../src/jobs/worker.js';
 import { OPERATION_RUNNERS } from '../../src/jobs/kinds.js';
 import { bankPath, type TestApp, testApp } from '../helpers/app.js';
 import { projectWithKey } from '../helpers/keys.js';
+import { projectUsage, setProjectLimits } from '../helpers/project-usage.js';
 import { ENGINES } from '../helpers/engines.js';
 import { until } from '../helpers/until.js';
 
@@ -29,22 +30,8 @@ for (const engine of ENGINES) {
     const project = 'failing';
     /** The operation the first test fails, retried by the second. */
     let retried: { bank: string; id: string; before: Record<string, number> } | undefined;
-    const setLimits = async (limits: Record<string, number | null>) => {
-      const r = await t.call('PATCH', `/v1/default/projects/${project}`, { body: { limits } });
-      assert.equal(r.status, 200, JSON.stringify(r.body));
-    };
-    const usage = async () => {
-      const p = (await t.call('GET', `/v1/default/projects/${project}`)).body;
-      const { characters_per_minute, characters_per_day, retained_items_per_minute, entities_per_minute } =
-        p.usage.budgets;
-      return {
-        characters_per_minute,
-        characters_per_day,
-        retained_items_per_minute,
-        entities_per_minute,
-        retained_items_today: p.usage.retained_items_today,
-      } as Record<string, number>;
-    };
+    const setLimits = (limits: Record<string, number | null>) => setProjectLimits(t, project, limits);
+    const usage = () => projectUsage(t, project);
     /** The stored-memories quota set to what is stored: the next memory is refused. */
     const fillStoredQuota = async () => {
       const stored = (await t.call('GET', `/v1/default/projects/${project}`)).body.usage.stored_memories;
