@@ -2,26 +2,10 @@ import assert from 'node:assert/strict';
 import { bankPath, type TestApp, type TestAppOptions, testApp } from './app.js';
 import type { EngineName } from './engines.js';
 import { projectWithKey } from './keys.js';
+import { setProjectLimits } from './project-usage.js';
 
 /** An item of exactly 100 characters. */
 export const item100 = (tag: string) => ({ content: `${tag} ${'x'.repeat(99 - tag.length)}` });
-
-/**
- * What a project has been charged, as the attacks on queued work's charges compare it before and
- * after: the budget counters of the minute and the day, and the retained items of the day.
- */
-export async function chargedUsage(t: TestApp, project: string): Promise<Record<string, number>> {
-  const p = (await t.call('GET', `/v1/default/projects/${project}`)).body;
-  const { characters_per_minute, characters_per_day, retained_items_per_minute, entities_per_minute } =
-    p.usage.budgets;
-  return {
-    characters_per_minute,
-    characters_per_day,
-    retained_items_per_minute,
-    entities_per_minute,
-    retained_items_today: p.usage.retained_items_today,
-  };
-}
 
 /** The fixed clock of `chargedProject`: every charge and refund falls in one minute's window. */
 export const CHARGE_CLOCK = () => new Date(Date.parse('2030-01-01T10:00:05Z'));
@@ -44,8 +28,7 @@ export async function chargedProject(
     retained_items_per_minute: 1000,
     retained_items_per_day: 1000,
   };
-  const r = await t.call('PATCH', `/v1/default/projects/${project}`, { body: { limits } });
-  assert.equal(r.status, 200, JSON.stringify(r.body));
+  await setProjectLimits(t, project, limits);
   const seed = await t.call('POST', bankPath('seed', '/memories', '/v1/me'), {
     token: key,
     body: { items: [1, 2, 3, 4, 5, 6].map((i) => item100(`seed${i}`)) },

@@ -13,14 +13,8 @@ import { retainUndone } from '../../src/core/retain/retain-async.js';
 import { OPERATION_RUNNERS } from '../../src/jobs/kinds.js';
 import { startWorker } from '../../src/jobs/worker.js';
 import { bankPath, type TestApp, testApp } from '../helpers/app.js';
-import {
-  CHARGE_CLOCK,
-  chargedProject,
-  chargedUsage,
-  item100 as item,
-  plusItems,
-  queueRetain,
-} from '../helpers/charges.js';
+import { CHARGE_CLOCK, chargedProject, item100 as item, plusItems, queueRetain } from '../helpers/charges.js';
+import { projectUsage } from '../helpers/project-usage.js';
 import { ENGINES, openTestDb } from '../helpers/engines.js';
 import { openPostgres } from '../../src/store/postgres.js';
 import { storeOver } from '../../src/store/open.js';
@@ -34,7 +28,7 @@ for (const engine of ENGINES) {
     let t: TestApp;
     let key = '';
     const project = 'cancelling';
-    const usage = () => chargedUsage(t, project);
+    const usage = () => projectUsage(t, project);
     const queue = (bank: string, items: { content: string }[]) => queueRetain(t, key, bank, items);
     const cancel = (bank: string, id: string) =>
       t.call('DELETE', me(bank, `/operations/${id}`), { token: key });
@@ -176,7 +170,7 @@ if (ENGINES.includes('postgres')) {
     let held: ReturnType<typeof heldEmbedder>;
     let key = '';
     const project = 'two-instances';
-    const usage = () => chargedUsage(a, project);
+    const usage = () => projectUsage(a, project);
     const cancel = (app: TestApp, bank: string, id: string) =>
       app.call('DELETE', me(bank, `/operations/${id}`), { token: key });
 

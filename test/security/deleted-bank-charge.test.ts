@@ -11,7 +11,8 @@ import { createLogger } from '../../src/api/logger.js';
 import { OPERATION_RUNNERS } from '../../src/jobs/kinds.js';
 import { startWorker } from '../../src/jobs/worker.js';
 import { bankPath, type TestApp } from '../helpers/app.js';
-import { chargedProject, chargedUsage, item100 as item, plusItems, queueRetain } from '../helpers/charges.js';
+import { chargedProject, item100 as item, plusItems, queueRetain } from '../helpers/charges.js';
+import { projectUsage } from '../helpers/project-usage.js';
 import { ENGINES } from '../helpers/engines.js';
 import { heldEmbedder } from '../helpers/held-embedder.js';
 import { until } from '../helpers/until.js';
@@ -23,7 +24,7 @@ for (const engine of ENGINES) {
     let t: TestApp;
     let key = '';
     const project = 'deleting';
-    const usage = () => chargedUsage(t, project);
+    const usage = () => projectUsage(t, project);
     const queue = (bank: string, items: { content: string }[]) => queueRetain(t, key, bank, items);
 
     before(async () => {

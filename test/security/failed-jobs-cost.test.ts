@@ -16,8 +16,9 @@ import { IMPORT_DOCUMENTS, queueImport } from '../../src/core/transfer/import.js
 import { startWorker } from '../../src/jobs/worker.js';
 import { OPERATION_RUNNERS } from '../../src/jobs/kinds.js';
 import { bankPath, type TestApp, testApp } from '../helpers/app.js';
-import { chargedUsage, item100 as item, plusItems, queueRetain } from '../helpers/charges.js';
+import { item100 as item, plusItems, queueRetain } from '../helpers/charges.js';
 import { projectWithKey } from '../helpers/keys.js';
+import { projectUsage, setProjectLimits } from '../helpers/project-usage.js';
 import { ENGINES } from '../helpers/engines.js';
 import { until } from '../helpers/until.js';
 
@@ -31,11 +32,8 @@ for (const engine of ENGINES) {
     const project = 'failing';
     /** The operation the first test fails, retried by the second. */
     let retried: { bank: string; id: string; before: Record<string, number> } | undefined;
-    const setLimits = async (limits: Record<string, number | null>) => {
-      const r = await t.call('PATCH', `/v1/default/projects/${project}`, { body: { limits } });
-      assert.equal(r.status, 200, JSON.stringify(r.body));
-    };
-    const usage = () => chargedUsage(t, project);
+    const setLimits = (limits: Record<string, number | null>) => setProjectLimits(t, project, limits);
+    const usage = () => projectUsage(t, project);
     /** The stored-memories quota set to what is stored: the next memory is refused. */
     const fillStoredQuota = async () => {
       const stored = (await t.call('GET', `/v1/default/projects/${project}`)).body.usage.stored_memories;

@@ -12,6 +12,7 @@ import { createOpenAIModel } from '../../src/llm/openai.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-server.js';
 import { bankPath, type TestApp, testApp } from '../helpers/app.js';
 import { projectWithKey } from '../helpers/keys.js';
+import { projectUsage, setProjectLimits } from '../helpers/project-usage.js';
 import { ENGINES } from '../helpers/engines.js';
 
 const me = (bank: string, rest = '') => bankPath(bank, rest, '/v1/me');
@@ -32,18 +33,8 @@ for (const engine of ENGINES) {
     let clock = Date.parse('2030-01-01T10:00:05Z');
     let key = '';
     const project = 'refused';
-    const setLimits = async (limits: Record<string, number | null>) => {
-      const r = await t.call('PATCH', `/v1/default/projects/${project}`, { body: { limits } });
-      assert.equal(r.status, 200, JSON.stringify(r.body));
-    };
-    /** The usage the API reports: every budget's count, and the retained items of the day. */
-    const usage = async (app = t) => {
-      const p = (await app.call('GET', `/v1/default/projects/${project}`)).body;
-      return { ...p.usage.budgets, retained_items_today: p.usage.retained_items_today } as Record<
-        string,
-        number
-      >;
-    };
+    const setLimits = (limits: Record<string, number | null>) => setProjectLimits(t, project, limits);
+    const usage = (app = t) => projectUsage(app, project);
     const retain = (path: string, items: unknown[], extra: Record<string, unknown> = {}) =>
       t.call('POST', path, { token: key, body: { items, ...extra } });
     const form = (path: string, name: string, part: Blob, filename: string) => {

@@ -14,7 +14,8 @@ import type { Db } from '../../src/store/db.js';
 import { SKIP_PER_STATEMENT } from '../../src/store/sql/offset-walk.js';
 import { type TestApp, testApp } from '../helpers/app.js';
 import { ENGINES, openTestDb } from '../helpers/engines.js';
-import { watchedStore } from '../helpers/watched-store.js';
+import { recallUnitsSpent, setProjectLimits } from '../helpers/project-usage.js';
+import { mostRowsRead, type Sent, turnWatchedStore } from '../helpers/statement-reads.js';
 
 const P = 'default';
 const BANK = 'deep';
@@ -53,62 +54,29 @@ async function seed(db: Db) {
   `);
 }
 
-interface PlanNode {
-  'Node Type': string;
-  'Actual Rows'?: number;
-  'Actual Loops'?: number;
-  'Rows Removed by Filter'?: number;
-  Plans?: PlanNode[];
-}
-
-/** The most rows any step of the plan produced or threw away: what the statement read at most. */
-function rowsRead(node: PlanNode): number {
-  const loops = node['Actual Loops'] ?? 1;
-  const own = ((node['Actual Rows'] ?? 0) + (node['Rows Removed by Filter'] ?? 0)) * loops;
-  return Math.max(own, ...(node.Plans ?? []).map(rowsRead));
-}
-
 for (const engine of ENGINES) {
   describe(`a listing's total reads a bounded number of rows per statement (${engine})`, () => {
     let db: Db;
     let t: TestApp;
-    const seen: { sql: string; params: unknown[]; turned: boolean }[] = [];
-    let turned = true;
+    const seen: Sent[] = [];
 
     before(async () => {
       const opened = await openTestDb(engine);
       db = opened.db;
       await seed(db);
-      const store = Object.assign(
-        watchedStore(db, (sql, params) => {
-          seen.push({ sql, params, turned });
-          turned = false;
-          setImmediate(() => {
-            turned = true;
-          });
-        }),
-        { dispose: opened.dispose },
-      );
-      t = await testApp(engine, { store });
+      // One minute for the whole file: the charges compared before and after a request stay in
+      // one recall-units window however slow the machine (a real clock crossed a minute there).
+      const at = new Date();
+      t = await testApp(engine, {
+        store: Object.assign(turnWatchedStore(db, seen), { dispose: opened.dispose }),
+        now: () => at,
+      });
     });
     after(() => t?.close());
 
+    const used = () => recallUnitsSpent(t, P);
+    const setLimit = (n: number | null) => setProjectLimits(t, P, { recall_units_per_minute: n });
     const count = async (sql: string) => (await db.query<{ n: number }>(sql, [P, BANK]))[0]!.n;
-
-    /**
-     * The most rows a statement sent reads in a step of its plan. Its shape, not the planner's
-     * choice over a small table: with scans of the whole table ruled out, as at a million rows, it
-     * must read its hop only.
-     */
-    async function rowsOf(s: { sql: string; params: unknown[] }) {
-      const [row] = await db.transaction(async (tx) => {
-        await tx.exec('SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off;');
-        return tx.query<Record<string, unknown>>(`EXPLAIN (ANALYZE, FORMAT JSON) ${s.sql}`, s.params);
-      });
-      const json = Object.values(row!)[0];
-      const plan = (typeof json === 'string' ? JSON.parse(json) : json) as { Plan: PlanNode }[];
-      return rowsRead(plan[0]!.Plan);
-    }
 
     /** Lists `path`, checks `total` against `exact`, and each statement the listing sent. */
     async function check(path: string, exact: string) {
@@ -120,7 +88,7 @@ for (const engine of ENGINES) {
       for (const s of statements) {
         // The totals (a filtered page's own reads are another matter: see docs/security.md).
         if (!/^\s*SELECT\b/i.test(s.sql) || !/\bcount\(/i.test(s.sql)) continue;
-        const read = await rowsOf(s);
+        const read = await mostRowsRead(db, s.sql, s.params);
         // A hop reads K rows, and those tied with the last hop's on the first key of the order
         // (at most N / 37 here: entities share 37 mention counts): the keyset starts at that key's first row.
         assert.ok(read <= K + 1 + Math.ceil(N / 37), `${path}: a statement reads ${read} rows:\n${s.sql}`);
@@ -201,8 +169,6 @@ for (const engine of ENGINES) {
     });
 
     test('a filtered page that matches nothing walks the bank in charged hops, none over K rows', async () => {
-      const used = async () =>
-        (await t.call('GET', `/v1/default/projects/${P}`)).body.usage.budgets.recall_units_per_minute ?? 0;
       for (const [path, table] of [
         ['/memories/list?q=nowhere-to-be-found&limit=5', 'memories m'],
         ['/operations?status=cancelled&limit=5', 'operations'],
@@ -220,7 +186,7 @@ for (const engine of ENGINES) {
           (s) => /^\s*SELECT\b/i.test(s.sql) && s.sql.includes(`FROM ${table} `),
         );
         for (const s of reads) {
-          const read = await rowsOf(s);
+          const read = await mostRowsRead(db, s.sql, s.params);
           // A hop, and the rows tied with the last hop's first sort key (operations share 101 creation times).
           assert.ok(read <= K + 1 + Math.ceil(N / 37), `${path}: a statement reads ${read} rows:\n${s.sql}`);
         }
@@ -266,14 +232,6 @@ for (const engine of ENGINES) {
     });
 
     test('the walk past the first hop is charged in recall units before it runs', async () => {
-      const used = async () =>
-        (await t.call('GET', `/v1/default/projects/${P}`)).body.usage.budgets.recall_units_per_minute ?? 0;
-      const setLimit = async (n: number | null) => {
-        const r = await t.call('PATCH', `/v1/default/projects/${P}`, {
-          body: { limits: { recall_units_per_minute: n } },
-        });
-        assert.equal(r.status, 200, JSON.stringify(r.body));
-      };
       await setLimit(1000);
       const before = await used();
       // A first page over fewer than K rows costs nothing.
