@@ -269,10 +269,14 @@ export async function groupRows<G extends string, A extends string>(
   const groupNames = Object.keys(grouping.group) as G[];
   const aggNames = Object.keys(grouping.aggregates) as A[];
   const keys = listing.order.map((k, i) => `${k.expr} AS k${i}`);
-  const reversed = listing.order.map((k, i) => `k${i}${k.desc ? '' : ' DESC'}`).join(', ');
-  const lastKeys = listing.order
-    .map((_, i) => `(array_agg(k${i}::text ORDER BY ${reversed}))[1] AS k${i}`)
-    .join(', ');
+  // The hop's rows numbered in its order, over the rows its LIMIT kept (already in that order, so
+  // no sort of its own; inside the LIMIT, the window would keep the LIMIT's bound from a sort below
+  // it, which then reads ahead): its last row, the next hop's start, is the one numbered
+  // SKIP_PER_STATEMENT, and only that row's keys are cast to text. Not
+  // `(array_agg(k::text ORDER BY …))[1]`, which cast and sorted every row of the hop again.
+  const numbered = `row_number() OVER (ORDER BY ${listing.order.map((k, i) => `k${i}${k.desc ? ' DESC' : ''}`).join(', ')}) AS rn`;
+  const lastKeys = (at: string) =>
+    listing.order.map((_, i) => `(array_agg(k${i}::text) FILTER (WHERE rn = ${at}))[1] AS k${i}`).join(', ');
   const groupCols = groupNames.map((g, i) => `${grouping.group[g]} AS g${i}`);
   const valueCols = aggNames.flatMap((a, i) => {
     const agg = grouping.aggregates[a];
@@ -295,10 +299,11 @@ export async function groupRows<G extends string, A extends string>(
     params.push(SKIP_PER_STATEMENT);
     const rows = await db.query<Record<string, unknown> & { seen: number }>(
       `WITH hop AS MATERIALIZED (
-         SELECT ${[`${kept} AS kept`, ...keys, ...groupCols, ...valueCols].join(', ')}
-           FROM ${listing.from} WHERE ${listing.where}${from}
-          ORDER BY ${orderBy(listing.order)} LIMIT $${params.length}),
-       edge AS (SELECT count(*)::int AS seen, ${lastKeys} FROM hop)
+         SELECT raw.*, ${numbered} FROM (
+           SELECT ${[`${kept} AS kept`, ...keys, ...groupCols, ...valueCols].join(', ')}
+             FROM ${listing.from} WHERE ${listing.where}${from}
+            ORDER BY ${orderBy(listing.order)} LIMIT $${params.length}) raw),
+       edge AS (SELECT count(*)::int AS seen, ${lastKeys(`$${params.length}`)} FROM hop)
        SELECT edge.*, part.* FROM edge LEFT JOIN (
          SELECT ${[...outGroups, ...outAggs].join(', ')} FROM hop WHERE kept${groupBy}) part ON true`,
       params,
