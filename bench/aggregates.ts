@@ -4,10 +4,12 @@
  * memory and two others each, observations and their sources, as many documents (the bank of
  * test/security/aggregates.slow.test.ts). For bank stats, the memory time series, the tag listing,
  * the entity graph, a filtered memory page (a tag no memory carries: the whole bank walked) and a
- * filtered total, the median of `--runs` (default 5) of: wall ms in all, statements sent, the
- * longest statement (wall ms). PostgreSQL runs when MNEMO_TEST_DATABASE_URL is set.
- * Run: `npm run bench -- aggregates [--memories 12000] [--runs 5]`.
+ * filtered total, the median of `--runs` (default 5) of: wall ms in all, CPU ms (this process's
+ * user + system, PGlite's work included, plus on PostgreSQL its server processes' for the bank's
+ * database, read from Linux's /proc: what load on the machine does not inflate), statements sent, the longest statement (wall ms). PostgreSQL runs when MNEMO_TEST_DATABASE_URL is set.
+ * Run: `npm run bench -- aggregates [--memories 12000] [--runs 5] [--only stats,graph]`.
  */
+import { readFile, readdir } from 'node:fs/promises';
 import type { Db, Queryable } from '../src/store/db.js';
 import { storeOver } from '../src/store/open.js';
 import { seedAggregateBank } from '../test/helpers/aggregate-bank.js';
@@ -16,12 +18,17 @@ import { ENGINES, openTestDb } from '../test/helpers/engines.js';
 const P = 'default';
 const BANK = 'big';
 
-export function aggregateArgs(argv: string[]): { memories: number; runs: number } {
+export function aggregateArgs(argv: string[]): { memories: number; runs: number; only?: string[] } {
   const value = (flag: string, dflt: number) => {
     const i = argv.indexOf(flag);
     return i >= 0 ? Number(argv[i + 1]) : dflt;
   };
-  return { memories: value('--memories', 12_000), runs: value('--runs', 5) };
+  const only = argv.indexOf('--only');
+  return {
+    memories: value('--memories', 12_000),
+    runs: value('--runs', 5),
+    only: only >= 0 ? argv[only + 1]?.split(',') : undefined,
+  };
 }
 
 async function seed(db: Db, n: number) {
@@ -52,17 +59,47 @@ function timed(db: Db, times: number[]): Db {
   };
 }
 
+/**
+ * CPU ms spent so far by the PostgreSQL server processes of database `name` (Linux `/proc`, the
+ * server on this machine); 0 where that cannot be read.
+ */
+async function serverCpu(name: string): Promise<number> {
+  let ticks = 0;
+  try {
+    for (const pid of await readdir('/proc')) {
+      if (!/^\d+$/.test(pid)) continue;
+      try {
+        const cmd = await readFile(`/proc/${pid}/cmdline`, 'utf8');
+        if (!cmd.startsWith('postgres: ') || !cmd.includes(` ${name} `)) continue;
+        const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+        const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        ticks += Number(f[11]) + Number(f[12]); // utime, stime
+      } catch {
+        // gone meanwhile
+      }
+    }
+  } catch {
+    return 0;
+  }
+  return ticks * 10; // USER_HZ is 100 on Linux
+}
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 export async function benchAggregates(o: {
   memories: number;
   runs: number;
+  only?: string[];
 }): Promise<Record<string, string | number>[]> {
   const rows: Record<string, string | number>[] = [];
   for (const engine of ENGINES) {
     const { db, dispose } = await openTestDb(engine);
     try {
       await seed(db, o.memories);
+      const [{ name }] = (await db.query<{ name: string }>('SELECT current_database() AS name')) as [
+        { name: string },
+      ];
+      const server = () => (engine === 'postgres' ? serverCpu(name) : Promise.resolve(0));
       const times: number[] = [];
       const store = storeOver(timed(db, times));
       const day = 86_400;
@@ -82,18 +119,30 @@ export async function benchAggregates(o: {
         'filtered total': () => store.countMemories(P, BANK, { tags: ['apple'] }),
       };
       for (const [name, run] of Object.entries(cases)) {
+        if (o.only && !o.only.includes(name)) continue;
         await run(); // warm: the page cache, and the statements' plans
-        const runs: { all: number; statements: number; longest: number }[] = [];
+        const runs: { all: number; cpu: number; statements: number; longest: number }[] = [];
         for (let i = 0; i < o.runs; i++) {
           times.length = 0;
+          const s0 = await server();
           const t0 = performance.now();
+          const c0 = process.cpuUsage();
           await run();
-          runs.push({ all: performance.now() - t0, statements: times.length, longest: Math.max(...times) });
+          const c = process.cpuUsage(c0);
+          const all = performance.now() - t0;
+          const s1 = await server();
+          runs.push({
+            all,
+            cpu: (c.user + c.system) / 1000 + s1 - s0,
+            statements: times.length,
+            longest: Math.max(...times),
+          });
         }
         rows.push({
           engine,
           aggregate: name,
           'ms in all': Math.round(median(runs.map((r) => r.all))),
+          'cpu ms': Math.round(median(runs.map((r) => r.cpu))),
           statements: median(runs.map((r) => r.statements)),
           'longest statement ms': Math.round(median(runs.map((r) => r.longest))),
         });

@@ -4,7 +4,7 @@
  * take them (`--per-turn`, `--engine`, `--config` for locomo; `--engine`, `--samples` for
  * evaluations; `--sizes`, `--engines`, `--fresh`, `--database`, `--load-only` for recall-latency; `--engines`, `--mixes`, `--concurrency`,
  * `--seconds`, `--memories`, `--no-worker`, `--cpu-prof` for load; `--items`, `--entities`,
- * `--seconds`, `--disk` for isolation; `--rows`, `--offset` for offsets; `--memories`, `--runs` for aggregates; `--quick`, `--engine=pglite` for linear).
+ * `--seconds`, `--disk` for isolation; `--rows`, `--offset` for offsets; `--memories`, `--runs`, `--only` for aggregates; `--quick`, `--engine=pglite` for linear).
  */
 import { aggregateArgs, benchAggregates } from './aggregates.js';
 import { benchEmbed } from './embed.js';

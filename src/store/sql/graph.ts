@@ -129,22 +129,24 @@ export function graphQueries(db: Db): GraphStore {
     async entityCooccurrences(projectId, bankId, q, pay) {
       // Each pair of entities a memory mentions is a row of the walk, in (memory, a, b) order, and
       // so is each mention with no pair after it (b null): a hop reads at most SKIP_PER_STATEMENT
-      // mentions and pairs, however many entities a memory names or memories an entity has.
+      // mentions and pairs, however many entities a memory names or memories an entity has. A
+      // mention's pairs are the memory's mentions after it in the walk's own index order, gathered
+      // by a window over the memory (read once, with the hop) rather than looked up again for each
+      // mention; the window reads a memory's mentions to its last, the ties of a hop's end.
       // `OFFSET 0` keeps each lookup a lookup of the hop's own rows (a join of the whole bank's
       // memories otherwise starts at its first one, whatever the hop's range).
       const counted = await groupRows(
         db,
         {
-          from: `memory_entities a
-            LEFT JOIN LATERAL (
-              SELECT x.entity_id FROM memory_entities x
-               WHERE x.project_id = a.project_id AND x.bank_id = a.bank_id AND x.memory_id = a.memory_id
-                 AND x.entity_id > a.entity_id
-               ORDER BY x.entity_id) b ON true
+          from: `(SELECT project_id, bank_id, memory_id, entity_id,
+                         array_agg(entity_id) OVER (PARTITION BY memory_id ORDER BY entity_id
+                           ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING) AS later
+                    FROM memory_entities WHERE project_id = $1 AND bank_id = $2) a
+            LEFT JOIN LATERAL unnest(a.later) AS b(entity_id) ON true
             CROSS JOIN LATERAL (
               SELECT state, coalesce(mentioned_at, created_at) AS at FROM memories
                WHERE project_id = a.project_id AND bank_id = a.bank_id AND id = a.memory_id OFFSET 0) m`,
-          where: 'a.project_id = $1 AND a.bank_id = $2',
+          where: 'true',
           params: [projectId, bankId],
           order: [
             { expr: 'a.memory_id', type: 'uuid' },
