@@ -1,12 +1,11 @@
 import { isUuid } from '../uuid.js';
 import type { IdempotencyClaim, IdempotencyScope, IdempotentReply, Operation, Page } from '../records.js';
 import type { Db, Queryable } from '../db.js';
-import { fencedWrite } from '../fence.js';
+import { fencedWrite, OperationLost } from '../fence.js';
 import { cursorText, encodeCursor } from './filters.js';
 import { partsOf, readPayloadParts, storedPayload, writePayloadParts } from './payload-parts.js';
 import { countRows, type OrderKey, type PayHops, rowsIn, skipRows, walkPage } from './offset-walk.js';
 import { refundCounters, refundDayItems } from './limits.js';
-import { OperationLost } from '../fence.js';
 
 /**
  * What a queued operation was charged when it was queued and still holds: retained items of the

@@ -97,7 +97,7 @@ export function transferArchiveQueries(db: Db): TransferArchiveStore {
     },
 
     async pruneArchives(projectId, bankId, keep) {
-      // Fenced when an export job prunes: one of a bank deleted and created again pruned the new bank's.
+      // Fenced when an export job prunes: one of a bank deleted and created again must not prune the new bank's.
       const rows = await fencedWrite(db, projectId, bankId, (q) =>
         q.query(
           `DELETE FROM transfer_archives
