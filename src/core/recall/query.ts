@@ -1,5 +1,4 @@
 import { type EventAnchor, parseEventAnchor } from '../../text/event-anchor.js';
-import { parseEventPair } from '../../text/event-pair.js';
 import { parseTemporalQuery } from '../../text/temporal.js';
 import { keywordTerms } from '../../text/terms.js';
 import type { Services } from '../services.js';
@@ -25,11 +24,6 @@ export interface AnalyzedQuery {
   windowAbsolute: boolean;
   /** With no date in the query, a time relative to an event ("two weeks before the wedding"). */
   anchor: EventAnchor | null;
-  /**
-   * The keyword terms of each of two events the query relates (their order, the time between
-   * them), each searched apart so that both events' turns reach the first page; null for most.
-   */
-  eventSides: string[][] | null;
   /** The query asks for a time ("when", "what year", "how long ago"). */
   asksWhen: boolean;
   /** The query asks for an amount of money, another quantity ("how many", "in total"), or neither. */
@@ -148,7 +142,6 @@ export async function analyzeQuery(
     window: parsed ? { start: parsed.start, end: parsed.end } : null,
     windowAbsolute: parsed?.absolute === true,
     anchor: parsed ? null : parseEventAnchor(query),
-    eventSides: parseEventPair(query)?.sides ?? null,
     asksWhen: ASKS_WHEN.test(query) || elapsed || ASKS_DURATION.test(query) || ASKS_ORDER.test(query),
     asksQuantity:
       !elapsed && ASKS_QUANTITY.test(query) ? (ASKS_MONEY.test(query) ? 'money' : 'number') : null,

@@ -120,25 +120,6 @@ async function eventWindow(s: Deps<BankSearchStore>, bank: Bank, q: AnalyzedQuer
   return at ? anchoredWindow(q.anchor, new Date(at)) : null;
 }
 
-/**
- * The keyword hits of each of two events the query relates, searched apart (one statement
- * each, for these questions only): as one query the event with the rarer words fills the first
- * page, and the other event's turn, which the answer needs as much, falls out of it.
- */
-function searchEventSides(
-  s: Deps<BankSearchStore>,
-  bank: Bank,
-  q: AnalyzedQuery,
-  filter: MemoryFilter,
-  limit: number,
-) {
-  return Promise.all(
-    (q.eventSides ?? []).map((terms) =>
-      s.store.keywordSearch(bank.project_id, bank.id, terms, filter, limit),
-    ),
-  );
-}
-
 async function searchBankIn(
   s: Deps<BankSearchStore, 'embedder'>,
   bank: Bank,
@@ -183,9 +164,6 @@ async function searchBankIn(
     { channel: 'graph', weight: CHANNEL_WEIGHTS.graph, ids: graph.map((h) => h.id) },
   ];
   onChannels?.(Object.fromEntries(lists.map((l) => [l.channel, l.ids])) as ChannelIds);
-  const sides = await searchEventSides(s, bank, q, filter, budget.pool);
-  for (const side of sides)
-    lists.push({ channel: 'keyword', weight: CHANNEL_WEIGHTS.keyword, ids: side.map((h) => h.id) });
   const fused = fuse(lists).slice(0, budget.rerank);
   const ids = fused.map((f) => f.id);
   // Candidates are read with their similarity in one query; with stale vectors it means nothing.
@@ -197,7 +175,6 @@ async function searchBankIn(
   }
   const kw = new Map(keyword.map((h) => [h.id, h.score]));
   const gr = new Map(graph.map((h) => [h.id, h.score]));
-  const bySide = sides.map((side) => new Map(side.map((h) => [h.id, h.score])));
   const kept = fused.flatMap((f) => {
     const memory = byId.get(f.id);
     if (!memory) return [];
@@ -205,7 +182,6 @@ async function searchBankIn(
       memory,
       semantic: sims.get(f.id) ?? 0,
       keyword: kw.get(f.id) ?? 0,
-      sides: bySide.map((side) => side.get(f.id) ?? 0),
       graph: gr.get(f.id) ?? 0,
       // The reranker reads a relative window loosely; the score shown (and `min_scores`) stays
       // "inside the window or not".

@@ -10,11 +10,6 @@ export interface Candidate {
   memory: Memory;
   semantic: number;
   keyword: number;
-  /**
-   * The keyword score for each event of a query that relates two (`eventSides`), in its order;
-   * empty for other queries.
-   */
-  sides: number[];
   graph: number;
   temporal: number;
 }
@@ -227,14 +222,6 @@ export function rerank(
   on: { graph: boolean; temporal: boolean },
 ): number[] {
   const topKeyword = Math.max(0, ...candidates.map((c) => c.keyword));
-  // Each event of a two-event query is judged on its own words: its best turn counts as much
-  // as the best hit of the whole query, whichever event has the rarer words.
-  const topSides = (q.eventSides ?? []).map((_, j) => Math.max(0, ...candidates.map((c) => c.sides[j] ?? 0)));
-  const keywordValue = (c: Candidate) =>
-    Math.max(
-      topKeyword > 0 ? c.keyword / topKeyword : 0,
-      ...topSides.map((top, j) => (top > 0 ? (c.sides[j] ?? 0) / top : 0)),
-    );
   const groupEvidence = new Map<string, number>();
   const groupOf = candidates.map((c) => contextGroup(c.memory) ?? `memory\u0000${c.memory.id}`);
   for (const [i, c] of candidates.entries()) {
@@ -266,7 +253,7 @@ export function rerank(
     const m = c.memory;
     const text = features[i]!;
     const value: Record<Feature, number> = {
-      keyword: keywordValue(c),
+      keyword: topKeyword > 0 ? c.keyword / topKeyword : 0,
       semantic: Math.max(0, c.semantic),
       temporal: c.temporal,
       graph: c.graph,
