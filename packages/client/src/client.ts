@@ -1,5 +1,5 @@
 import { InternalServerError, MnemoError } from './errors.js';
-import { type RequestOptions, Transport } from './http.js';
+import { type RequestOptions, type Sleep, sleep, Transport } from './http.js';
 import { AuditResource, ProjectsResource } from './resources/admin.js';
 import { BanksResource, EntitiesResource, reflect } from './resources/banks.js';
 import { DirectivesResource } from './resources/directives.js';
@@ -34,6 +34,12 @@ export interface ClientOptions {
   fetch?: typeof fetch;
   /** Headers sent with every request. */
   headers?: Record<string, string>;
+  /**
+   * @internal Not part of the documented API (docs/sdk.md): how the client waits between
+   * attempts, so the SDK's own tests can check the waits it asks for (Retry-After, backoff)
+   * without spending them. Default: a timer that the call's `signal` cuts short.
+   */
+  sleep?: Sleep;
 }
 
 /**
@@ -91,6 +97,7 @@ export class Mnemo {
       timeout: options.timeout ?? 60_000,
       fetch: fetchImpl.bind(globalThis),
       headers: options.headers ?? {},
+      sleep: options.sleep ?? sleep,
     });
     const t = this.transport;
     this.memories = new MemoriesResource(t, this.prefix);

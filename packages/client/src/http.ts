@@ -31,7 +31,12 @@ export interface TransportOptions {
   timeout: number;
   fetch: typeof fetch;
   headers: Record<string, string>;
+  /** How a retry waits (`ClientOptions.sleep`); `sleep` below unless a test gives its own. */
+  sleep: Sleep;
 }
+
+/** Waits `ms` before the next attempt; rejects with `APIUserAbortError` when `signal` fires. */
+export type Sleep = (ms: number, signal: AbortSignal | undefined) => Promise<void>;
 
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 /** Longest server-requested wait that is honoured; beyond it the client's own backoff applies. */
@@ -83,7 +88,8 @@ export function backoffMs(attempt: number): number {
   return base * (1 - Math.random() * 0.25);
 }
 
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+/** The real wait: a timer, cut short by the caller's signal. */
+export const sleep: Sleep = (ms, signal) => {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(new APIUserAbortError('request aborted'));
     const onAbort = () => {
@@ -96,7 +102,7 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
     }, ms);
     signal?.addEventListener('abort', onAbort, { once: true });
   });
-}
+};
 
 function encodeQuery(query: Query | undefined): string {
   if (!query) return '';
@@ -177,12 +183,12 @@ export class Transport {
               },
             );
         if (attempt >= maxRetries) throw err;
-        await sleep(backoffMs(attempt), opts.signal);
+        await this.options.sleep(backoffMs(attempt), opts.signal);
         continue;
       }
       if (res.ok) return parsed as T;
       if (isRetryable(res.status, parsed) && attempt < maxRetries) {
-        await sleep(serverDelayMs(res.headers) ?? backoffMs(attempt), opts.signal);
+        await this.options.sleep(serverDelayMs(res.headers) ?? backoffMs(attempt), opts.signal);
         continue;
       }
       throw errorFromResponse(res.status, res.headers, parsed);

@@ -11,7 +11,7 @@ import {
   Mnemo,
   RateLimitError,
 } from '../src/index.js';
-import { backoffMs, serverDelayMs } from '../src/http.js';
+import { backoffMs, type Sleep, serverDelayMs } from '../src/http.js';
 
 const OK_RETAIN = {
   success: true,
@@ -26,17 +26,41 @@ const rateLimited = (headers: Record<string, string>): FakeReply => ({
   headers,
 });
 
+/**
+ * The waits a client asked for between attempts, none of them spent: what Retry-After and the
+ * backoff come to is checked as numbers, and the file takes no seconds of sleeping. The real
+ * timer is the default client's, used below where an abort must cut a wait short.
+ */
+const recordedWaits = () => {
+  const waits: number[] = [];
+  const sleep: Sleep = async (ms, signal) => {
+    if (signal?.aborted) throw new APIUserAbortError('request aborted');
+    waits.push(ms);
+  };
+  return { waits, sleep };
+};
+
 describe('retries, idempotency keys and timeouts (fake server)', () => {
   let fake: FakeServer<FakeReply>;
   let client: Mnemo;
+  const { waits, sleep } = recordedWaits();
   before(async () => {
     fake = await startFakeHttp<FakeReply>((_req, reply) => reply ?? { status: 200, json: OK_RETAIN });
-    client = new Mnemo({ baseUrl: fake.url, adminToken: 'tok' });
+    client = new Mnemo({ baseUrl: fake.url, adminToken: 'tok', sleep });
   });
   after(() => fake.close());
   const reset = (handler: (n: number) => FakeReply | undefined) => {
     fake.requests.length = 0;
+    waits.length = 0;
     fake.respond((_body, n) => handler(n));
+  };
+  /** Each wait is the backoff of its attempt: 0.5 s, 1 s, 2 s ..., each at most 25 % short. */
+  const assertBackoffs = (got: number[], attempts: number[]) => {
+    assert.equal(got.length, attempts.length, `waits ${JSON.stringify(got)}`);
+    got.forEach((ms, i) => {
+      const base = 500 * 2 ** attempts[i]!;
+      assert.ok(ms <= base && ms >= base * 0.75, `wait ${i}: ${ms} ms, not the backoff of ${base} ms`);
+    });
   };
 
   test('429 with Retry-After: 0, then 200: one retry, the same Idempotency-Key', async () => {
@@ -44,6 +68,7 @@ describe('retries, idempotency keys and timeouts (fake server)', () => {
     const res = await client.memories.retain('b', { items: [{ content: 'x' }] });
     assert.deepEqual(res, OK_RETAIN);
     assert.equal(fake.requests.length, 2);
+    assert.deepEqual(waits, [0], 'Retry-After: 0 is no wait');
     const [a, b] = fake.requests.map((r) => r.headers['idempotency-key']);
     assert.match(String(a), /^[0-9a-f-]{36}$/);
     assert.equal(a, b);
@@ -85,17 +110,16 @@ describe('retries, idempotency keys and timeouts (fake server)', () => {
 
   test('Retry-After in seconds is honoured', async () => {
     reset((n) => (n === 0 ? rateLimited({ 'Retry-After': '1' }) : undefined));
-    const started = Date.now();
     await client.memories.retain('b', { items: [{ content: 'x' }] });
-    assert.ok(Date.now() - started >= 950, 'waited for Retry-After');
+    assert.deepEqual(waits, [1000], 'waited for Retry-After');
     assert.equal(fake.requests.length, 2);
   });
 
   test('RateLimit-Reset is honoured when there is no Retry-After', async () => {
     reset((n) => (n === 0 ? rateLimited({ 'RateLimit-Reset': '1' }) : undefined));
-    const started = Date.now();
     await client.memories.retain('b', { items: [{ content: 'x' }] });
-    assert.ok(Date.now() - started >= 950);
+    assert.deepEqual(waits, [1000]);
+    assert.equal(fake.requests.length, 2);
   });
 
   test('429 that never ends: RateLimitError with code and request id after maxRetries', async () => {
@@ -111,12 +135,12 @@ describe('retries, idempotency keys and timeouts (fake server)', () => {
       },
     );
     assert.equal(fake.requests.length, 4);
+    assert.deepEqual(waits, [0, 0, 0]);
     assert.equal(new Set(fake.requests.map((r) => r.headers['idempotency-key'])).size, 1);
   });
 
   test('5xx forever: backoff, then InternalServerError carrying the X-Request-Id header', async () => {
     reset(() => ({ status: 503, raw: 'upstream down', headers: { 'X-Request-Id': 'rid-503' } }));
-    const started = Date.now();
     await assert.rejects(client.memories.recall('b', 'q'), (e: unknown) => {
       assert.ok(e instanceof InternalServerError);
       assert.equal(e.status, 503);
@@ -126,7 +150,7 @@ describe('retries, idempotency keys and timeouts (fake server)', () => {
     });
     assert.equal(fake.requests.length, 3, 'one call and the default two retries');
     // 0.5 s and 1 s, each with at most 25 % jitter off.
-    assert.ok(Date.now() - started >= 1100);
+    assertBackoffs(waits, [0, 1]);
   });
 
   test('408 and 409 are retried; 400 and 404 are not', async () => {
@@ -139,6 +163,10 @@ describe('retries, idempotency keys and timeouts (fake server)', () => {
     );
     await client.memories.retain('b', { items: [{ content: 'x' }] });
     assert.equal(fake.requests.length, 3);
+    // The 408 has no Retry-After: the first backoff; the 409's Retry-After: 0 is no wait.
+    assert.equal(waits.length, 2);
+    assertBackoffs(waits.slice(0, 1), [0]);
+    assert.equal(waits[1], 0);
     for (const status of [400, 404]) {
       reset(() => ({ status, json: { error: { code: 'x', message: 'no', request_id: 'r' } } }));
       await assert.rejects(
@@ -146,6 +174,7 @@ describe('retries, idempotency keys and timeouts (fake server)', () => {
         (e: unknown) => (e as { status: number }).status === status,
       );
       assert.equal(fake.requests.length, 1);
+      assert.deepEqual(waits, []);
     }
   });
 
@@ -161,6 +190,7 @@ describe('retries, idempotency keys and timeouts (fake server)', () => {
         (e: unknown) => e instanceof ConflictError && e.code === code && (e.body as any).error.id === 'k1',
       );
       assert.equal(fake.requests.length, 1, code);
+      assert.deepEqual(waits, [], code);
     }
   });
 
@@ -168,14 +198,16 @@ describe('retries, idempotency keys and timeouts (fake server)', () => {
     reset(() => ({ status: 200, json: {}, delayMs: 2000 }));
     await assert.rejects(client.banks.get('b', { timeout: 100, maxRetries: 1 }), APIConnectionTimeoutError);
     assert.equal(fake.requests.length, 2);
+    assertBackoffs(waits, [0]);
   });
 
-  test('the caller can abort while a call waits to retry', async () => {
+  test('the caller can abort while a call waits to retry (the real timer)', async () => {
     reset(() => rateLimited({ 'Retry-After': '30' }));
+    const timed = new Mnemo({ baseUrl: fake.url, adminToken: 'tok' });
     const ac = new AbortController();
     setTimeout(() => ac.abort(), 100);
     const started = Date.now();
-    await assert.rejects(client.banks.get('b', { signal: ac.signal }), APIUserAbortError);
+    await assert.rejects(timed.banks.get('b', { signal: ac.signal }), APIUserAbortError);
     assert.ok(Date.now() - started < 5000);
     assert.equal(fake.requests.length, 1);
   });
@@ -192,12 +224,14 @@ describe('retries, idempotency keys and timeouts (fake server)', () => {
       attempts++;
       return fetch(input, init);
     };
-    const dead = new Mnemo({ baseUrl: `http://127.0.0.1:${port}`, maxRetries: 1, fetch: counting });
+    const dead = new Mnemo({ baseUrl: `http://127.0.0.1:${port}`, maxRetries: 1, fetch: counting, sleep });
+    waits.length = 0;
     await assert.rejects(
       dead.health(),
       (e: unknown) => e instanceof APIConnectionError && e.code === 'connection_error',
     );
     assert.equal(attempts, 2);
+    assertBackoffs(waits, [0]);
   });
 });
 
