@@ -7,6 +7,9 @@
  *
  * The bank is seeded once and kept (`--database NAME`), like `bench/recall-answers.ts`.
  *
+ * The share of the postings' pages VACUUM has marked all-visible is printed: below 100% the
+ * keyword function reads the heap for each posting on the others.
+ *
  * Run: `npx tsx bench/channel-cpu.ts [--database mnemo_channels] [--memories 10000]
  *   [--queries 20] [--runs 10]` (MNEMO_TEST_DATABASE_URL: the server the database is made on).
  */
@@ -59,6 +62,14 @@ const [bank] = (
     'SELECT project_id, id FROM banks ORDER BY memory_count DESC LIMIT 1',
   )
 ).rows;
+// Index-only scans of postings visit the heap for each page VACUUM has not marked all-visible:
+// with autovacuum off (the test server) or behind, the keyword function costs more, and
+// PL/pgSQL may judge its plans differently (docs/recall.md, migration 53).
+const [visible] = (
+  await other.query<{ share: number }>(
+    "SELECT (relallvisible::float8 / greatest(relpages, 1))::float8 AS share FROM pg_class WHERE relname = 'memory_terms'",
+  )
+).rows;
 await other.end();
 await c.end();
 
@@ -85,7 +96,7 @@ const variants: [string, (q: ChannelQuery) => ChannelQuery | null][] = [
 ];
 const filter = { state: 'valid' as const };
 process.stdout.write(
-  `${queries} queries (${analysed.filter((q) => q.window).length} with a window), ${runs} runs each, load ${loadavg()[0]!.toFixed(1)}\n`,
+  `${queries} queries (${analysed.filter((q) => q.window).length} with a window), ${runs} runs each, postings all-visible ${Math.round(visible!.share * 100)}%, load ${loadavg()[0]!.toFixed(1)}\n`,
 );
 for (const [name, make] of variants) {
   const qs = analysed.flatMap((q) => make(q) ?? []);

@@ -56,6 +56,7 @@ const RELEASED: Record<number, string> = {
   47: '0c7085daccc403739a58d989735fada9262507af8d3a26a62c427d13dbc9ec33',
   48: 'c86920d7c4088af6576270c97009ef408303e2cc455e785849087e51c1217d26',
   52: '70797aab24696a0a2de5df396f7e8b105c6d1481e8e39379603aacac684ca2d7',
+  53: 'bee2feef552c9e5b7d2ae987a887ededdce77855e33f3f1037c5a7e2e5f94ebc',
 };
 
 describe('the migration list', () => {

@@ -43,6 +43,7 @@ import m0046 from './0046-bank-counters.js';
 import m0047 from './0047-space-bank-counts.js';
 import m0048 from './0048-operation-charges.js';
 import m0052 from './0052-keyword-phase-two-lookups.js';
+import m0053 from './0053-keyword-generic-plan.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -89,6 +90,7 @@ export const MIGRATIONS: readonly Migration[] = [
   m0047,
   m0048,
   m0052,
+  m0053,
 ];
 
 /** The newest schema version this code knows. */
