@@ -9,12 +9,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Embedder } from '../../src/embed/embedder.js';
 import type { Db } from '../../src/store/db.js';
-import { storeOver } from '../../src/store/open.js';
 import { OPERATION_RUNNERS } from '../../src/jobs/kinds.js';
 import { startWorker } from '../../src/jobs/worker.js';
-import { bankPath, type TestApp, testApp } from '../helpers/app.js';
+import { bankPath, type TestApp, testAppWithDb } from '../helpers/app.js';
 import { capturedLog } from '../helpers/captured-log.js';
-import { ENGINES, openTestDb } from '../helpers/engines.js';
+import { ENGINES } from '../helpers/engines.js';
 import { heldEmbedder } from '../helpers/held-embedder.js';
 import { until } from '../helpers/until.js';
 
@@ -35,9 +34,7 @@ for (const engine of ENGINES) {
     let t: TestApp;
     let db: Db;
     before(async () => {
-      const opened = await openTestDb(engine);
-      db = opened.db;
-      t = await testApp(engine, { store: Object.assign(storeOver(db), { dispose: opened.dispose }) });
+      ({ t, db } = await testAppWithDb(engine));
     });
     after(() => t.close());
 
