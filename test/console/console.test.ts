@@ -10,6 +10,8 @@ import { join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
 import { createLogger } from '../../src/api/logger.js';
+import { CONSOLIDATE } from '../../src/core/consolidate/schedule.js';
+import { enqueueOperation } from '../../src/core/operations.js';
 import { type RunningServer, startServer } from '../../src/runtime/server.js';
 import { loadConfig } from '../../src/config/load.js';
 import { CHROMIUM, launchChromium } from '../helpers/chromium.js';
@@ -532,6 +534,54 @@ describe('web console in headless Chromium', { skip }, () => {
     await page.getByLabel('Status').selectOption('failed');
     await page.getByRole('button', { name: 'Apply' }).click();
     await page.getByText('No operations.').waitFor();
+  });
+
+  test('operations: Cancel on a running Retain (the API cancels it), none on a running consolidation (409)', async () => {
+    const bank = 'held-operations';
+    const path = `/v1/default/banks/${bank}`;
+    assert.equal((await call('PUT', path, { enable_observations: false })).status, 200);
+    const store = server.services.store;
+    // Held running by a worker of the test's own, not the server's: queued without waking the
+    // server's worker, and claimed at once (should the server's worker claim it first, it runs it
+    // and another is queued; an operation of another bank claimed here is let go at once).
+    const HOLDER = 'console-test';
+    const running = async (kind: string, payload: unknown) => {
+      for (let i = 0; i < 20; i++) {
+        const op = await enqueueOperation({ store, onEnqueue: () => {} }, 'default', bank, kind, payload, {
+          itemsCount: 1,
+        });
+        const claimed = await store.claimOperation(HOLDER, 600_000);
+        if (claimed?.operation.id === op.id) return op.id;
+        if (claimed) {
+          const { projectId, operation: o, progress } = claimed;
+          await store.yieldOperation(projectId, o.bank_id, o.id, HOLDER, progress, 0);
+        }
+      }
+      assert.fail(`the server's worker took every ${kind} first`);
+    };
+    const retain = await running('retain', { items: [{ content: 'Alice plans a trip to Oslo' }] });
+    const consolidation = await running(CONSOLIDATE, {});
+    try {
+      await page.goto(`${server.url}/console#/banks/${bank}/operations`);
+      const row = (id: string) =>
+        page
+          .locator('.table-wrap[aria-label="Operations"] tbody tr')
+          .filter({ has: page.locator(`code[title="${id}"]`) });
+      await row(retain).waitFor();
+      assert.equal(await row(retain).getByText('processing', { exact: true }).count(), 1);
+      assert.equal(await row(consolidation).getByText('processing', { exact: true }).count(), 1);
+      const cancelOf = (id: string) => page.getByRole('button', { name: `Cancel operation ${id}` });
+      assert.equal(await cancelOf(consolidation).count(), 0, 'Cancel offered where the API answers 409');
+      assert.equal((await call('DELETE', `${path}/operations/${consolidation}`)).status, 409);
+      assert.equal(await cancelOf(retain).count(), 1, 'no Cancel on a running Retain');
+      await cancelOf(retain).click();
+      await page.getByText('Operation cancelled.').waitFor();
+      await row(retain).getByText('cancelled', { exact: true }).waitFor();
+      assert.equal((await call('GET', `${path}/operations/${retain}`)).body.status, 'cancelled');
+      assert.equal(await cancelOf(retain).count(), 0, 'Cancel offered on a cancelled operation');
+    } finally {
+      await store.finishOperation('default', bank, consolidation, HOLDER, { status: 'completed' });
+    }
   });
 
   test('evaluations: recall@k and MRR of the runs as a chart over time, a run’s cases, rerun, delete', async () => {

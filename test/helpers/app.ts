@@ -13,8 +13,10 @@ import { createLogger } from '../../src/api/logger.js';
 import { loadConfig, type ConfigInput } from '../../src/config/load.js';
 import type { Services } from '../../src/core/services.js';
 import { compose, type Overrides, type Runtime } from '../../src/runtime/compose.js';
+import type { Db } from '../../src/store/db.js';
+import { storeOver } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';
-import { type EngineName, openTestStore } from './engines.js';
+import { type EngineName, openTestDb, openTestStore } from './engines.js';
 
 export const ADMIN = 'test-admin-token';
 
@@ -66,6 +68,15 @@ export async function testApp(engine: EngineName, options: TestAppOptions = {}):
     await store.dispose();
     throw err;
   }
+}
+
+/** `testApp` over a fresh database of the engine, with that database, for tests that read or change its rows. */
+export async function testAppWithDb(
+  engine: EngineName,
+  options: Omit<TestAppOptions, 'store'> = {},
+): Promise<{ t: TestApp; db: Db }> {
+  const { db, dispose } = await openTestDb(engine);
+  return { t: await testApp(engine, { ...options, store: Object.assign(storeOver(db), { dispose }) }), db };
 }
 
 async function appOver(

@@ -269,10 +269,7 @@ export async function groupRows<G extends string, A extends string>(
   const groupNames = Object.keys(grouping.group) as G[];
   const aggNames = Object.keys(grouping.aggregates) as A[];
   const keys = listing.order.map((k, i) => `${k.expr} AS k${i}`);
-  const reversed = listing.order.map((k, i) => `k${i}${k.desc ? '' : ' DESC'}`).join(', ');
-  const lastKeys = listing.order
-    .map((_, i) => `(array_agg(k${i}::text ORDER BY ${reversed}))[1] AS k${i}`)
-    .join(', ');
+  const lastKeys = lastKeysOf(listing.order);
   const groupCols = groupNames.map((g, i) => `${grouping.group[g]} AS g${i}`);
   const valueCols = aggNames.flatMap((a, i) => {
     const agg = grouping.aggregates[a];

@@ -3,7 +3,14 @@ import { bankUrl, del, get, isMissingRoute } from '../api.js';
 import { fmtNumber, h, time } from '../dom.js';
 import { OPERATION_STATUS_KINDS } from '../labels.js';
 import { announce, badge, empty, errorBox, field, pager, section, select, table } from '../ui.js';
-import { OPERATION_STATUSES } from '../vocabulary.js';
+import { OPERATION_STATUSES, RUNNING_CANCELLABLE_KINDS } from '../vocabulary.js';
+
+/**
+ * What the API cancels (anything else is its 409): a pending operation of any kind, and a running
+ * one of the kinds that give back what they did not store (a Retain, an upload, an import).
+ */
+const cancellable = (o) =>
+  o.status === 'pending' || (o.status === 'processing' && RUNNING_CANCELLABLE_KINDS.includes(o.kind));
 
 export async function operationsTab(body, profile) {
   const status = select([['', 'Any status'], ...OPERATION_STATUSES.map((s) => [s])], { name: 'status' });
@@ -38,7 +45,7 @@ export async function operationsTab(body, profile) {
               {
                 label: 'Actions',
                 cell: (o) =>
-                  o.status === 'pending'
+                  cancellable(o)
                     ? h(
                         'button',
                         {
