@@ -12,9 +12,8 @@ import { Disposition } from '../contract/banks.js';
 import { BudgetSchema, TagsMatchSchema } from '../contract/common.js';
 import { EVALUATION_CHANNELS } from '../contract/evaluations.js';
 import { StageScores } from '../contract/memories.js';
-import { OperationRecord } from '../contract/operations.js';
+import { CANCELLABLE_WHILE_RUNNING, OperationRecord } from '../contract/operations.js';
 import { FACT_TYPES, SCOPES } from '../contract/vocabulary.js';
-import { OPERATION_UNDONE } from '../core/operation-charges.js';
 
 export const CONSOLE_VOCABULARY = {
   /** Kinds of memory (type filters, Recall's and Reflect's type checkboxes). */
@@ -29,10 +28,9 @@ export const CONSOLE_VOCABULARY = {
   OPERATION_STATUSES: OperationRecord.shape.status.options,
   /**
    * Kinds of operation the API cancels while they run, not only pending (the operations' Cancel
-   * button): those charged when queued, which give back what they did not store. From the rule
-   * itself (`cancelOperation`), so the button is offered exactly where the API does not answer 409.
+   * button), so the button is offered exactly where the API does not answer 409.
    */
-  RUNNING_CANCELLABLE_KINDS: Object.keys(OPERATION_UNDONE),
+  RUNNING_CANCELLABLE_KINDS: CANCELLABLE_WHILE_RUNNING,
   /** Recall's per-stage scores, in the contract's order (results and `min_scores`). */
   SCORE_STAGES: Object.keys(StageScores.shape),
   /** Recall's channels an evaluation measures alone. */

@@ -2,6 +2,13 @@ import { z } from 'zod';
 import { named } from './names.js';
 import { DateOut, PageQuery } from './common.js';
 
+/**
+ * Kinds of operation the API cancels while they run, not only when pending: those charged when
+ * queued (a Retain or upload, an import), which give back what they did not store. Cancelling a
+ * running operation of any other kind is a 409.
+ */
+export const CANCELLABLE_WHILE_RUNNING = ['retain', 'import_documents'] as const;
+
 export const OperationRecord = z
   .object({
     id: z.string(),

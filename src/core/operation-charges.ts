@@ -5,16 +5,19 @@ import type { Deps } from './services.js';
 import { AppError } from './errors.js';
 import { IMPORT_DOCUMENTS } from './transfer/import.js';
 import type { BankStore, ChargeBack, LimitStore, OperationStore } from '../store/store.js';
+import type { CANCELLABLE_WHILE_RUNNING } from '../contract/operations.js';
+
+type UndoneOf = (payload: unknown, progress: unknown) => ChargeBack;
 
 /**
  * The kinds charged their items when queued (a Retain, an import), and what one that fails gives
  * back of its charge: what it did not store, from its payload and the progress its last finished
  * slice recorded.
  */
-export const OPERATION_UNDONE: Record<string, (payload: unknown, progress: unknown) => ChargeBack> = {
+export const OPERATION_UNDONE: Readonly<Record<string, UndoneOf>> = {
   retain: retainUndone,
   [IMPORT_DOCUMENTS]: retainUndone,
-};
+} satisfies Record<(typeof CANCELLABLE_WHILE_RUNNING)[number], UndoneOf>;
 
 /** A kind's `OPERATION_UNDONE` for any kind (null: it gives nothing back), as the store asks it. */
 export const undoneOfKind = (kind: string, payload: unknown, progress: unknown): ChargeBack | null =>
