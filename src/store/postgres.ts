@@ -3,9 +3,12 @@ import { AppError } from '../contract/errors.js';
 import { changedUnderStatement, type Db, type Queryable } from './db.js';
 import { inputError } from './input-errors.js';
 import { checkFence } from './fence.js';
+import { parseTimestamptz } from './pg-timestamp.js';
 
 // int8 (counts, sequences) as numbers: our values stay far below 2^53.
 pg.types.setTypeParser(20, (v) => Number(v));
+// timestamptz read by position, not by regular expression (same Dates: store/pg-timestamp.ts).
+pg.types.setTypeParser(pg.types.builtins.TIMESTAMPTZ, parseTimestamptz);
 
 /** Errors that mean "the database is not reachable right now" rather than a bad query. */
 function isConnectionError(err: unknown): boolean {
