@@ -26,7 +26,7 @@ test('opening a database from the template leaves its bytes as they were', async
       .digest('hex'),
     before,
   );
-  const db = await openPglite(undefined, { template });
+  const db = await openPglite(undefined, { template, cacheMb: TEST_CACHE_MB });
   try {
     await db.exec('CREATE TABLE scribble (n int); INSERT INTO scribble SELECT generate_series(1, 1000)');
   } finally {
