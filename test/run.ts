@@ -37,7 +37,7 @@ type TimeLine = { kind: 'time'; file?: string; ms: number };
  * What test/runner/cpu.ts writes (`cpu`: the CPU time of one test process, named by its file) and
  * test/runner/worker.ts (`cpu-file`: the CPU time of one file in a fast-tier worker).
  */
-type CpuLine = { kind: 'cpu' | 'cpu-file'; file: string; ms: number };
+type CpuLine = { kind: 'cpu' | 'cpu-file'; file: string; ms: number; idleMs?: number };
 
 const CHROMIUM = '/usr/bin/chromium';
 /** A skip with one of these reasons is a missing engine or browser: CI must not have any. */
@@ -266,6 +266,12 @@ function summary(ms: number, testsFailed: boolean): boolean {
     `slowest files (wall): ${top(perFile)}`,
     `costliest files (CPU): ${top(perFileCpu.map((c) => [rel(c.file), c.ms] as [string, number]))}`,
   );
+  // A worker's file waiting on timers or sockets holds the worker without using it.
+  const waits = cpu.filter((c) => c.kind === 'cpu-file' && c.idleMs !== undefined);
+  if (waits.length > 0)
+    out.push(
+      `longest waits (idle in a worker): ${top(waits.map((c) => [rel(c.file), c.idleMs!] as [string, number]))}`,
+    );
   process.stdout.write(`${out.join('\n')}\n`);
   // A failed run's times are partial; a passing one's order the next run's queue.
   if (fast && !testsFailed) writeHistory(perFileCpu);

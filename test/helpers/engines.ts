@@ -19,7 +19,7 @@ import { migrate } from '../../src/store/migrate.js';
 import { storeOver } from '../../src/store/open.js';
 import { migratedPostgresTemplate } from './pg-template.js';
 import { lease } from './pglite-pool.js';
-import { type TemplateName, templateFile } from './pglite-templates.js';
+import { TEST_CACHE_MB, TemplateTarball, type TemplateName, templateFile } from './pglite-templates.js';
 import { openPglite } from '../../src/store/pglite.js';
 import { openPostgres } from '../../src/store/postgres.js';
 import type { Store } from '../../src/store/store.js';
@@ -81,14 +81,14 @@ function cachedTemplate(name: TemplateName, build: () => Promise<Blob>): Promise
   made = (async () => {
     const path = templateFile(name);
     try {
-      return new Blob([await readFile(path)]);
+      return new TemplateTarball(await readFile(path));
     } catch {}
-    const tarball = await build();
+    const tarball = new Uint8Array(await (await build()).arrayBuffer());
     // Another test process may be writing the same template: each writes its own, then renames.
     const partial = `${path}.${process.pid}.partial`;
-    await writeFile(partial, new Uint8Array(await tarball.arrayBuffer()));
+    await writeFile(partial, tarball);
     await rename(partial, path);
-    return tarball;
+    return new TemplateTarball(tarball);
   })();
   templates.set(name, made);
   return made;
@@ -131,7 +131,7 @@ export function migratedTemplate(): Promise<Blob> {
  */
 export async function seedDataDir(dir: string, template: 'empty' | 'migrated'): Promise<void> {
   const tarball = await (template === 'empty' ? emptyTemplate() : migratedTemplate());
-  await (await openPglite(dir, { template: tarball })).close();
+  await (await openPglite(dir, { template: tarball, cacheMb: TEST_CACHE_MB })).close();
 }
 
 /**
@@ -143,7 +143,7 @@ function openTestPglite(): Promise<Db> {
 }
 
 async function openFromTemplate(): Promise<Db> {
-  const db = await openPglite(undefined, { template: await migratedTemplate() });
+  const db = await openPglite(undefined, { template: await migratedTemplate(), cacheMb: TEST_CACHE_MB });
   try {
     await migrate(db);
   } catch (err) {

@@ -5,13 +5,16 @@
  * `after`, `beforeEach` and `afterEach` hooks, even top-level ones, apply to its own tests only,
  * and reports name the file they come from. Files run one after another, never interleaved.
  *
- * For each file it appends `{kind: 'cpu-file', file, ms}` to MNEMO_TEST_CPU_LOG: the process's
- * CPU time from importing the file to its suite's end, which `test/run.ts` reports and keeps
- * to order the next run's queue.
+ * For each file it appends `{kind: 'cpu-file', file, ms, wallMs, idleMs}` to MNEMO_TEST_CPU_LOG:
+ * the process's CPU time from importing the file to its suite's end, which `test/run.ts` reports
+ * and keeps to order the next run's queue; the wall time; and how long the event loop sat
+ * waiting (timers, sockets, child processes) meanwhile. The idle time is the file's waits, which
+ * hold the worker without using it; on a loaded machine the wall time is mostly the neighbours'.
  */
 import { AsyncResource } from 'node:async_hooks';
 import { appendFileSync } from 'node:fs';
 import { relative } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { after, describe } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { takeNext } from './queue.js';
@@ -34,13 +37,20 @@ function runNext(): void {
     describe(relative(process.cwd(), file), async () => {
       process.env.MNEMO_TEST_FILE = file; // for the watchdog's message (timeouts.ts)
       const start = process.cpuUsage();
+      const loop = performance.eventLoopUtilization();
+      const wallStart = performance.now();
       let finished = false;
       const finish = () => {
         if (finished) return;
         finished = true;
         const { user, system } = process.cpuUsage(start);
+        const wallMs = Math.round(performance.now() - wallStart);
+        const idleMs = Math.round(performance.eventLoopUtilization(loop).idle);
         if (log)
-          appendFileSync(log, `${JSON.stringify({ kind: 'cpu-file', file, ms: (user + system) / 1000 })}\n`);
+          appendFileSync(
+            log,
+            `${JSON.stringify({ kind: 'cpu-file', file, ms: (user + system) / 1000, wallMs, idleMs })}\n`,
+          );
         runNext();
       };
       try {

@@ -19,6 +19,7 @@ import { openPglite } from '../../src/store/pglite.js';
 import { openPostgres } from '../../src/store/postgres.js';
 import type { Store } from '../../src/store/store.js';
 import { createTestDatabase, ENGINES, migratedTemplate, type TestDatabase } from '../helpers/engines.js';
+import { TEST_CACHE_MB } from '../helpers/pglite-templates.js';
 import { secretOf } from '../helpers/keys.js';
 import {
   ADMIN,
@@ -79,7 +80,7 @@ for (const engine of ENGINES) {
     before(async () => {
       if (engine === 'pglite') {
         dataDir = mkdtempSync(join(tmpdir(), 'mnemo-idem-'));
-        db = await openPglite(dataDir, { template: await migratedTemplate() });
+        db = await openPglite(dataDir, { template: await migratedTemplate(), cacheMb: TEST_CACHE_MB });
       } else {
         pg = await createTestDatabase();
         db = await openPostgres(pg.url!, { poolSize: 4 });
