@@ -1,5 +1,5 @@
 import type { Embedder } from './embedder.js';
-import { backoffMs, sleep } from '../net/retry.js';
+import { backoffMs, parseRetryAfter, sleep } from '../net/retry.js';
 
 /** Settings of `createOpenAIEmbedder`. */
 export interface OpenAIEmbedderOptions {
@@ -42,8 +42,6 @@ export class EmbeddingError extends Error {
 const DEFAULT_TIMEOUT_MS = 60_000;
 const DEFAULT_MAX_RETRIES = 4;
 const DEFAULT_BATCH_SIZE = 128;
-/** Longer waits asked for by a provider are cut to this, so that one call never stalls for minutes. */
-const RETRY_AFTER_CAP_MS = 30_000;
 const DETAIL_MAX_CHARS = 300;
 
 type Attempt =
@@ -192,18 +190,6 @@ function unitVector(values: number[]): Float32Array | undefined {
   if (norm === 0) return undefined;
   const scale = 1 / Math.sqrt(norm);
   return Float32Array.from(values, (x) => x * scale);
-}
-
-/** `retry-after-ms` (OpenAI), else `Retry-After` in seconds or as an HTTP date; capped. */
-function parseRetryAfter(headers: Headers): number | undefined {
-  const ms = Number(headers.get('retry-after-ms') ?? Number.NaN);
-  if (Number.isFinite(ms) && ms >= 0) return Math.min(ms, RETRY_AFTER_CAP_MS);
-  const value = headers.get('retry-after')?.trim();
-  if (!value) return undefined;
-  const seconds = Number(value);
-  const waitMs = Number.isFinite(seconds) ? seconds * 1000 : Date.parse(value) - Date.now();
-  if (Number.isNaN(waitMs)) return undefined;
-  return Math.min(Math.max(0, waitMs), RETRY_AFTER_CAP_MS);
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

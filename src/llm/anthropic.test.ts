@@ -73,14 +73,20 @@ describe('Anthropic model', () => {
   test('429 with Retry-After is waited out, then succeeds', async () => {
     fake().respond((_body, n) =>
       n === 0
-        ? { ...anthropicError(429, 'rate_limit_error', 'Too many requests'), headers: { 'retry-after': '1' } }
+        ? {
+            ...anthropicError(429, 'rate_limit_error', 'Too many requests'),
+            headers: { 'retry-after': '0.6' },
+          }
         : undefined,
     );
     const started = Date.now();
     const result = await model().complete(ask('hi'));
     assert.equal(result.text, 'echo: hi');
     assert.equal(fake().requests.length, 2);
-    assert.ok(Date.now() - started >= 950, 'waited for Retry-After');
+    assert.ok(
+      Date.now() - started >= 570,
+      'waited for Retry-After (above the first backoff, at most 500 ms)',
+    );
   });
 
   test('529 overloaded is retried', async () => {

@@ -1,7 +1,7 @@
 import { LlmError } from './errors.js';
 import { isRecord } from './reply.js';
 import { Semaphore } from './semaphore.js';
-import { backoffMs, sleep } from '../net/retry.js';
+import { backoffMs, parseRetryAfter, sleep } from '../net/retry.js';
 
 /** Transport settings shared by the providers. */
 export interface TransportOptions {
@@ -25,8 +25,6 @@ export type PostJson = (url: string, body: unknown, signal?: AbortSignal) => Pro
 const DEFAULT_TIMEOUT_MS = 120_000;
 const DEFAULT_MAX_RETRIES = 2;
 const DEFAULT_CONCURRENCY = 4;
-/** Longer pauses asked for by a provider are shortened to this, so one call never stalls for minutes. */
-const RETRY_AFTER_CAP_MS = 30_000;
 const DETAIL_MAX_CHARS = 300;
 
 type Attempt = { data: unknown } | { error: LlmError; retryable: boolean; retryAfterMs?: number | undefined };
@@ -84,21 +82,6 @@ export function createJsonPoster(options: TransportOptions): PostJson {
       await sleep(result.retryAfterMs ?? backoffMs(n), signal);
     }
   };
-}
-
-/**
- * How long the provider asks us to wait, in ms: `retry-after-ms` (OpenAI), else `Retry-After` as seconds
- * or an HTTP date. Capped; undefined when absent or unreadable.
- */
-export function parseRetryAfter(headers: Headers, now = Date.now()): number | undefined {
-  const ms = Number(headers.get('retry-after-ms') ?? Number.NaN);
-  if (Number.isFinite(ms) && ms >= 0) return Math.min(ms, RETRY_AFTER_CAP_MS);
-  const value = headers.get('retry-after')?.trim();
-  if (!value) return undefined;
-  if (/^\d+(\.\d+)?$/.test(value)) return Math.min(Number(value) * 1000, RETRY_AFTER_CAP_MS);
-  const date = Date.parse(value);
-  if (Number.isNaN(date)) return undefined;
-  return Math.min(Math.max(0, date - now), RETRY_AFTER_CAP_MS);
 }
 
 /** The provider's own error message (OpenAI, Anthropic and Ollama shapes), else the start of the body. */

@@ -119,13 +119,16 @@ describe('OpenAI-compatible model', () => {
 
   test('429 with Retry-After is waited out, then succeeds', async () => {
     fake().respond((_body, n) =>
-      n === 0 ? { ...openAIError(429, 'Rate limit reached'), headers: { 'retry-after': '1' } } : undefined,
+      n === 0 ? { ...openAIError(429, 'Rate limit reached'), headers: { 'retry-after': '0.6' } } : undefined,
     );
     const started = Date.now();
     const result = await model().complete(ask('hi'));
     assert.equal(result.text, 'echo: hi');
     assert.equal(fake().requests.length, 2);
-    assert.ok(Date.now() - started >= 950, 'waited for Retry-After');
+    assert.ok(
+      Date.now() - started >= 570,
+      'waited for Retry-After (above the first backoff, at most 500 ms)',
+    );
   });
 
   test('a 429 that never clears is rate_limited', async () => {

@@ -2,6 +2,8 @@
 
 const BACKOFF_BASE_MS = 500;
 const BACKOFF_CAP_MS = 8_000;
+/** Longer waits asked for by a provider are cut to this, so that one call never stalls for minutes. */
+const RETRY_AFTER_CAP_MS = 30_000;
 
 /** Exponential with jitter, so clients that failed together do not retry together. */
 export function backoffMs(retry: number): number {
@@ -25,4 +27,19 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     }, ms);
     signal?.addEventListener('abort', onAbort, { once: true });
   });
+}
+
+/**
+ * How long the provider asks us to wait, in ms: `retry-after-ms` (OpenAI), else `Retry-After` as
+ * seconds or an HTTP date. Capped; undefined when absent or unreadable.
+ */
+export function parseRetryAfter(headers: Headers, now = Date.now()): number | undefined {
+  const ms = Number(headers.get('retry-after-ms') ?? Number.NaN);
+  if (Number.isFinite(ms) && ms >= 0) return Math.min(ms, RETRY_AFTER_CAP_MS);
+  const value = headers.get('retry-after')?.trim();
+  if (!value) return undefined;
+  if (/^\d+(\.\d+)?$/.test(value)) return Math.min(Number(value) * 1000, RETRY_AFTER_CAP_MS);
+  const date = Date.parse(value);
+  if (Number.isNaN(date)) return undefined;
+  return Math.min(Math.max(0, date - now), RETRY_AFTER_CAP_MS);
 }
