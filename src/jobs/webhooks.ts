@@ -5,6 +5,7 @@ import type { Services } from '../core/services.js';
 import { httpConfigOf } from '../core/webhooks/webhooks.js';
 import type { AttemptOutcome, ClaimedDelivery } from '../store/store.js';
 import { RESPONSE_CAP, sendWebhook, signature } from './webhook-send.js';
+import { naps } from './naps.js';
 
 export interface DelivererOptions {
   /** Private, loopback, link-local and metadata targets allowed (MNEMO_WEBHOOK_ALLOW_PRIVATE). */
@@ -49,7 +50,7 @@ export function startDeliverer(s: Services, log: Logger, opts: DelivererOptions)
   const backoffMs = opts.backoffMs ?? 5000;
   const keep = opts.keep ?? 1000;
   const stopping = new AbortController();
-  const wakers = new Set<() => void>();
+  const { nap, wakeAll } = naps();
   const running = new Set<Promise<void>>();
 
   async function attempt(d: ClaimedDelivery): Promise<AttemptOutcome> {
@@ -125,15 +126,7 @@ export function startDeliverer(s: Services, log: Logger, opts: DelivererOptions)
         log.error({ err }, 'webhook deliverer could not claim work');
       }
       if (!worked && !stopping.signal.aborted) {
-        await new Promise<void>((resolve) => {
-          const wake = () => {
-            clearTimeout(t);
-            wakers.delete(wake);
-            resolve();
-          };
-          const t = setTimeout(wake, pollMs);
-          wakers.add(wake);
-        });
+        await nap(pollMs);
       }
     }
   }
@@ -143,9 +136,6 @@ export function startDeliverer(s: Services, log: Logger, opts: DelivererOptions)
     running.add(p);
     p.finally(() => running.delete(p));
   }
-  const wakeAll = () => {
-    for (const w of [...wakers]) w();
-  };
   return {
     kick: wakeAll,
     async stop() {

@@ -10,6 +10,7 @@ import { inBackground } from '../store/priority.js';
 import type { ChargeBack } from '../store/store.js';
 import { OPERATION_UNDONE } from '../core/operation-charges.js';
 import { PayloadCache } from './payloads.js';
+import { naps } from './naps.js';
 
 export interface WorkerOptions {
   runners: Record<string, OperationRunner>;
@@ -50,7 +51,8 @@ export function startWorker(s: Services, log: Logger, opts: WorkerOptions): Work
   const leaseMs = opts.leaseMs ?? 30_000;
   const maxAttempts = opts.maxAttempts ?? 5;
   const stopping = new AbortController();
-  let wake: (() => void) | null = null;
+  // Each loop's pause between polls; a kick or a stop wakes every loop asleep.
+  const { nap, wakeAll } = naps();
   const running = new Set<Promise<void>>();
   const payloads = new PayloadCache(s.store);
   const undone = opts.undone ?? OPERATION_UNDONE;
@@ -218,14 +220,7 @@ export function startWorker(s: Services, log: Logger, opts: WorkerOptions): Work
       // Sockets and timers get a turn between two slices of background work.
       await new Promise<void>((resolve) => setImmediate(resolve));
       if (!worked && !stopping.signal.aborted) {
-        await new Promise<void>((resolve) => {
-          const t = setTimeout(resolve, pollMs);
-          wake = () => {
-            clearTimeout(t);
-            resolve();
-          };
-        });
-        wake = null;
+        await nap(pollMs);
       }
     }
   }
@@ -237,10 +232,10 @@ export function startWorker(s: Services, log: Logger, opts: WorkerOptions): Work
   }
   return {
     id,
-    kick: () => wake?.(),
+    kick: wakeAll,
     async stop() {
       stopping.abort();
-      wake?.();
+      wakeAll();
       await Promise.allSettled([...running]);
     },
   };

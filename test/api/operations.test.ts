@@ -265,5 +265,40 @@ for (const engine of ENGINES) {
       );
       assert.equal(await count('parallel'), 10);
     });
+
+    test('a worker of several loops wakes every one of them to stop', async () => {
+      // Each loop that finds nothing sleeps for pollMs unless woken. Before, the loops shared one
+      // wake function (the last to sleep set it), so stop() woke one and waited for the others'
+      // full poll, here ten minutes.
+      let idle = 0;
+      const store = {
+        ...t.services.store,
+        claimOperation: async (...args: Parameters<typeof t.services.store.claimOperation>) => {
+          const claimed = await t.services.store.claimOperation(...args);
+          if (claimed === null) idle++;
+          return claimed;
+        },
+      };
+      const worker = startWorker({ ...t.services, store }, createLogger('silent'), {
+        runners: OPERATION_RUNNERS,
+        pollMs: 600_000,
+        concurrency: 3,
+      });
+      await until(
+        async () => idle,
+        (n) => n >= 3,
+      );
+      // Past the claim that found nothing: each loop is asleep once its timer is set.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      let timer: NodeJS.Timeout | undefined;
+      const stopped = await Promise.race([
+        worker.stop().then(() => 'stopped'),
+        new Promise((resolve) => {
+          timer = setTimeout(() => resolve('still asleep after 20 s'), 20_000);
+        }),
+      ]);
+      clearTimeout(timer);
+      assert.equal(stopped, 'stopped');
+    });
   });
 }
