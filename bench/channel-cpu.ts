@@ -21,16 +21,12 @@ import { openStore } from '../src/store/open.js';
 import type { ChannelQuery } from '../src/store/sql/search.js';
 import { testApp } from '../test/helpers/app.js';
 import { BANK, cpuSpent, databaseCpuSeconds, seedItems, variedQueries } from './load-driver.js';
+import { flag } from './flags.js';
 
-const argv = process.argv.slice(2);
-const arg = (name: string, dflt: string) => {
-  const i = argv.indexOf(`--${name}`);
-  return i >= 0 ? argv[i + 1]! : dflt;
-};
-const database = arg('database', 'mnemo_channels');
-const memories = Number(arg('memories', '10000'));
-const queries = Number(arg('queries', '20'));
-const runs = Number(arg('runs', '10'));
+const database = flag('database', 'mnemo_channels');
+const memories = Number(flag('memories', '10000'));
+const queries = Number(flag('queries', '20'));
+const runs = Number(flag('runs', '10'));
 const NOW = new Date('2026-11-27T12:00:00Z');
 
 const admin = process.env.MNEMO_TEST_DATABASE_URL;

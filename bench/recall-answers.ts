@@ -19,18 +19,15 @@ import pg from 'pg';
 import { openStore } from '../src/store/open.js';
 import { testApp } from '../test/helpers/app.js';
 import { BANK, RECALL_MAX_TOKENS, seedItems, variedQueries } from './load-driver.js';
+import { flag } from './flags.js';
 
 const argv = process.argv.slice(2);
-const arg = (name: string, dflt: string) => {
-  const i = argv.indexOf(`--${name}`);
-  return i >= 0 ? argv[i + 1]! : dflt;
-};
-const engine = arg('engine', 'postgres');
-const memories = Number(arg('memories', '10000'));
-const questions = Number(arg('questions', '300'));
-const dir = arg('dir', '/tmp/mnemo-answers');
-const database = arg('database', 'mnemo_answers');
-const out = arg('out', '');
+const engine = flag('engine', 'postgres');
+const memories = Number(flag('memories', '10000'));
+const questions = Number(flag('questions', '300'));
+const dir = flag('dir', '/tmp/mnemo-answers');
+const database = flag('database', 'mnemo_answers');
+const out = flag('out', '');
 const NOW = new Date('2026-11-27T12:00:00Z');
 
 const admin = process.env.MNEMO_TEST_DATABASE_URL;

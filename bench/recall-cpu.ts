@@ -16,15 +16,12 @@ import pg from 'pg';
 import { type EngineName, openTestStore } from '../test/helpers/engines.js';
 import { testApp } from '../test/helpers/app.js';
 import { BANK, RECALL_MAX_TOKENS, seedItems, variedQueries } from './load-driver.js';
+import { flag } from './flags.js';
 
 const argv = process.argv.slice(2);
-const arg = (name: string, dflt: string) => {
-  const i = argv.indexOf(`--${name}`);
-  return i >= 0 ? argv[i + 1]! : dflt;
-};
-const engine = arg('engine', 'postgres') as EngineName;
-const memories = Number(arg('memories', '10000'));
-const recalls = Number(arg('recalls', '300'));
+const engine = flag('engine', 'postgres') as EngineName;
+const memories = Number(flag('memories', '10000'));
+const recalls = Number(flag('recalls', '300'));
 
 // Every statement text the driver sends (PostgreSQL), counted while `counting`.
 const sent = new Map<string, number>();
@@ -91,7 +88,7 @@ const dbCpu = () => {
 const db0 = dbCpu();
 const cpu0 = process.cpuUsage();
 const wall0 = performance.now();
-const profile = arg('cpu-prof', '');
+const profile = flag('cpu-prof', '');
 const session = profile ? new Session() : null;
 const post = (method: string, params?: object) =>
   new Promise<unknown>((resolve, reject) =>

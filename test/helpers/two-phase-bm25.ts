@@ -58,3 +58,15 @@ export async function twoPhaseBm25(
       .map((e) => ({ id: e.id, score: Math.min(1, e.bm25 / mass) })),
   };
 }
+
+/** Fails unless `hits` are `want`'s: the same ids in the same order, each score within 1e-12. */
+export function assertSameHits(
+  hits: { id: string; score: number }[],
+  want: { id: string; score: number }[],
+): void {
+  assert.deepEqual(
+    hits.map((h) => h.id),
+    want.map((h) => h.id),
+  );
+  for (const [i, h] of hits.entries()) assert.ok(Math.abs(h.score - want[i]!.score) < 1e-12, `score ${i}`);
+}
