@@ -4,6 +4,8 @@
  * those words: at most one posting per candidate and word. Before migration 52 the planner read
  * every posting of each such word and tested each against the candidates (2,480 postings here
  * for 200 at most; at a 10k bank with a 12-word question, most of a Recall's database CPU).
+ * From migration 54 a short candidate's postings are read whole, one index scan instead of a
+ * probe per word; a long one's (over the length bound) still by probes, never whole.
  * On PostgreSQL the plan of the function's statement is read through `auto_explain`; on both
  * engines the hits equal the two-phase BM25 computed from the texts.
  */
@@ -23,8 +25,9 @@ const SIZE = 1600;
 
 /**
  * 'rare' in 100 memories and 'basil' in 800 drive phase 1 (900 postings, within the budget);
- * 'cedar' (1,200) and 'amber' (1,280) are past it, so phase 2 looks them up; 'dill' (every
- * 40th) is a third driver for the summed form of phase 1.
+ * 'cedar' (1,200), 'amber' (1,280), 'fern' (1,200) and 'sage' (1,333) are past it, so phase 2
+ * looks them up; 'dill' (every 40th) is a third driver for the summed form of phase 1. At most
+ * 12 terms long: with 4 words to score, short enough for phase 2 to read whole (migration 54).
  */
 function mem(i: number): NewMemory {
   const words: string[] = [];
@@ -34,7 +37,9 @@ function mem(i: number): NewMemory {
   if (i % 4 !== 0) words.push('cedar');
   if (i % 5 !== 0) words.push(...Array(tf).fill('amber'));
   if (i % 40 === 1) words.push('dill');
-  words.push(...Array(i % 7).fill('pad'), `note${i}`);
+  if (i % 4 !== 2) words.push('fern');
+  if (i % 6 !== 0) words.push('sage');
+  words.push(...Array(i % 3).fill('pad'), `note${i}`);
   const terms = new Map<string, number>();
   for (const w of words) terms.set(w, (terms.get(w) ?? 0) + 1);
   return newMemory({
@@ -46,21 +51,68 @@ function mem(i: number): NewMemory {
   });
 }
 
-const rows = Array.from({ length: SIZE }, (_, i) => mem(i));
-const cases: { terms: string[]; drivers: number; filter: MemoryFilter; pass: (r: NewMemory) => boolean }[] = [
-  { terms: ['rare', 'basil', 'cedar', 'amber'], drivers: 2, filter: {}, pass: () => true },
+/** Long memories: 'long' 30 times, the 4 words of phase 2 and 100 of their own (past migration 54's bound of 64). */
+const LONG = 40;
+/** Most postings a memory of `mem` has (rare, basil, cedar, amber, dill, fern, sage, pad and its note). */
+const SHORT_POSTINGS = 9;
+/** Words phase 2 scores in every case. */
+const WORDS = 4;
+
+function long(i: number): NewMemory {
+  const terms = new Map<string, number>([
+    ['long', 30],
+    ['cedar', 1],
+    ['amber', 1],
+    ['fern', 1],
+    ['sage', 1],
+  ]);
+  for (let k = 0; k < 100; k++) terms.set(`own${i}x${k}`, 1);
+  return newMemory({
+    text: [...terms.keys()].join(' '),
+    embedding: new Float32Array([1, 0, 0]),
+    terms,
+    tags: [`t${i % 2}`],
+    mentioned_at: new Date('2024-01-01T00:00:00Z'),
+  });
+}
+
+const rows = [
+  ...Array.from({ length: SIZE }, (_, i) => mem(i)),
+  ...Array.from({ length: LONG }, (_, i) => long(i)),
+];
+/** `long`: how many of the candidates are long memories. */
+interface Case {
+  terms: string[];
+  drivers: number;
+  long: number;
+  filter: MemoryFilter;
+  pass: (r: NewMemory) => boolean;
+}
+/** A case without a filter. */
+const unfiltered = (terms: string[], drivers: number, long = 0): Case => ({
+  terms,
+  drivers,
+  long,
+  filter: {},
+  pass: () => true,
+});
+const cases: Case[] = [
+  unfiltered(['rare', 'basil', 'cedar', 'amber', 'fern', 'sage'], 2),
   {
-    terms: ['amber', 'cedar', 'basil', 'rare'],
+    terms: ['sage', 'amber', 'cedar', 'basil', 'fern', 'rare'],
     drivers: 2,
+    long: 0,
     filter: { tags: ['t0'], tagsMatch: 'any_strict' },
     pass: (r) => r.tags.includes('t0'),
   },
-  { terms: ['rare', 'dill', 'basil', 'cedar', 'amber'], drivers: 3, filter: {}, pass: () => true },
+  unfiltered(['rare', 'dill', 'basil', 'cedar', 'amber', 'fern', 'sage'], 3),
+  // The long memories lead phase 1 ('long' is rare and frequent in them), so phase 2 scores them.
+  unfiltered(['long', 'basil', 'cedar', 'amber', 'fern', 'sage'], 2, LONG),
 ];
 
 async function fill(s: Store) {
   await s.ensureBank(P, BANK, {});
-  for (let i = 0; i < SIZE; i += 400) await s.insertMemories(P, BANK, rows.slice(i, i + 400));
+  for (let i = 0; i < rows.length; i += 400) await s.insertMemories(P, BANK, rows.slice(i, i + 400));
   // What a Recall does before it searches: planner statistics for the bank as it now is.
   await s.maintainStatistics();
 }
@@ -81,6 +133,12 @@ function postingsRead(node: PlanNode, relation: string): number {
       ? ((node['Actual Rows'] ?? 0) + (node['Rows Removed by Filter'] ?? 0)) * (node['Actual Loops'] ?? 1)
       : 0;
   return own + (node.Plans ?? []).reduce((a, p) => a + postingsRead(p, relation), 0);
+}
+
+/** Scans of `relation` under `node`, over all their loops: an index scan is one descent of its index. */
+function scansRun(node: PlanNode, relation: string): number {
+  const own = node['Relation Name'] === relation ? (node['Actual Loops'] ?? 1) : 0;
+  return own + (node.Plans ?? []).reduce((a, p) => a + scansRun(p, relation), 0);
 }
 
 /** The subplan named `name` (a CTE) under `node`. */
@@ -110,7 +168,13 @@ for (const engine of ENGINES) {
       test(`${c.terms.join(' ')}: the two-phase BM25 of the texts`, async () => {
         const want = await twoPhaseBm25(s, { projectId: P, bankId: BANK }, rows, c.terms, c.pass, 30);
         assert.equal(want.drivers, c.drivers);
-        assert.equal(want.rest, 2, 'two words are scored in phase 2');
+        assert.equal(want.rest, WORDS, 'four words are scored in phase 2');
+        const longIds = new Set(rows.slice(SIZE).map((r) => r.id));
+        assert.equal(
+          want.hits.filter((h) => longIds.has(h.id)).length,
+          Math.min(c.long, 30),
+          'the long memories lead the hits when they are candidates',
+        );
         const hits = await s.keywordSearch(P, BANK, c.terms, c.filter, 30);
         assertSameHits(hits, want.hits);
       });
@@ -140,14 +204,27 @@ for (const engine of ENGINES) {
           }
       });
 
-      test('postings read by phase 2: at most candidates × its words, on every run (custom and generic plans)', () => {
+      test('postings read by phase 2: a short candidate its own, a long one one per word, on every run (custom and generic plans)', () => {
         for (const r of runs) {
           const extra = subplan(r.plan, 'CTE extra');
           assert.ok(extra, 'the plan has phase 2');
           const read = postingsRead(extra, 'memory_terms');
+          const c = cases.find((x) => x.terms === r.terms)!;
           assert.ok(
-            read <= CANDIDATES * 2,
+            read <= (CANDIDATES - c.long) * SHORT_POSTINGS + c.long * WORDS,
             `run ${r.run}, ${r.terms.join(' ')}: phase 2 read ${read} postings`,
+          );
+        }
+      });
+
+      // Migration 54: a probe per candidate and word cost more than reading a short one whole.
+      test('index scans of phase 2: one per short candidate, one per word of a long one', () => {
+        for (const r of runs) {
+          const scans = scansRun(subplan(r.plan, 'CTE extra')!, 'memory_terms');
+          const c = cases.find((x) => x.terms === r.terms)!;
+          assert.ok(
+            scans <= CANDIDATES - c.long + c.long * WORDS,
+            `run ${r.run}, ${r.terms.join(' ')}: phase 2 ran ${scans} index scans`,
           );
         }
       });

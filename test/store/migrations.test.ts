@@ -57,6 +57,7 @@ const RELEASED: Record<number, string> = {
   48: 'c86920d7c4088af6576270c97009ef408303e2cc455e785849087e51c1217d26',
   52: '70797aab24696a0a2de5df396f7e8b105c6d1481e8e39379603aacac684ca2d7',
   53: 'bee2feef552c9e5b7d2ae987a887ededdce77855e33f3f1037c5a7e2e5f94ebc',
+  54: '49ef2d58609e8e850d63a58819f863c74ced7072736ffc81e05e4edcc513d21d',
 };
 
 describe('the migration list', () => {

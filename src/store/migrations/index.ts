@@ -44,6 +44,7 @@ import m0047 from './0047-space-bank-counts.js';
 import m0048 from './0048-operation-charges.js';
 import m0052 from './0052-keyword-phase-two-lookups.js';
 import m0053 from './0053-keyword-generic-plan.js';
+import m0054 from './0054-keyword-whole-short-postings.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -91,6 +92,7 @@ export const MIGRATIONS: readonly Migration[] = [
   m0048,
   m0052,
   m0053,
+  m0054,
 ];
 
 /** The newest schema version this code knows. */
