@@ -3,6 +3,7 @@
  * server reports itself closed (and the store it uses is closed after it, not under it).
  */
 import assert from 'node:assert/strict';
+import { EventEmitter, once } from 'node:events';
 import { after, test } from 'node:test';
 import { createLogger } from '../../src/api/logger.js';
 import { startServer } from '../../src/runtime/server.js';
@@ -18,18 +19,13 @@ test('close waits for a request whose client has gone', async () => {
   const listBanks = store.listBanks.bind(store);
   // The real store, held at a gate: the request is still running when the client gives up, and
   // until the test has seen close() wait for it.
-  let started!: () => void;
-  const handlerStarted = new Promise<void>((resolve) => {
-    started = resolve;
-  });
-  let release!: () => void;
-  const gate = new Promise<void>((resolve) => {
-    release = resolve;
-  });
+  const signals = new EventEmitter();
+  const handlerStarted = once(signals, 'started');
   store.listBanks = async (...args) => {
     events.push('handler started');
-    started();
-    await gate;
+    const released = once(signals, 'release');
+    signals.emit('started');
+    await released;
     const banks = await listBanks(...args);
     events.push('handler finished');
     return banks;
@@ -51,7 +47,7 @@ test('close waits for a request whose client has gone', async () => {
     new Promise((r) => setTimeout(() => r('still closing'), 50)),
   ]);
   assert.equal(first, 'still closing', 'close() returned while a request was still running');
-  release();
+  signals.emit('release');
   await closing;
   assert.deepEqual(events, ['handler started', 'handler finished', 'closed']);
 });
