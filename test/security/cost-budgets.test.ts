@@ -325,8 +325,9 @@ for (const engine of ENGINES) {
     let t: TestApp;
     let fake: FakeOpenAI;
     let worker: Worker;
-    // Just before a minute's end: a waiting job's wait (the window's reset) is 0.2 s of real time.
-    let clock = Date.parse('2030-01-01T10:00:59.8Z');
+    // One second before a minute's end: a waiting job's wait (the window's reset, in whole seconds)
+    // is one second of real time, the shortest there is.
+    let clock = Date.parse('2030-01-01T10:00:59.2Z');
 
     before(async () => {
       fake = await startFakeOpenAI();
