@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, test } from 'node:test';
+import { assertBackoffs, recordedWaits } from '../../test/fakes/waits.js';
 import { createOpenAIEmbedder, EmbeddingError } from './openai.js';
 
 /** A local server speaking OpenAI's embeddings protocol; each test scripts its replies. */
@@ -137,22 +138,29 @@ test('configured dimensions are sent, and a reply of another size is an error', 
   await assert.rejects(embedder.embed(['x']), /embedding 0 has 6 dimensions, expected 4/);
 });
 
-test('429 then 200: retried after the Retry-After wait', async () => {
+test('429 then 200: retried after the wait the server asks for', async () => {
   reply = (req, n, res) => {
     if (n === 1) sendJson(res, 429, { error: { message: 'Rate limit reached' } }, { 'retry-after': '0.6' });
     else sendEmbeddings(res, req);
   };
-  const started = performance.now();
-  const vectors = await createOpenAIEmbedder({ url: base, model: 'm' }).embed(['a', 'b']);
+  const { waits, sleep } = recordedWaits();
+  const vectors = await createOpenAIEmbedder({ url: base, model: 'm', sleep }).embed(['a', 'b']);
   assert.equal(vectors.length, 2);
   assert.equal(received.length, 2);
-  assert.ok(performance.now() - started >= 570, 'waited as told (above the first backoff, at most 500 ms)');
+  assert.deepEqual(waits, [600], 'Retry-After 0.6 s, not the backoff');
 });
 
 test('500 forever: a bounded number of attempts, then a clear error without the key', async () => {
   reply = (_req, _n, res) =>
     sendJson(res, 500, { error: { message: `upstream exploded (key ${API_KEY})`, type: 'server_error' } });
-  const embedder = createOpenAIEmbedder({ url: `${base}/v1`, model: 'm', apiKey: API_KEY, maxRetries: 2 });
+  const { waits, sleep } = recordedWaits();
+  const embedder = createOpenAIEmbedder({
+    url: `${base}/v1`,
+    model: 'm',
+    apiKey: API_KEY,
+    maxRetries: 2,
+    sleep,
+  });
   const error = await embedder.embed(['x']).then(
     () => assert.fail('should reject'),
     (err: unknown) => err,
@@ -160,6 +168,7 @@ test('500 forever: a bounded number of attempts, then a clear error without the 
   assert.ok(error instanceof EmbeddingError);
   assert.equal(error.status, 500);
   assert.equal(received.length, 3);
+  assertBackoffs(waits, [0, 1]);
   assert.match(
     error.message,
     /^embeddings \(m at http:\/\/127\.0\.0\.1:\d+\/v1\/embeddings\): HTTP 500: upstream exploded/,
@@ -193,11 +202,12 @@ test('malformed replies are errors', async () => {
 
 test('a server that does not answer times out, not retried', async () => {
   reply = () => {};
-  const embedder = createOpenAIEmbedder({ url: base, model: 'm', timeoutMs: 200 });
-  await assert.rejects(embedder.embed(['x']), /no reply within 200 ms/);
+  const embedder = createOpenAIEmbedder({ url: base, model: 'm', timeoutMs: 50 });
+  await assert.rejects(embedder.embed(['x']), /no reply within 50 ms/);
   assert.equal(received.length, 1);
 });
 
+// With the real timer of the default `sleep`: the wait is spent, and the abort cuts it short.
 test('the caller can abort, also while waiting to retry', async () => {
   reply = (_req, _n, res) => sendJson(res, 503, { error: { message: 'busy' } }, { 'retry-after': '20' });
   const controller = new AbortController();

@@ -1,5 +1,5 @@
 import type { Embedder } from './embedder.js';
-import { backoffMs, parseRetryAfter, sleep } from '../net/retry.js';
+import { backoffMs, parseRetryAfter, type Sleep, sleep } from '../net/retry.js';
 
 /** Settings of `createOpenAIEmbedder`. */
 export interface OpenAIEmbedderOptions {
@@ -25,6 +25,11 @@ export interface OpenAIEmbedderOptions {
   /** Texts per request; default 128. */
   batchSize?: number | undefined;
   fetch?: typeof fetch | undefined;
+  /**
+   * @internal Not for configuration: how a retry waits, so tests can check the waits the client
+   * asks for (Retry-After, backoff) without spending them. Default: a timer the signal cuts short.
+   */
+  sleep?: Sleep | undefined;
 }
 
 /** A failed embeddings request. The message names the endpoint and the provider's reason, never the key. */
@@ -61,6 +66,7 @@ export function createOpenAIEmbedder(opts: OpenAIEmbedderOptions): Embedder {
   const maxRetries = opts.maxRetries ?? DEFAULT_MAX_RETRIES;
   const batchSize = opts.batchSize ?? DEFAULT_BATCH_SIZE;
   const doFetch = opts.fetch ?? fetch;
+  const wait = opts.sleep ?? sleep;
   const apiKey = opts.apiKey || undefined;
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
   if (apiKey) headers.authorization = `Bearer ${apiKey}`;
@@ -123,7 +129,7 @@ export function createOpenAIEmbedder(opts: OpenAIEmbedderOptions): Embedder {
         const { message, status } = result.error;
         throw new EmbeddingError(`${message} (gave up after ${retry + 1} attempts)`, status);
       }
-      await sleep(result.retryAfterMs ?? backoffMs(retry), signal);
+      await wait(result.retryAfterMs ?? backoffMs(retry), signal);
     }
   }
 

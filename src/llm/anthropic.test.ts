@@ -3,6 +3,7 @@ import { describe, test } from 'node:test';
 import { anthropicError, startFakeAnthropic } from '../../test/fakes/anthropic-server.js';
 import { type AnthropicModelOptions, createAnthropicModel } from './anthropic.js';
 import { ask, fakeForSuite, SCHEMA } from '../../test/fakes/suite.js';
+import { assertBackoffs, recordedWaits } from '../../test/fakes/waits.js';
 import { LlmError } from './errors.js';
 
 const KEY = 'sk-ant-test-secret-0123456789';
@@ -70,7 +71,7 @@ describe('Anthropic model', () => {
     assert.equal(fake().requests.length, 2);
   });
 
-  test('429 with Retry-After is waited out, then succeeds', async () => {
+  test('429 with Retry-After: the client waits what the server asks, then succeeds', async () => {
     fake().respond((_body, n) =>
       n === 0
         ? {
@@ -79,14 +80,11 @@ describe('Anthropic model', () => {
           }
         : undefined,
     );
-    const started = Date.now();
-    const result = await model().complete(ask('hi'));
+    const { waits, sleep } = recordedWaits();
+    const result = await model({ sleep }).complete(ask('hi'));
     assert.equal(result.text, 'echo: hi');
     assert.equal(fake().requests.length, 2);
-    assert.ok(
-      Date.now() - started >= 570,
-      'waited for Retry-After (above the first backoff, at most 500 ms)',
-    );
+    assert.deepEqual(waits, [600], 'Retry-After 0.6 s, not the backoff');
   });
 
   test('529 overloaded is retried', async () => {
@@ -96,20 +94,22 @@ describe('Anthropic model', () => {
     assert.equal(fake().requests.length, 2);
   });
 
-  test('500 forever is provider_error after the retries', async () => {
+  test('500 forever is provider_error after the retries, with a backoff between', async () => {
     fake().respond(() => anthropicError(500, 'api_error', 'Internal server error'));
-    await assert.rejects(model({ maxRetries: 1 }).complete(ask('hi')), {
+    const { waits, sleep } = recordedWaits();
+    await assert.rejects(model({ maxRetries: 1, sleep }).complete(ask('hi')), {
       name: 'LlmError',
       kind: 'provider_error',
       status: 500,
       message: 'anthropic: HTTP 500: Internal server error',
     });
     assert.equal(fake().requests.length, 2);
+    assertBackoffs(waits, [0]);
   });
 
   test('a reply slower than timeoutMs is a timeout', async () => {
     fake().respond(() => ({ delayMs: 2_000 }));
-    await assert.rejects(model({ timeoutMs: 150 }).complete(ask('hi')), {
+    await assert.rejects(model({ timeoutMs: 50 }).complete(ask('hi')), {
       name: 'LlmError',
       kind: 'timeout',
     });

@@ -1,7 +1,7 @@
 import { LlmError } from './errors.js';
 import { isRecord } from './reply.js';
 import { Semaphore } from './semaphore.js';
-import { backoffMs, parseRetryAfter, sleep } from '../net/retry.js';
+import { backoffMs, parseRetryAfter, type Sleep, sleep } from '../net/retry.js';
 
 /** Transport settings shared by the providers. */
 export interface TransportOptions {
@@ -17,6 +17,8 @@ export interface TransportOptions {
   /** Requests in flight at once. */
   concurrency?: number | undefined;
   fetch?: typeof fetch | undefined;
+  /** @internal How a retry waits (see `OpenAIModelOptions.sleep`); the real timer unless a test gives its own. */
+  sleep?: Sleep | undefined;
 }
 
 /** POSTs a JSON body and returns the parsed JSON reply; throws `LlmError`, or the caller's abort reason. */
@@ -35,6 +37,7 @@ export function createJsonPoster(options: TransportOptions): PostJson {
   const maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
   const limiter = new Semaphore(options.concurrency ?? DEFAULT_CONCURRENCY);
   const doFetch = options.fetch ?? fetch;
+  const wait = options.sleep ?? sleep;
   const { label, secret } = options;
   const redact = (text: string) => (secret ? text.split(secret).join('[redacted]') : text);
 
@@ -79,7 +82,7 @@ export function createJsonPoster(options: TransportOptions): PostJson {
       const result = await limiter.run(() => attempt(url, payload, signal), signal);
       if ('data' in result) return result.data;
       if (!result.retryable || n >= maxRetries) throw result.error;
-      await sleep(result.retryAfterMs ?? backoffMs(n), signal);
+      await wait(result.retryAfterMs ?? backoffMs(n), signal);
     }
   };
 }

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { chatCompletion, openAIError, startFakeOpenAI } from '../../test/fakes/openai-server.js';
 import { ask, fakeForSuite, SCHEMA } from '../../test/fakes/suite.js';
+import { assertBackoffs, recordedWaits } from '../../test/fakes/waits.js';
 import { LlmError } from './errors.js';
 import { createOpenAIModel, type OpenAIModelOptions } from './openai.js';
 
@@ -117,29 +118,58 @@ describe('OpenAI-compatible model', () => {
     assert.equal(fake().requests.length, 2);
   });
 
-  test('429 with Retry-After is waited out, then succeeds', async () => {
+  test('429 with Retry-After: the client waits what the server asks, then succeeds', async () => {
     fake().respond((_body, n) =>
       n === 0 ? { ...openAIError(429, 'Rate limit reached'), headers: { 'retry-after': '0.6' } } : undefined,
     );
-    const started = Date.now();
-    const result = await model().complete(ask('hi'));
+    const { waits, sleep } = recordedWaits();
+    const result = await model({ sleep }).complete(ask('hi'));
     assert.equal(result.text, 'echo: hi');
     assert.equal(fake().requests.length, 2);
-    assert.ok(
-      Date.now() - started >= 570,
-      'waited for Retry-After (above the first backoff, at most 500 ms)',
+    assert.deepEqual(waits, [600], 'Retry-After 0.6 s, not the backoff');
+  });
+
+  test('retry-after-ms is honoured before Retry-After', async () => {
+    fake().respond((_body, n) =>
+      n === 0
+        ? {
+            ...openAIError(429, 'Rate limit reached'),
+            headers: { 'retry-after-ms': '250', 'retry-after': '9' },
+          }
+        : undefined,
     );
+    const { waits, sleep } = recordedWaits();
+    await model({ sleep }).complete(ask('hi'));
+    assert.deepEqual(waits, [250]);
+  });
+
+  test("the default wait is a real timer, which the caller's abort cuts short", async () => {
+    const controller = new AbortController();
+    const gaveUp = new Error('caller gave up');
+    fake().respond(() => {
+      // Long enough for the 503 to reach the client, which is then asked to wait 20 s.
+      setTimeout(() => controller.abort(gaveUp), 100);
+      return { ...openAIError(503, 'busy'), headers: { 'retry-after': '20' } };
+    });
+    await assert.rejects(model().complete(ask('hi', { signal: controller.signal })), (err) => err === gaveUp);
+    assert.equal(fake().requests.length, 1, 'no retry before the 20 s were up');
   });
 
   test('a 429 that never clears is rate_limited', async () => {
     fake().respond(() => ({ ...openAIError(429, 'Rate limit reached'), headers: { 'retry-after': '0' } }));
-    await assert.rejects(model({ maxRetries: 1 }).complete(ask('hi')), { kind: 'rate_limited', status: 429 });
+    const { waits, sleep } = recordedWaits();
+    await assert.rejects(model({ maxRetries: 1, sleep }).complete(ask('hi')), {
+      kind: 'rate_limited',
+      status: 429,
+    });
     assert.equal(fake().requests.length, 2);
+    assert.deepEqual(waits, [0], 'Retry-After: 0 is no wait');
   });
 
-  test('500 forever is provider_error after the retries', async () => {
+  test('500 forever is provider_error after the retries, with growing backoffs', async () => {
     fake().respond(() => openAIError(500, 'The server had an error'));
-    await assert.rejects(model({ maxRetries: 2 }).complete(ask('hi')), (err) => {
+    const { waits, sleep } = recordedWaits();
+    await assert.rejects(model({ maxRetries: 2, sleep }).complete(ask('hi')), (err) => {
       assert.ok(err instanceof LlmError);
       assert.equal(err.kind, 'provider_error');
       assert.equal(err.status, 500);
@@ -147,12 +177,13 @@ describe('OpenAI-compatible model', () => {
       return true;
     });
     assert.equal(fake().requests.length, 3);
+    assertBackoffs(waits, [0, 1]);
   });
 
   test('a reply slower than timeoutMs is a timeout, not retried', async () => {
     fake().respond(() => ({ delayMs: 2_000 }));
     const started = Date.now();
-    await assert.rejects(model({ timeoutMs: 150 }).complete(ask('hi')), {
+    await assert.rejects(model({ timeoutMs: 50 }).complete(ask('hi')), {
       name: 'LlmError',
       kind: 'timeout',
     });

@@ -10,6 +10,9 @@ export function backoffMs(retry: number): number {
   return Math.min(BACKOFF_BASE_MS * 2 ** retry, BACKOFF_CAP_MS) * (0.5 + Math.random() / 2);
 }
 
+/** How a client waits before its next attempt; rejects with the signal's reason when it aborts. */
+export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
+
 /** Waits `ms`, or rejects with the signal's reason as soon as it aborts. */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {

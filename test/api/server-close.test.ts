@@ -3,6 +3,7 @@
  * server reports itself closed (and the store it uses is closed after it, not under it).
  */
 import assert from 'node:assert/strict';
+import { EventEmitter, once } from 'node:events';
 import { after, test } from 'node:test';
 import { createLogger } from '../../src/api/logger.js';
 import { startServer } from '../../src/runtime/server.js';
@@ -16,10 +17,15 @@ test('close waits for a request whose client has gone', async () => {
   after(() => store.dispose());
   const events: string[] = [];
   const listBanks = store.listBanks.bind(store);
-  // The real store, slowed down: the request is still running when the client gives up.
+  // The real store, held at a gate: the request is still running when the client gives up, and
+  // until the test has seen close() wait for it.
+  const signals = new EventEmitter();
+  const handlerStarted = once(signals, 'started');
   store.listBanks = async (...args) => {
     events.push('handler started');
-    await new Promise((r) => setTimeout(r, 400));
+    const released = once(signals, 'release');
+    signals.emit('started');
+    await released;
     const banks = await listBanks(...args);
     events.push('handler finished');
     return banks;
@@ -31,10 +37,17 @@ test('close waits for a request whose client has gone', async () => {
     headers: { authorization: `Bearer ${TOKEN}` },
     signal: hangUp.signal,
   });
-  while (!events.includes('handler started')) await new Promise((r) => setTimeout(r, 10));
+  await handlerStarted;
   hangUp.abort();
   await assert.rejects(request, { name: 'AbortError' });
-  await server.close();
-  events.push('closed');
+  const closing = server.close().then(() => events.push('closed'));
+  // A close that did not wait for the handler would be done well within this.
+  const first = await Promise.race([
+    closing.then(() => 'closed'),
+    new Promise((r) => setTimeout(() => r('still closing'), 50)),
+  ]);
+  assert.equal(first, 'still closing', 'close() returned while a request was still running');
+  signals.emit('release');
+  await closing;
   assert.deepEqual(events, ['handler started', 'handler finished', 'closed']);
 });

@@ -6,7 +6,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { createLogger } from '../../src/api/logger.js';
 import { chargeCost } from '../../src/core/budgets.js';
+import type { Worker } from '../../src/jobs/worker.js';
 import { createOpenAIModel } from '../../src/llm/openai.js';
 import { openStore } from '../../src/store/open.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-server.js';
@@ -322,7 +324,9 @@ for (const engine of ENGINES) {
   describe(`cost budgets: jobs (${engine})`, () => {
     let t: TestApp;
     let fake: FakeOpenAI;
-    // One second before a minute's end: a waiting job's wait (the window's reset) is one second.
+    let worker: Worker;
+    // One second before a minute's end: a waiting job's wait (the window's reset, in whole seconds)
+    // is one second of real time, the shortest there is.
     let clock = Date.parse('2030-01-01T10:00:59.2Z');
 
     before(async () => {
@@ -336,11 +340,13 @@ for (const engine of ENGINES) {
       }));
       t = await testApp(engine, {
         now: () => new Date(clock),
-        runWorker: true,
         llm: createOpenAIModel({ baseUrl: fake.url, model: 'fake-model', maxRetries: 0 }),
       });
+      // Polling every 20 ms, not 500: the job runs as soon as its wait is over.
+      worker = t.runtime.startWorker(createLogger('silent'), { pollMs: 20 });
     });
     after(async () => {
+      await worker.stop();
       await t.close();
       await fake.close();
     });

@@ -98,15 +98,20 @@ for (const engine of ENGINES) {
       assert.ok(d);
       const retry = {
         status: 'pending' as const,
-        retryInMs: 400,
+        retryInMs: 250,
         url: d.webhook.url,
         responseBody: null,
         attempt: attempt(1, 'failed'),
       };
       assert.ok(await s.finishWebhookAttempt(P, 'wait', d.id, 'x', retry, 10));
       assert.equal((await s.claimWebhookDelivery('y', 60_000))?.bankId === 'wait', false);
-      await new Promise((r) => setTimeout(r, 500));
-      const again = await s.claimWebhookDelivery('y', 60_000);
+      // Claimed as soon as the wait is over: polled, not slept past it.
+      const deadline = Date.now() + 10_000;
+      let again = await s.claimWebhookDelivery('y', 60_000);
+      while (!again && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 10));
+        again = await s.claimWebhookDelivery('y', 60_000);
+      }
       assert.equal(again?.id, d.id);
       assert.equal(again?.attempt, 2);
     });
