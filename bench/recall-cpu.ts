@@ -5,15 +5,23 @@
  * PostgreSQL backends' CPU per Recall, and every statement one Recall sends, with how often.
  *
  * Run: `npx tsx bench/recall-cpu.ts [--engine pglite|postgres] [--memories 10000] [--recalls 300]
- *   [--cpu-prof FILE] [--each [--plans]]` (PostgreSQL needs MNEMO_TEST_DATABASE_URL). `--cpu-prof`: a V8
- * profile of the measured Recalls; `--each`: each statement alone, 50 runs, its backend's CPU per
- * run; `--plans`: EXPLAIN (ANALYZE, BUFFERS) of the channels and the candidates.
+ *   [--cpu-prof FILE] [--each [--plans]] [--cache-mb N]` (PostgreSQL needs MNEMO_TEST_DATABASE_URL).
+ * `--cpu-prof`: a V8 profile of the measured Recalls; `--each`: on PostgreSQL each statement alone,
+ * 50 runs, its backend's CPU per run; on PGlite the main thread's CPU inside each exchange with
+ * the engine (`bench/statement-cpu.ts`), summed per statement over the measured Recalls, and what
+ * the thread spent outside them; `--plans`: EXPLAIN (ANALYZE, BUFFERS) of the channels and the
+ * candidates. `--cache-mb`: PGlite's page cache (the tests' 16 MB otherwise; a server's default is 128).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
 import { loadavg } from 'node:os';
 import pg from 'pg';
-import { type EngineName, openTestStore } from '../test/helpers/engines.js';
+import { type EngineName, openTestDb, openTestStore } from '../test/helpers/engines.js';
+import type { Db } from '../src/store/db.js';
+import { migrate } from '../src/store/migrate.js';
+import { storeOver } from '../src/store/open.js';
+import { openPglite } from '../src/store/pglite.js';
+import { mainThreadCpuMs, statementCpu } from './statement-cpu.js';
 import { testApp } from '../test/helpers/app.js';
 import { BANK, RECALL_MAX_TOKENS, seedItems, variedQueries } from './load-driver.js';
 import { flag } from './flags.js';
@@ -47,7 +55,21 @@ pg.Client.prototype.query = function (this: pg.Client, ...a: unknown[]) {
   return original.apply(this, a);
 } as typeof pg.Client.prototype.query;
 
-const store = await openTestStore(engine);
+// Installed before the engine opens, so that it sees every statement prepared.
+const exchanges = engine === 'pglite' && argv.includes('--each') ? statementCpu() : null;
+const cacheMb = Number(flag('cache-mb', '0'));
+/** The embedded engine's database, to read its prepared statements' plans after the run. */
+let embedded: Db | null = null;
+const store =
+  engine === 'pglite'
+    ? await (async () => {
+        if (cacheMb) {
+          embedded = await openPglite(undefined, { cacheMb });
+          await migrate(embedded);
+        } else embedded = (await openTestDb('pglite')).db;
+        return storeOver(embedded);
+      })()
+    : await openTestStore(engine);
 const t = await testApp(engine, { store, recallCacheSize: 0 });
 const path = `/v1/default/banks/${encodeURIComponent(BANK)}/memories`;
 for (let i = 0; i < memories; i += 500) {
@@ -86,6 +108,7 @@ const dbCpu = () => {
   return sum;
 };
 const db0 = dbCpu();
+const main0 = mainThreadCpuMs();
 const cpu0 = process.cpuUsage();
 const wall0 = performance.now();
 const profile = flag('cpu-prof', '');
@@ -101,8 +124,11 @@ if (session) {
   await post('Profiler.start');
 }
 counting = true;
+exchanges?.begin();
 for (let i = 0; i < recalls; i++) await one();
+exchanges?.pause();
 counting = false;
+const mainMs = mainThreadCpuMs() - main0;
 if (session) {
   const { profile: p } = (await post('Profiler.stop')) as { profile: unknown };
   writeFileSync(profile, JSON.stringify(p));
@@ -114,6 +140,29 @@ process.stdout.write(
   `${engine}, ${memories} memories, ${recalls} Recalls: Node ${((cpu.user + cpu.system) / 1000 / recalls).toFixed(2)} ms CPU per Recall (user ${(cpu.user / 1000 / recalls).toFixed(2)}, system ${(cpu.system / 1000 / recalls).toFixed(2)}), database ${(((db1 - db0) * 1000) / recalls).toFixed(2)} ms, wall ${(wall / recalls).toFixed(2)} ms; load ${loadavg()[0]!.toFixed(1)}\n`,
 );
 const short = (text: string) => text.replace(/\s+/g, ' ').slice(0, 110);
+if (exchanges) {
+  const totals = exchanges.totals();
+  const inside = totals.reduce((n, t) => n + t.cpuMs, 0);
+  process.stdout.write(
+    `main thread ${(mainMs / recalls).toFixed(2)} ms CPU per Recall: inside the engine's exchanges ${(inside / recalls).toFixed(2)}, outside ${((mainMs - inside) / recalls).toFixed(2)}\n` +
+      'exchanges per Recall, main-thread CPU ms per Recall, per exchange, statement:\n',
+  );
+  for (const x of totals)
+    process.stdout.write(
+      `${(x.n / recalls).toFixed(2).padStart(6)} ${(x.cpuMs / recalls).toFixed(3).padStart(7)} ${(x.cpuMs / x.n).toFixed(3).padStart(7)}  ${short(x.sql)}\n`,
+    );
+  exchanges.stop();
+  // Whether the engine kept generic plans: planning in WebAssembly is costly.
+  const plans = await embedded!.query<{ generic: number; custom: number; statement: string }>(
+    `SELECT generic_plans::int AS generic, custom_plans::int AS custom, statement FROM pg_prepared_statements
+     ORDER BY custom_plans DESC LIMIT 8`,
+  );
+  process.stdout.write('prepared statements: generic plans, custom plans, statement:\n');
+  for (const p of plans)
+    process.stdout.write(
+      `${String(p.generic).padStart(6)} ${String(p.custom).padStart(6)}  ${short(p.statement)}\n`,
+    );
+}
 for (const [text, n] of [...sent].sort((a, b) => b[1] - a[1]))
   process.stdout.write(`${(n / recalls).toFixed(2).padStart(6)} ${short(text)}\n`);
 if (engine === 'postgres' && argv.includes('--each')) {

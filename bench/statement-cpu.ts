@@ -92,6 +92,7 @@ export function statementCpu(keep = 8) {
   const pauses: { start: number; end: number; kind: number }[] = [];
   const trim = <T>(xs: T[]) => xs.length > 2000 && xs.splice(0, 1000);
   const worst: { cpuMs: number; sql: string }[] = [];
+  const bySql = new Map<string, { n: number; cpuMs: number }>();
   let counting = false;
   proto.execProtocolRawSync = function (this: unknown, msg: Uint8Array) {
     const sql = name(msg);
@@ -105,6 +106,10 @@ export function statementCpu(keep = 8) {
       const p = process.cpuUsage(p0);
       times.push(ms);
       processTimes.push((p.user + p.system) / 1000);
+      const total = bySql.get(sql) ?? { n: 0, cpuMs: 0 };
+      total.n++;
+      total.cpuMs += ms;
+      bySql.set(sql, total);
       recent.push({ end: performance.now(), cpuMs: ms, sql });
       trim(recent);
       if (worst.length < keep || ms > worst[worst.length - 1]!.cpuMs) {
@@ -128,6 +133,14 @@ export function statementCpu(keep = 8) {
   return {
     begin() {
       counting = true;
+    },
+    /** Pauses counting (`begin` resumes it). */
+    pause() {
+      counting = false;
+    },
+    /** Every exchange's SQL with how often it ran and its main-thread CPU in all, costliest first. */
+    totals(): { sql: string; n: number; cpuMs: number }[] {
+      return [...bySql].map(([sql, t]) => ({ sql, ...t })).sort((a, b) => b.cpuMs - a.cpuMs);
     },
     /**
      * What ran between two instants (performance.now()): the CPU of the exchanges that ended

@@ -123,7 +123,7 @@ export async function openPglite(
     async query<T>(sql: string, params?: unknown[]) {
       const plain = async () => (await q.query<T>(sql, params)).rows;
       try {
-        return await (params?.length ? prepared(sql, params, plain, inTransaction) : plain());
+        return await prepared(sql, params ?? [], plain, inTransaction);
       } catch (err) {
         throw inputError(err) ?? err;
       }
