@@ -6,7 +6,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import type TS from 'typescript';
-import { sourceAnalysis } from '../helpers/source-analysis.js';
+import { sourceAnalysis, typescript } from '../helpers/source-analysis.js';
 
 /** One import of a file. `kind`: `type` is erased at build time, `lazy` is a dynamic `import()`. */
 export interface Edge {
@@ -54,7 +54,7 @@ const analyse = sourceAnalysis<Written[]>('imports', [import.meta.url]);
 /** The imports and re-exports of one file, static and dynamic. */
 export function importsOf(file: string): Edge[] {
   const text = readFileSync(join(ROOT, file), 'utf8');
-  return analyse(file, text, (ts) => writtenImports(ts, file, text)).map(({ spec, kind, line }) => ({
+  return analyse(file, text, () => writtenImports(typescript(), file, text)).map(({ spec, kind, line }) => ({
     from: file,
     to: resolveSpecifier(file, spec),
     kind,

@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { test } from 'node:test';
 import type ts from 'typescript';
-import { sourceAnalysis } from '../helpers/source-analysis.js';
+import { sourceAnalysis, typescript } from '../helpers/source-analysis.js';
 import { ROOT, sourceFiles } from './import-graph.js';
 
 /** Core files that may hold the whole store, and why. */
@@ -39,7 +39,7 @@ const holders = (ts: typeof import('typescript')) =>
 
 /** What in `source` (the file at repository path `path`) takes more of the store than it declares. */
 export function offences(path: string, source: string): string[] {
-  return analyse(path, source, (ts) => read(ts, path, source));
+  return analyse(path, source, () => read(typescript(), path, source));
 }
 
 /** Read once per text of a file (test/helpers/source-analysis.ts). */

@@ -9,6 +9,7 @@
  * version, so an edit to any of them reads the file again. TypeScript itself is loaded only
  * when something must be parsed. The cache lives in `node_modules/.cache/mnemo/` (one file per
  * analysis, written when the process exits); MNEMO_TEST_SOURCE_CACHE=0 parses everything.
+ * `read` gets the compiler API by calling `typescript()`.
  */
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
@@ -41,14 +42,14 @@ interface Saved {
 /**
  * An analysis named `name` whose results depend on the modules `code` (file URLs or paths, e.g.
  * `import.meta.url`; this module is always among them). Returns `analyse(path, text, read)`:
- * `read(ts)`'s result for that text, from the cache or computed (and then kept). Results must
+ * `read()`'s result for that text, from the cache or computed (and then kept). Results must
  * be plain JSON; each call returns its own copy. `onDisk: false` keeps them in this process only.
  */
 export function sourceAnalysis<T>(
   name: string,
   code: string[],
   { onDisk = true } = {},
-): (path: string, text: string, read: (typescript: typeof ts) => T) => T {
+): (path: string, text: string, read: () => T) => T {
   const off = process.env.MNEMO_TEST_SOURCE_CACHE === '0';
   const disk = onDisk && !off;
   const sources = [import.meta.url, ...code].map((c) =>
@@ -76,7 +77,7 @@ export function sourceAnalysis<T>(
     const key = digest(path, text);
     let result = results[key] as T | undefined;
     if (result === undefined) {
-      result = read(typescript());
+      result = read();
       if (off) return result;
       results[key] = result;
       added = true;

@@ -7,7 +7,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type ts from 'typescript';
-import { sourceAnalysis } from '../helpers/source-analysis.js';
+import { sourceAnalysis, typescript } from '../helpers/source-analysis.js';
 
 export interface Statement {
   /** `file:method`, e.g. `operations.ts:claimOperation`. */
@@ -30,7 +30,7 @@ export function storeStatements(): Statement[] {
 const analyse = sourceAnalysis<Statement[]>('store-statements', [import.meta.url]);
 
 function statementsOf(file: string, text: string): Statement[] {
-  return analyse(file, text, (ts) => readStatements(ts, file, text));
+  return analyse(file, text, () => readStatements(typescript(), file, text));
 }
 
 function readStatements(ts: typeof import('typescript'), file: string, text: string): Statement[] {
