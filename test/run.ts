@@ -146,6 +146,15 @@ const child = spawn(
     // background, which in a short test process costs more CPU than it saves (~1.2 s of a 5 s
     // API test file). A hundred times the default budget tiers up only what stays hot.
     '--wasm-tiering-budget=180000000',
+    // MNEMO_TEST_CPU_PROF=dir: a V8 CPU profile of every test process (the workers' are where the
+    // fast tier's time goes), for `--cpu-prof` is not allowed in NODE_OPTIONS.
+    ...(process.env.MNEMO_TEST_CPU_PROF
+      ? [
+          '--cpu-prof',
+          `--cpu-prof-dir=${resolve(process.env.MNEMO_TEST_CPU_PROF)}`,
+          '--cpu-prof-interval=1000',
+        ]
+      : []),
     '--import',
     'tsx',
     '--import',

@@ -1,10 +1,12 @@
 /**
  * The import graph of the sources, read with the TypeScript parser (not a regex: a string or
- * comment that looks like an import is not one). Used by the import-cycle and layer checks.
+ * comment that looks like an import is not one), kept by each file's text between runs
+ * (test/helpers/source-analysis.ts). Used by the import-cycle and layer checks.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
-import ts from 'typescript';
+import type TS from 'typescript';
+import { sourceAnalysis, typescript } from '../helpers/source-analysis.js';
 
 /** One import of a file. `kind`: `type` is erased at build time, `lazy` is a dynamic `import()`. */
 export interface Edge {
@@ -43,44 +45,53 @@ function resolveSpecifier(from: string, spec: string): string {
   return base;
 }
 
-/**
- * An import of named bindings that are all `type` still loads the module under
- * `verbatimModuleSyntax` (it becomes `import {} from`), so only `import type` counts as type.
- */
-function declarationKind(node: ts.ImportDeclaration | ts.ExportDeclaration): Edge['kind'] {
-  if (ts.isImportDeclaration(node)) return node.importClause?.isTypeOnly ? 'type' : 'value';
-  return node.isTypeOnly ? 'type' : 'value';
-}
+/** An import as written in a file: what the parse gives, before the specifier is resolved. */
+type Written = Pick<Edge, 'kind' | 'line'> & { spec: string };
+
+/** Parsed once per text of a file (test/helpers/source-analysis.ts). */
+const analyse = sourceAnalysis<Written[]>('imports', [import.meta.url]);
 
 /** The imports and re-exports of one file, static and dynamic. */
 export function importsOf(file: string): Edge[] {
   const text = readFileSync(join(ROOT, file), 'utf8');
+  return analyse(file, text, () => writtenImports(typescript(), file, text)).map(({ spec, kind, line }) => ({
+    from: file,
+    to: resolveSpecifier(file, spec),
+    kind,
+    line,
+    local: spec.startsWith('.'),
+  }));
+}
+
+function writtenImports(ts: typeof TS, file: string, text: string): Written[] {
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
-  const edges: Edge[] = [];
-  const add = (spec: ts.Expression, kind: Edge['kind'], at: ts.Node) => {
+  const out: Written[] = [];
+  const add = (spec: TS.Expression, kind: Edge['kind'], at: TS.Node) => {
     if (!ts.isStringLiteral(spec)) return;
     const line = source.getLineAndCharacterOfPosition(at.getStart(source)).line + 1;
-    edges.push({
-      from: file,
-      to: resolveSpecifier(file, spec.text),
-      kind,
-      line,
-      local: spec.text.startsWith('.'),
-    });
+    out.push({ spec: spec.text, kind, line });
   };
-  const visit = (node: ts.Node) => {
+  /**
+   * An import of named bindings that are all `type` still loads the module under
+   * `verbatimModuleSyntax` (it becomes `import {} from`), so only `import type` counts as type.
+   */
+  const declarationKind = (node: TS.ImportDeclaration | TS.ExportDeclaration): Edge['kind'] => {
+    if (ts.isImportDeclaration(node)) return node.importClause?.isTypeOnly ? 'type' : 'value';
+    return node.isTypeOnly ? 'type' : 'value';
+  };
+  const visit = (node: TS.Node) => {
     if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier) {
       add(node.moduleSpecifier, declarationKind(node), node);
     } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
       const [arg] = node.arguments;
       if (arg) add(arg, 'lazy', node);
     } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument)) {
-      add(node.argument.literal as ts.Expression, 'type', node);
+      add(node.argument.literal as TS.Expression, 'type', node);
     }
     ts.forEachChild(node, visit);
   };
   visit(source);
-  return edges;
+  return out;
 }
 
 /**

@@ -9,7 +9,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { test } from 'node:test';
-import ts from 'typescript';
+import type ts from 'typescript';
+import { sourceAnalysis, typescript } from '../helpers/source-analysis.js';
 import { ROOT, sourceFiles } from './import-graph.js';
 
 /** Core files that may hold the whole store, and why. */
@@ -24,19 +25,28 @@ const WHOLE_STORE: { files: RegExp; why: string }[] = [
 const STORE_MODULE = 'src/store/store.ts';
 
 /** Declarations whose type is what a function, field or variable holds (not a type argument). */
-const HOLDERS = new Set([
-  ts.SyntaxKind.Parameter,
-  ts.SyntaxKind.PropertyDeclaration,
-  ts.SyntaxKind.PropertySignature,
-  ts.SyntaxKind.VariableDeclaration,
-  ts.SyntaxKind.FunctionDeclaration,
-  ts.SyntaxKind.ArrowFunction,
-  ts.SyntaxKind.MethodDeclaration,
-  ts.SyntaxKind.FunctionType,
-]);
+const holders = (ts: typeof import('typescript')) =>
+  new Set([
+    ts.SyntaxKind.Parameter,
+    ts.SyntaxKind.PropertyDeclaration,
+    ts.SyntaxKind.PropertySignature,
+    ts.SyntaxKind.VariableDeclaration,
+    ts.SyntaxKind.FunctionDeclaration,
+    ts.SyntaxKind.ArrowFunction,
+    ts.SyntaxKind.MethodDeclaration,
+    ts.SyntaxKind.FunctionType,
+  ]);
 
 /** What in `source` (the file at repository path `path`) takes more of the store than it declares. */
 export function offences(path: string, source: string): string[] {
+  return analyse(path, source, () => read(typescript(), path, source));
+}
+
+/** Read once per text of a file (test/helpers/source-analysis.ts). */
+const analyse = sourceAnalysis<string[]>('narrow-store', [import.meta.url]);
+
+function read(ts: typeof import('typescript'), path: string, source: string): string[] {
+  const HOLDERS = holders(ts);
   const sf = ts.createSourceFile(path, source, ts.ScriptTarget.Latest, true);
   const out: string[] = [];
   const at = (n: ts.Node) => `${path}:${sf.getLineAndCharacterOfPosition(n.getStart(sf)).line + 1}`;

@@ -6,7 +6,8 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import ts from 'typescript';
+import type ts from 'typescript';
+import { sourceAnalysis, typescript } from '../helpers/source-analysis.js';
 
 export interface Statement {
   /** `file:method`, e.g. `operations.ts:claimOperation`. */
@@ -25,7 +26,14 @@ export function storeStatements(): Statement[] {
     .flatMap((f) => statementsOf(f, readFileSync(join(DIR, f), 'utf8')));
 }
 
+/** Read once per text of a file (test/helpers/source-analysis.ts). */
+const analyse = sourceAnalysis<Statement[]>('store-statements', [import.meta.url]);
+
 function statementsOf(file: string, text: string): Statement[] {
+  return analyse(file, text, () => readStatements(typescript(), file, text));
+}
+
+function readStatements(ts: typeof import('typescript'), file: string, text: string): Statement[] {
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
   // Every string a name is given in the file (`const COLUMNS = '...'`, `sql = \`...\``).
   const assigned = new Map<string, ts.Expression[]>();
