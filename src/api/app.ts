@@ -91,7 +91,10 @@ export function createApp(runtime: AppRuntime, log: Logger): OpenAPIHono<AppEnv>
     c.set('log', log);
     const started = performance.now();
     await next();
-    c.header('X-Request-Id', requestId);
+    // On the answer's own headers: `c.header` after the handler makes hono rebuild the answer as
+    // a web Response, which the Node adapter then reads back through a web stream (~0.5 ms of a
+    // Recall's CPU); the adapter writes its light Response's text straight to the socket.
+    c.res.headers.set('X-Request-Id', requestId);
     const auth = c.get('auth');
     log.info(
       {

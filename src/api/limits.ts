@@ -46,9 +46,11 @@ export function rateLimits(): MiddlewareHandler<AppEnv> {
     if (!tightest) return next();
     await next();
     // A quota 429 from the handler already carries the headers of the limit it hit.
-    if (c.res.headers.has('RateLimit-Limit')) return;
+    const headers = c.res.headers;
+    if (headers.has('RateLimit-Limit')) return;
+    // Set on the answer itself, not through `c.header` (which rebuilds it: app.ts, X-Request-Id).
     for (const [k, v] of Object.entries(rateLimitHeaders(tightest.limit, tightest.count, tightest.reset))) {
-      c.header(k, v);
+      headers.set(k, v);
     }
   };
 }

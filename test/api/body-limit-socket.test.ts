@@ -8,30 +8,16 @@
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { Readable } from 'node:stream';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { MAX_BODY_BYTES } from '../../src/api/app.js';
-import { createLogger } from '../../src/api/logger.js';
-import { loadConfig } from '../../src/config/load.js';
-import { type RunningServer, startServer } from '../../src/runtime/server.js';
-import { openTestStore } from '../helpers/engines.js';
+import { socketServer } from '../helpers/socket-server.js';
 
 const TOKEN = 'body-limit-token';
-let server: RunningServer;
-let store: Awaited<ReturnType<typeof openTestStore>>;
-
-before(async () => {
-  store = await openTestStore('pglite');
-  const config = loadConfig({ port: 0, adminToken: TOKEN, logLevel: 'silent', worker: false }, {});
-  server = await startServer(config, createLogger('silent'), { store });
-});
-after(async () => {
-  await server.close();
-  await store.dispose();
-});
+const server = socketServer(TOKEN);
 
 /** A POST over a socket; `length` declares a Content-Length, else the body is sent chunked. */
 function post(path: string, chunks: string[], length?: number): Promise<{ status: number; body: any }> {
-  const url = new URL(path, server.url);
+  const url = new URL(path, server.url());
   return new Promise((resolve, reject) => {
     const req = request(
       url,

@@ -252,27 +252,34 @@ class Opener {
     return sealedMetadata(m) === null ? plainMetadata(m) : openMetadata(await this.codec(), m, this.bankId).m;
   }
 
+  /**
+   * The memory opened when nothing of it is sealed (every memory of a plain bank), else null:
+   * without a promise, so that a Recall's hundred candidates need none each.
+   */
+  plainMemory<T extends Memory>(m: T): T | null {
+    if (
+      m.entities.some(isSealed) ||
+      isSealed(m.text) ||
+      (m.context !== null && isSealed(m.context)) ||
+      (m.invalidation_reason !== null && isSealed(m.invalidation_reason)) ||
+      sealedMetadata(m.metadata) !== null
+    )
+      return null;
+    return {
+      ...m,
+      text: plainText(m.text),
+      context: m.context === null ? null : plainText(m.context),
+      invalidation_reason: m.invalidation_reason === null ? null : plainText(m.invalidation_reason),
+      metadata: plainMetadata(m.metadata),
+      entities: m.entities.map(plainText),
+    };
+  }
+
   async memory<T extends Memory>(m: T): Promise<T> {
+    const plain = this.plainMemory(m);
+    if (plain) return plain;
     // The store orders entity names as stored: sealed ones need ordering again once opened.
     const sealed = m.entities.some(isSealed);
-    if (
-      !sealed &&
-      !isSealed(m.text) &&
-      (m.context === null || !isSealed(m.context)) &&
-      (m.invalidation_reason === null || !isSealed(m.invalidation_reason)) &&
-      sealedMetadata(m.metadata) === null
-    ) {
-      // Nothing sealed (every memory of a plain bank): the same fields without a turn each (a
-      // Recall opens its hundred candidates).
-      return {
-        ...m,
-        text: plainText(m.text),
-        context: m.context === null ? null : plainText(m.context),
-        invalidation_reason: m.invalidation_reason === null ? null : plainText(m.invalidation_reason),
-        metadata: plainMetadata(m.metadata),
-        entities: m.entities.map(plainText),
-      };
-    }
     const entities = await Promise.all(m.entities.map((e) => this.value(e, 'entity')));
     return {
       ...m,
@@ -510,11 +517,17 @@ export function encryptingStore(
           if (v && v.length === vector.length) sims.set(r.id, cosine(v, vector));
         }
       }
+      const similarity = (m: (typeof rows)[number]) => m.similarity ?? sims.get(m.id) ?? null;
+      // Plain candidates (every one of a plain bank) are opened without a promise each; the copy
+      // opening makes carries the row's similarity, set here to the one found.
+      const plain = rows.map((m) => {
+        const p = o.plainMemory(m);
+        if (p) p.similarity = similarity(m);
+        return p;
+      });
+      if (plain.every((p) => p !== null)) return plain;
       return Promise.all(
-        rows.map(async (m) => ({
-          ...(await o.memory(m)),
-          similarity: m.similarity ?? sims.get(m.id) ?? null,
-        })),
+        rows.map(async (m, i) => plain[i] ?? { ...(await o.memory(m)), similarity: similarity(m) }),
       );
     },
 

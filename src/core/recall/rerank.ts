@@ -51,6 +51,8 @@ export const RERANK_WEIGHTS = {
 } as const;
 
 type Feature = keyof typeof RERANK_WEIGHTS;
+/** The features in the weights' order (the order the mean is summed in), listed once. */
+const FEATURES = Object.keys(RERANK_WEIGHTS) as Feature[];
 
 /**
  * How much more a time range counts when the query names it by calendar date ("on 9 November,
@@ -76,6 +78,9 @@ const TYPE_PRIOR: Record<FactType, number> = {
 
 const DAY = 86_400_000;
 
+/** Milliseconds of a stored time: a Date's own (no copy per candidate), or a string's parse. */
+const ms = (d: Date | string): number => (d instanceof Date ? d.getTime() : new Date(d).getTime());
+
 /**
  * Closeness to a time window: 1 at its middle, 0.5 at its edges, 0 outside; from the nearer of
  * the time the memory tells of (occurred) and the time it was said (mentioned). A `loose` window
@@ -92,13 +97,13 @@ export function temporalScore(m: Memory, window: { start: Date; end: Date } | nu
   const reach = loose ? half : 0;
   let best = Number.POSITIVE_INFINITY;
   if (m.occurred_start) {
-    const os = new Date(m.occurred_start).getTime();
-    const oe = m.occurred_end ? new Date(m.occurred_end).getTime() : os;
+    const os = ms(m.occurred_start);
+    const oe = m.occurred_end ? ms(m.occurred_end) : os;
     if (os < e + reach && oe >= s - reach)
       best = os <= mid && mid <= oe ? 0 : Math.min(Math.abs(os - mid), Math.abs(oe - mid));
   }
   if (m.mentioned_at) {
-    const t = new Date(m.mentioned_at).getTime();
+    const t = ms(m.mentioned_at);
     if (t >= s - reach && t < e + reach) best = Math.min(best, Math.abs(t - mid));
   }
   if (best === Number.POSITIVE_INFINITY) return 0;
@@ -206,7 +211,7 @@ const textFeatures = memoByText(
 
 function recency(m: Memory, reference: Date): number {
   const at = m.occurred_start ?? m.mentioned_at ?? m.created_at;
-  const ageDays = Math.max(0, (reference.getTime() - new Date(at).getTime()) / DAY);
+  const ageDays = Math.max(0, (reference.getTime() - ms(at)) / DAY);
   return 1 / (1 + ageDays / 365);
 }
 
@@ -248,7 +253,7 @@ export function rerank(
   };
   const weights: Record<Feature, number> = { ...RERANK_WEIGHTS };
   if (q.windowAbsolute) weights.temporal *= ABSOLUTE_WINDOW;
-  const total = (Object.keys(weights) as Feature[]).reduce((s, f) => s + (applies[f] ? weights[f] : 0), 0);
+  const total = FEATURES.reduce((s, f) => s + (applies[f] ? weights[f] : 0), 0);
   return candidates.map((c, i) => {
     const m = c.memory;
     const text = features[i]!;
@@ -267,7 +272,7 @@ export function rerank(
       statement: text.statement,
     };
     let sum = 0;
-    for (const f of Object.keys(RERANK_WEIGHTS) as Feature[]) if (applies[f]) sum += weights[f] * value[f];
+    for (const f of FEATURES) if (applies[f]) sum += weights[f] * value[f];
     return sum / total;
   });
 }
