@@ -45,14 +45,14 @@ export async function openPostgres(url: string, opts: { poolSize?: number } = {}
     connectionString: url,
     max: opts.poolSize ?? 10,
     connectionTimeoutMillis: 5000,
+    // No JIT: a named statement runs on a generic plan, whose estimates grow with the bank; at 1M
+    // memories the keyword function's passed jit_above_cost and each call spent ~100 ms compiling
+    // for ~3 ms of work. Run before the new connection is handed out (a failure fails the connect).
+    onConnect: async (client) => {
+      await client.query('SET jit = off');
+    },
   });
   pool.on('error', () => {}); // idle client errors surface on the next query instead of crashing
-  // No JIT: a named statement runs on a generic plan, whose estimates grow with the bank; at 1M
-  // memories the keyword function's passed jit_above_cost and each call spent ~100 ms compiling
-  // for ~3 ms of work. Queued first on the new connection, so it runs before any statement.
-  pool.on('connect', (client) => {
-    client.query('SET jit = off').catch(() => {});
-  });
   const named = statementNames();
   const wrap = (q: pg.Pool | pg.PoolClient): Queryable => ({
     async query<T>(sql: string, params?: unknown[]) {
