@@ -213,6 +213,13 @@ for (const engine of ENGINES) {
         'legacy',
         texts.map((content) => ({ content })),
       );
+      // Switching encryption on queued a conversion of the bank for a's worker: let it finish
+      // first, or it seals the vectors made plain below while they are being made so.
+      await until(
+        () => a.services.store.bankEncryption('default', 'legacy'),
+        (st) => st?.key?.converting === false,
+        60_000,
+      );
       // As such a bank was: sealed text and hashed terms, plain vectors.
       const rows = await db.query<{ id: string; text: string }>(
         "SELECT id::text AS id, text FROM memories WHERE bank_id = 'legacy'",
