@@ -1,8 +1,8 @@
 import type { Embedder } from './embedder.js';
-import { backoffMs, parseRetryAfter, type Sleep, sleep } from '../net/retry.js';
+import { backoffMs, parseRetryAfter, type RetryWaits, sleep } from '../net/retry.js';
 
 /** Settings of `createOpenAIEmbedder`. */
-export interface OpenAIEmbedderOptions {
+export interface OpenAIEmbedderOptions extends RetryWaits {
   /**
    * Base URL of the API. Trailing slashes are ignored; a URL ending in `/embeddings` is used as is; one
    * ending in a version segment (`/v1`, `/v1beta`) gets `/embeddings`; any other gets `/v1/embeddings`.
@@ -25,11 +25,6 @@ export interface OpenAIEmbedderOptions {
   /** Texts per request; default 128. */
   batchSize?: number | undefined;
   fetch?: typeof fetch | undefined;
-  /**
-   * @internal Not for configuration: how a retry waits, so tests can check the waits the client
-   * asks for (Retry-After, backoff) without spending them. Default: a timer the signal cuts short.
-   */
-  sleep?: Sleep | undefined;
 }
 
 /** A failed embeddings request. The message names the endpoint and the provider's reason, never the key. */

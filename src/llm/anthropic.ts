@@ -1,12 +1,12 @@
 import { LlmError } from './errors.js';
 import { createJsonPoster } from './http.js';
-import type { Sleep } from '../net/retry.js';
+import type { RetryWaits } from '../net/retry.js';
 import type { CompletionRequest, CompletionResult, LanguageModel } from './model.js';
 import { isRecord, tokenCount } from './reply.js';
 import { completeWithJson, schemaName } from './structured.js';
 
 /** Settings of the Anthropic Messages API. */
-export interface AnthropicModelOptions {
+export interface AnthropicModelOptions extends RetryWaits {
   /** Without the version path; default `https://api.anthropic.com`. */
   baseUrl?: string | undefined;
   model: string;
@@ -18,11 +18,6 @@ export interface AnthropicModelOptions {
   /** Requests in flight at once for this instance; default 4. */
   concurrency?: number | undefined;
   fetch?: typeof fetch | undefined;
-  /**
-   * @internal Not for configuration: how a retry waits, so tests can check the waits the client
-   * asks for (Retry-After, backoff) without spending them. Default: a timer the signal cuts short.
-   */
-  sleep?: Sleep | undefined;
 }
 
 /** Used when the request sets no `maxTokens`: the API requires a value. */

@@ -1,10 +1,10 @@
 import { LlmError } from './errors.js';
 import { isRecord } from './reply.js';
 import { Semaphore } from './semaphore.js';
-import { backoffMs, parseRetryAfter, type Sleep, sleep } from '../net/retry.js';
+import { backoffMs, parseRetryAfter, type RetryWaits, sleep } from '../net/retry.js';
 
 /** Transport settings shared by the providers. */
-export interface TransportOptions {
+export interface TransportOptions extends RetryWaits {
   /** Provider name used in error messages. */
   label: string;
   headers: Record<string, string>;
@@ -17,8 +17,6 @@ export interface TransportOptions {
   /** Requests in flight at once. */
   concurrency?: number | undefined;
   fetch?: typeof fetch | undefined;
-  /** @internal How a retry waits (see `OpenAIModelOptions.sleep`); the real timer unless a test gives its own. */
-  sleep?: Sleep | undefined;
 }
 
 /** POSTs a JSON body and returns the parsed JSON reply; throws `LlmError`, or the caller's abort reason. */

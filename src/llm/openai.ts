@@ -1,12 +1,12 @@
 import { LlmError } from './errors.js';
 import { createJsonPoster } from './http.js';
-import type { Sleep } from '../net/retry.js';
+import type { RetryWaits } from '../net/retry.js';
 import type { CompletionRequest, CompletionResult, LanguageModel } from './model.js';
 import { isRecord, tokenCount } from './reply.js';
 import { completeWithJson, schemaName } from './structured.js';
 
 /** Settings of an OpenAI-compatible endpoint (OpenAI, Ollama, vLLM, LM Studio, ...). */
-export interface OpenAIModelOptions {
+export interface OpenAIModelOptions extends RetryWaits {
   /** Up to and including the version, e.g. `https://api.openai.com/v1` or `http://localhost:11434/v1`. */
   baseUrl: string;
   model: string;
@@ -19,11 +19,6 @@ export interface OpenAIModelOptions {
   /** Requests in flight at once for this instance; default 4. */
   concurrency?: number | undefined;
   fetch?: typeof fetch | undefined;
-  /**
-   * @internal Not for configuration: how a retry waits, so tests can check the waits the client
-   * asks for (Retry-After, backoff) without spending them. Default: a timer the signal cuts short.
-   */
-  sleep?: Sleep | undefined;
 }
 
 /**

@@ -13,6 +13,15 @@ export function backoffMs(retry: number): number {
 /** How a client waits before its next attempt; rejects with the signal's reason when it aborts. */
 export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
 
+/** A client's option of how it waits between attempts. */
+export interface RetryWaits {
+  /**
+   * @internal Not for configuration: how a retry waits, so tests can check the waits the client
+   * asks for (Retry-After, backoff) without spending them. Default: a timer the signal cuts short.
+   */
+  sleep?: Sleep | undefined;
+}
+
 /** Waits `ms`, or rejects with the signal's reason as soon as it aborts. */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {

@@ -6,7 +6,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type ts from 'typescript';
+import type TS from 'typescript';
 import { sourceAnalysis, typescript } from '../helpers/source-analysis.js';
 
 export interface Statement {
@@ -33,15 +33,15 @@ function statementsOf(file: string, text: string): Statement[] {
   return analyse(file, text, () => readStatements(typescript(), file, text));
 }
 
-function readStatements(ts: typeof import('typescript'), file: string, text: string): Statement[] {
+function readStatements(ts: typeof TS, file: string, text: string): Statement[] {
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
   // Every string a name is given in the file (`const COLUMNS = '...'`, `sql = \`...\``).
-  const assigned = new Map<string, ts.Expression[]>();
-  const note = (name: string, value: ts.Expression) => {
+  const assigned = new Map<string, TS.Expression[]>();
+  const note = (name: string, value: TS.Expression) => {
     if (!assigned.has(name)) assigned.set(name, []);
     assigned.get(name)!.push(value);
   };
-  const collect = (node: ts.Node) => {
+  const collect = (node: TS.Node) => {
     if (ts.isVariableDeclaration(node) && ts.isIdentifier(node.name) && node.initializer) {
       note(node.name.text, node.initializer);
     } else if (
@@ -56,7 +56,7 @@ function readStatements(ts: typeof import('typescript'), file: string, text: str
   collect(source);
 
   /** The texts an expression can have, or null when it is not built from literals and constants. */
-  const texts = (e: ts.Expression, depth = 0): string[] | null => {
+  const texts = (e: TS.Expression, depth = 0): string[] | null => {
     if (depth > 5) return null;
     if (ts.isStringLiteral(e) || ts.isNoSubstitutionTemplateLiteral(e)) return [e.text];
     if (ts.isTemplateExpression(e)) {
@@ -70,7 +70,7 @@ function readStatements(ts: typeof import('typescript'), file: string, text: str
     }
     if (ts.isBinaryExpression(e) && e.operatorToken.kind === ts.SyntaxKind.PlusToken) {
       // 'project_id = $1' + filterClauses(...): the literal part is read, the rest left as `${...}`.
-      const part = (x: ts.Expression) => {
+      const part = (x: TS.Expression) => {
         const t = texts(x, depth + 1);
         return t?.length === 1 ? t[0]! : `\${${x.getText(source)}}`;
       };
@@ -85,7 +85,7 @@ function readStatements(ts: typeof import('typescript'), file: string, text: str
   };
 
   const out: Statement[] = [];
-  const visit = (node: ts.Node) => {
+  const visit = (node: TS.Node) => {
     if (
       ts.isCallExpression(node) &&
       ts.isPropertyAccessExpression(node.expression) &&
@@ -93,7 +93,7 @@ function readStatements(ts: typeof import('typescript'), file: string, text: str
       node.arguments[0]
     ) {
       let method = '(top level)';
-      for (let p: ts.Node | undefined = node.parent; p; p = p.parent) {
+      for (let p: TS.Node | undefined = node.parent; p; p = p.parent) {
         if (
           (ts.isPropertyAssignment(p) || ts.isMethodDeclaration(p) || ts.isFunctionDeclaration(p)) &&
           p.name
