@@ -314,12 +314,15 @@ export function sampleRss(pid: number | undefined, everyMs: number): { stop(): n
   };
 }
 
-/** CPU seconds (user + system) a process has used so far (Linux /proc), or NaN. */
-export function cpuSeconds(pid: number | undefined): number {
+/**
+ * CPU seconds (user + system) a process has used so far (Linux /proc), or NaN. `mainThread`:
+ * only its main thread's (the one serving HTTP; the embedded engine's thread apart).
+ */
+export function cpuSeconds(pid: number | undefined, mainThread = false): number {
   if (!pid) return Number.NaN;
   try {
     // The fields after the command name (which may hold spaces) start at the state, field 3.
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = readFileSync(mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
   } catch {

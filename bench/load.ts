@@ -108,6 +108,7 @@ export async function benchLoad(opts: LoadOptions = {}): Promise<LoadRow[]> {
           const rss = sampleRss(pid, 500);
           const db = bench.database;
           const [nodeBefore, dbBefore] = [cpuSeconds(pid), db ? await databaseCpuSeconds(db) : null];
+          const mainBefore = cpuSeconds(pid, true);
           const r = await autocannon({
             url: bench.url,
             connections: concurrency,
@@ -116,6 +117,7 @@ export async function benchLoad(opts: LoadOptions = {}): Promise<LoadRow[]> {
             requests: mixRequests(mix, undefined, ++cell),
           });
           const nodeCpu = cpuSeconds(pid) - nodeBefore;
+          const mainCpu = cpuSeconds(pid, true) - mainBefore;
           const dbCpu = db && dbBefore ? cpuSpent(dbBefore, await databaseCpuSeconds(db)) : Number.NaN;
           const perRequest = (cpu: number) =>
             r.requests.total > 0 ? (cpu * 1000) / r.requests.total : Number.NaN;
@@ -139,7 +141,7 @@ export async function benchLoad(opts: LoadOptions = {}): Promise<LoadRow[]> {
             .map(([code, s]) => `${code}:${s.count}`)
             .join(' ');
           log(
-            `  ${mix} c=${concurrency}: ${row.rps.toFixed(0)} rps, p50 ${row.p50} ms, p99 ${row.p99} ms, errors ${row.errors} [${codes}], CPU per request ${row.nodeCpuMs.toFixed(2)} ms Node + ${row.dbCpuMs.toFixed(2)} ms database, load ${loadavg()[0]!.toFixed(1)}`,
+            `  ${mix} c=${concurrency}: ${row.rps.toFixed(0)} rps, p50 ${row.p50} ms, p99 ${row.p99} ms, errors ${row.errors} [${codes}], CPU per request ${row.nodeCpuMs.toFixed(2)} ms Node (main thread ${perRequest(mainCpu).toFixed(2)}) + ${row.dbCpuMs.toFixed(2)} ms database, load ${loadavg()[0]!.toFixed(1)}`,
           );
           const cause = unhandledErrors(bench.server)[0];
           if (cause) log(`  first unhandled error of the server: ${cause.slice(0, 500)}`);

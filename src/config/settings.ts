@@ -71,6 +71,12 @@ export const SETTINGS = {
     "the embedded engine's page cache in MB (PGlite shared buffers, 16–1024), reserved at start and resident as it fills with data; raise it for banks well past 100k memories, lower it on a small machine",
     { see: 'recall.md' },
   ),
+  /** The embedded engine on a thread of its own (src/store/pglite-thread.ts). */
+  embeddedThread: setting(
+    bool.default(false),
+    'run the embedded engine on a thread of its own, beside the one serving HTTP (`mnemo serve`); `false` runs it on the main thread',
+    { see: 'recall.md' },
+  ),
   adminToken: setting(optionalString, 'operator token for `/v1/default` and project/key management'),
   insecureNoAuth: setting(bool.default(false), 'allow an open `/v1/default` beyond loopback'),
   masterKey: setting(

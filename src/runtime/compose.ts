@@ -74,6 +74,7 @@ export async function compose(config: Config, overrides: Overrides = {}): Promis
       dataDir: config.databaseUrl ? undefined : config.dataDir,
       poolSize: config.databasePoolSize,
       embeddedCacheMb: config.embeddedCacheMb,
+      embeddedThread: config.embeddedThread,
     }));
   try {
     // A missing or wrong master key stops the start when encrypted banks exist.

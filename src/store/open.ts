@@ -1,6 +1,7 @@
 import type { Db, Queryable } from './db.js';
 import { migrate, refuseNewerSchema } from './migrate.js';
 import { openPglite } from './pglite.js';
+import { openPgliteThread } from './pglite-thread.js';
 import { openPostgres } from './postgres.js';
 import { auditQueries } from './sql/audit.js';
 import { bankAuditQueries } from './sql/bank-audit.js';
@@ -92,6 +93,8 @@ export interface OpenOptions {
   poolSize?: number;
   /** The embedded engine's page cache in MB (PGlite's own default, 128, when absent). */
   embeddedCacheMb?: number;
+  /** The embedded engine on a thread of its own (`openPgliteThread`) instead of this one. */
+  embeddedThread?: boolean;
   /** Run pending migrations (default true). */
   migrate?: boolean;
 }
@@ -100,7 +103,7 @@ export interface OpenOptions {
 export function openDatabase(opts: OpenOptions): Promise<Db> {
   return opts.databaseUrl
     ? openPostgres(opts.databaseUrl, { poolSize: opts.poolSize })
-    : openPglite(opts.dataDir, { cacheMb: opts.embeddedCacheMb });
+    : (opts.embeddedThread ? openPgliteThread : openPglite)(opts.dataDir, { cacheMb: opts.embeddedCacheMb });
 }
 
 /**

@@ -10,6 +10,9 @@ const background = new AsyncLocalStorage<true>();
  */
 export const inBackground = <T>(fn: () => Promise<T>): Promise<T> => background.run(true, fn);
 
+/** Whether the caller runs as background work (`inBackground`). */
+export const isBackground = (): boolean => background.getStore() === true;
+
 /** How long the foreground must have been quiet before a background statement starts. */
 const QUIET_MS = 3;
 /** The longest a background statement waits: under constant load it still moves on. */

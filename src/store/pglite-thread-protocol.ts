@@ -1,0 +1,50 @@
+import type { ErrorDetail } from '../contract/errors.js';
+import type { ErrorCode } from '../contract/vocabulary.js';
+
+/** What the embedded engine's thread is started with (`workerData`). */
+export interface ThreadStart {
+  dataDir?: string;
+  cacheMb?: number;
+  /** A data directory tarball to start from (`openPglite`'s template), transferred. */
+  template?: ArrayBuffer;
+}
+
+interface Call {
+  /** Numbers the answer; 0 is the thread's answer to its start. */
+  id: number;
+  /** Background work (`inBackground`): the thread's priority gate lets requests go first. */
+  background?: boolean;
+}
+
+/** One call from the main thread: one message, one answer. */
+export type Request = Call &
+  (
+    | { op: 'query'; sql: string; params?: unknown[]; tx?: number }
+    | { op: 'exec'; sql: string; tx?: number }
+    | { op: 'begin'; mode?: 'snapshot' }
+    | { op: 'end'; tx: number; commit: boolean }
+    | { op: 'ping' | 'memory' | 'dump' | 'close' }
+    /** Tests: the thread throws an error nothing catches, as a crash ends it. */
+    | { op: 'crash' }
+  );
+
+/** An error thrown in the thread, as it crosses to the main thread. */
+export type ThreadError =
+  | {
+      kind: 'app';
+      code: ErrorCode;
+      message: string;
+      details?: ErrorDetail[];
+      extra?: Record<string, unknown>;
+      headers?: Record<string, string>;
+    }
+  | {
+      kind: 'error';
+      name: string;
+      message: string;
+      stack?: string;
+      /** Its own fields: a DatabaseError's SQLSTATE `code`, `detail`, `constraint`, ... */
+      fields: Record<string, string | number>;
+    };
+
+export type Reply = { id: number; value: unknown; error?: undefined } | { id: number; error: ThreadError };

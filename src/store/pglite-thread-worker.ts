@@ -1,0 +1,142 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import { AppError } from '../contract/errors.js';
+import type { Queryable } from './db.js';
+import { openPglite } from './pglite.js';
+import { inBackground } from './priority.js';
+import type { Reply, Request, ThreadError, ThreadStart } from './pglite-thread-protocol.js';
+
+/**
+ * The embedded engine's thread (`pglite-thread.ts` starts it): it owns the PGlite instance, opened
+ * as in the main thread (`openPglite`: the data directory's lock, the refusal of a damaged one,
+ * the prepared statements, the priority gate), and answers one message per call.
+ */
+const port = parentPort!;
+const start = workerData as ThreadStart;
+
+/** Transactions in progress, by the number the main thread knows them by. */
+const open = new Map<number, { tx: Queryable; end: (commit: boolean) => void }>();
+let made = 0;
+
+/** The main thread rolled the transaction back (its function threw): not an error of ours. */
+const ROLLBACK = Symbol('rollback');
+
+function pack(err: unknown): ThreadError {
+  if (err instanceof AppError)
+    return {
+      kind: 'app',
+      code: err.code,
+      message: err.message,
+      details: err.details,
+      extra: err.extra,
+      headers: err.headers,
+    };
+  if (err instanceof Error) {
+    // A DatabaseError's fields (code: its SQLSTATE, detail, constraint, ...) are own properties.
+    const fields: Record<string, string | number> = {};
+    for (const [k, v] of Object.entries(err))
+      if (typeof v === 'string' || typeof v === 'number') fields[k] = v;
+    return { kind: 'error', name: err.name, message: err.message, stack: err.stack, fields };
+  }
+  return { kind: 'error', name: 'Error', message: String(err), fields: {} };
+}
+
+const reply = (r: Reply, transfer?: ArrayBuffer[]) => port.postMessage(r, transfer ?? []);
+
+async function main() {
+  let db: Awaited<ReturnType<typeof openPglite>>;
+  try {
+    db = await openPglite(start.dataDir, {
+      cacheMb: start.cacheMb,
+      template: start.template ? new Blob([start.template]) : undefined,
+    });
+  } catch (err) {
+    reply({ id: 0, error: pack(err) });
+    return;
+  }
+  reply({ id: 0, value: null });
+
+  const serve = async (m: Request): Promise<{ value: unknown; transfer?: ArrayBuffer[] }> => {
+    switch (m.op) {
+      case 'query': {
+        const q = m.tx ? open.get(m.tx)!.tx : db;
+        return { value: await q.query(m.sql, m.params) };
+      }
+      case 'exec':
+        await (m.tx ? open.get(m.tx)!.tx : db).exec(m.sql);
+        return { value: null };
+      case 'begin':
+        return { value: await begin(m.id, m.mode) };
+      case 'end': {
+        const done = ended.get(m.tx)!;
+        open.get(m.tx)!.end(m.commit);
+        await done;
+        return { value: null };
+      }
+      case 'ping':
+        await db.ping();
+        return { value: null };
+      case 'memory':
+        return { value: await db.engineMemory!() };
+      case 'dump': {
+        const bytes = await (await db.dumpDataDir!()).arrayBuffer();
+        return { value: bytes, transfer: [bytes] };
+      }
+      case 'crash':
+        setImmediate(() => {
+          throw new Error('crashed on request');
+        });
+        return new Promise(() => {});
+      case 'close':
+        await db.close();
+        return { value: null };
+    }
+  };
+
+  /** How each transaction ended (its COMMIT's outcome), by its number. */
+  const ended = new Map<number, Promise<void>>();
+
+  /**
+   * Opens a transaction and holds it (and so the engine) until the main thread ends it: answers
+   * the transaction's number once BEGIN ran.
+   */
+  function begin(_id: number, mode: 'snapshot' | undefined): Promise<number> {
+    const n = ++made;
+    return new Promise<number>((opened, failed) => {
+      let started = false;
+      const run = db.transaction(
+        (tx) =>
+          new Promise<void>((commit, rollback) => {
+            started = true;
+            open.set(n, { tx, end: (ok) => (ok ? commit() : rollback(ROLLBACK)) });
+            opened(n);
+          }),
+        mode,
+      );
+      const outcome = run.then(
+        () => {},
+        (err) => {
+          if (!started) failed(err);
+          else if (err !== ROLLBACK) throw err;
+        },
+      );
+      outcome.catch(() => {});
+      ended.set(
+        n,
+        outcome.finally(() => {
+          open.delete(n);
+          ended.delete(n);
+        }),
+      );
+    });
+  }
+
+  port.on('message', (m: Request) => {
+    const call = () => serve(m);
+    (m.background ? inBackground(call) : call()).then(
+      ({ value, transfer }) => reply({ id: m.id, value }, transfer),
+      (err) => reply({ id: m.id, error: pack(err) }),
+    );
+  });
+}
+
+void main();

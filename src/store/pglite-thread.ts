@@ -1,0 +1,149 @@
+import { Worker } from 'node:worker_threads';
+import { AppError } from '../contract/errors.js';
+import type { Db, EngineMemory, Queryable } from './db.js';
+import { checkFence } from './fence.js';
+import { isBackground } from './priority.js';
+import type { Reply, Request, ThreadError, ThreadStart } from './pglite-thread-protocol.js';
+
+/**
+ * The thread's script, beside this file: `.js` once compiled; `.ts` when run through tsx (tests,
+ * `npm start`), where a thread does not inherit tsx's loader, so a short bootstrap registers it
+ * in the thread first (as `src/text/pdf.ts` does). PGlite is imported first, by Node itself.
+ */
+const WORKER_URL = new URL(
+  import.meta.url.endsWith('.ts') ? './pglite-thread-worker.ts' : './pglite-thread-worker.js',
+  import.meta.url,
+);
+const WORKER_ENTRY: string | URL = WORKER_URL.pathname.endsWith('.ts')
+  ? `import(${JSON.stringify(import.meta.resolve('@electric-sql/pglite'))})
+       .then(() => import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}))
+       .then((tsx) => { tsx.register(); return import(${JSON.stringify(WORKER_URL.href)}); });`
+  : WORKER_URL;
+
+/** The error thrown in the thread, made again here with what callers read of it. */
+function unpack(e: ThreadError): Error {
+  if (e.kind === 'app')
+    return new AppError(e.code, e.message, { details: e.details, extra: e.extra, headers: e.headers });
+  const err = Object.assign(new Error(e.message), e.fields);
+  err.name = e.name;
+  if (e.stack) err.stack = e.stack;
+  return err;
+}
+
+type Call = Request extends infer R ? (R extends Request ? Omit<R, 'id' | 'background'> : never) : never;
+
+/** Each thread's engine's way to crash it (tests). */
+const crashes = new WeakMap<Db, () => Promise<unknown>>();
+
+/** Tests: ends the engine's thread as a crash would (an error nothing catches). */
+export const crashEngineThread = (db: Db): Promise<unknown> => crashes.get(db)!();
+
+/**
+ * Opens the embedded engine on a thread of its own (`worker_threads`): the engine's work for one
+ * request (planning and running statements in WebAssembly, decoding their rows) runs beside the
+ * JavaScript of the others on the main thread, instead of taking turns with it. Same `Db` as
+ * `openPglite` (which the thread runs, see `pglite-thread-worker.ts`); each call is one message
+ * and its answer, rows decoded in the thread and cloned. Statements are sent as they come: the
+ * thread's priority gate orders them (a background caller's are marked so), and a transaction
+ * holds the engine there from BEGIN until this side ends it.
+ *
+ * A thread that dies (out of memory, a crash) fails every pending and later call with an
+ * `unavailable` error instead of leaving it waiting. The thread keeps the process alive only
+ * while a call waits on it.
+ */
+export async function openPgliteThread(
+  dataDir?: string,
+  opts: { cacheMb?: number; template?: Blob } = {},
+): Promise<Db> {
+  const template = opts.template ? await opts.template.arrayBuffer() : undefined;
+  const start: ThreadStart = { dataDir, cacheMb: opts.cacheMb, template };
+  // Copied, not transferred: a Blob may hand out the buffer it keeps (the tests' templates do).
+  const worker = new Worker(WORKER_ENTRY, { eval: typeof WORKER_ENTRY === 'string', workerData: start });
+  const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  let made = 0;
+  let gone: AppError | undefined;
+
+  const settle = (id: number) => {
+    const p = pending.get(id);
+    pending.delete(id);
+    if (pending.size === 0) worker.unref();
+    return p;
+  };
+  const fail = (why: string) => {
+    gone ??= new AppError(
+      'unavailable',
+      `the embedded database's thread stopped (${why}); restart mnemo to open it again`,
+    );
+    for (const id of [...pending.keys()]) settle(id)!.reject(gone);
+  };
+  worker.on('message', (r: Reply) => {
+    const p = settle(r.id);
+    if (!p) return;
+    if (r.error) p.reject(unpack(r.error));
+    else p.resolve(r.value);
+  });
+  worker.on('error', (err) => fail(err.message));
+  worker.on('exit', (code) => fail(`it exited with code ${code}`));
+
+  const wait = <T>(id: number) =>
+    new Promise<T>((resolve, reject) => {
+      if (pending.size === 0) worker.ref();
+      pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+    });
+  const call = <T>(c: Call): Promise<T> => {
+    if (gone) return Promise.reject(gone);
+    const id = ++made;
+    const answer = wait<T>(id);
+    worker.postMessage({ ...c, id, background: isBackground() || undefined } as Request);
+    return answer;
+  };
+
+  await wait(0).catch(async (err) => {
+    await worker.terminate();
+    throw err;
+  });
+
+  const over = (tx?: number): Queryable => ({
+    query: <T>(sql: string, params?: unknown[]) => call<T[]>({ op: 'query', sql, params, tx }),
+    exec: (sql) => call<void>({ op: 'exec', sql, tx }),
+  });
+  const top = over();
+  let closed: Promise<void> | undefined;
+  const db: Db = {
+    engine: 'pglite',
+    query: top.query,
+    exec: top.exec,
+    async transaction(fn, mode) {
+      const tx = await call<number>({ op: 'begin', mode });
+      const q = over(tx);
+      let result: Awaited<ReturnType<typeof fn>>;
+      try {
+        // A job's write checks first that its bank was not deleted meanwhile (store/fence.ts):
+        // the job's fence is known on this thread.
+        if (mode !== 'snapshot') await checkFence(q);
+        result = await fn(q);
+      } catch (err) {
+        await call({ op: 'end', tx, commit: false }).catch(() => {});
+        throw err;
+      }
+      await call({ op: 'end', tx, commit: true });
+      return result;
+    },
+    ping: () => call({ op: 'ping' }),
+    engineMemory: () => call<EngineMemory>({ op: 'memory' }),
+    dumpDataDir: async () => new Blob([await call<ArrayBuffer>({ op: 'dump' })]),
+    close() {
+      closed ??= (async () => {
+        try {
+          if (!gone) await call({ op: 'close' });
+        } finally {
+          gone ??= new AppError('unavailable', 'the embedded database is closed');
+          await worker.terminate();
+        }
+      })();
+      return closed;
+    },
+  };
+  crashes.set(db, () => call({ op: 'crash' }));
+  return db;
+}
