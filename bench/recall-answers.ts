@@ -11,7 +11,7 @@
  * Run: `npx tsx bench/recall-answers.ts --engine pglite|postgres [--database mnemo_answers]
  *   [--dir /tmp/mnemo-answers] [--memories 10000] [--questions 300] --out FILE`
  * (PostgreSQL: MNEMO_TEST_DATABASE_URL, whose server the database is made on). `--drop` removes the
- * kept bank instead.
+ * kept bank instead. `--thread`: PGlite on a thread of its own (`openPgliteThread`).
  */
 import { createHash } from 'node:crypto';
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
@@ -61,7 +61,9 @@ if (engine === 'postgres') {
 }
 if (!out) throw new Error('--out FILE is needed');
 
-const store = await openStore(engine === 'postgres' ? { databaseUrl: url } : { dataDir: dir });
+const store = await openStore(
+  engine === 'postgres' ? { databaseUrl: url } : { dataDir: dir, embeddedThread: argv.includes('--thread') },
+);
 const t = await testApp(engine as 'pglite' | 'postgres', { store, recallCacheSize: 0, now: () => NOW });
 const path = `/v1/default/banks/${encodeURIComponent(BANK)}/memories`;
 if (fresh) {

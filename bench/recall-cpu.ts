@@ -11,16 +11,20 @@
  * the engine (`bench/statement-cpu.ts`), summed per statement over the measured Recalls, and what
  * the thread spent outside them; `--plans`: EXPLAIN (ANALYZE, BUFFERS) of the channels and the
  * candidates. `--cache-mb`: PGlite's page cache (the tests' 16 MB otherwise; a server's default is 128).
+ * `--thread`: PGlite on a thread of its own (`openPgliteThread`); the main thread's CPU per Recall
+ * is printed apart. Not with `--each`, which times the exchanges on the main thread.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
 import { loadavg } from 'node:os';
 import pg from 'pg';
-import { type EngineName, openTestDb, openTestStore } from '../test/helpers/engines.js';
+import { type EngineName, migratedTemplate, openTestDb, openTestStore } from '../test/helpers/engines.js';
+import { TEST_CACHE_MB } from '../test/helpers/pglite-templates.js';
 import type { Db } from '../src/store/db.js';
 import { migrate } from '../src/store/migrate.js';
 import { storeOver } from '../src/store/open.js';
 import { openPglite } from '../src/store/pglite.js';
+import { openPgliteThread } from '../src/store/pglite-thread.js';
 import { mainThreadCpuMs, statementCpu } from './statement-cpu.js';
 import { testApp } from '../test/helpers/app.js';
 import { BANK, RECALL_MAX_TOKENS, seedItems, variedQueries } from './load-driver.js';
@@ -56,6 +60,9 @@ pg.Client.prototype.query = function (this: pg.Client, ...a: unknown[]) {
 } as typeof pg.Client.prototype.query;
 
 // Installed before the engine opens, so that it sees every statement prepared.
+const threaded = engine === 'pglite' && argv.includes('--thread');
+if (threaded && argv.includes('--each'))
+  throw new Error('--each times exchanges on the main thread: not with --thread');
 const exchanges = engine === 'pglite' && argv.includes('--each') ? statementCpu() : null;
 const cacheMb = Number(flag('cache-mb', '0'));
 /** The embedded engine's database, to read its prepared statements' plans after the run. */
@@ -63,7 +70,11 @@ let embedded: Db | null = null;
 const store =
   engine === 'pglite'
     ? await (async () => {
-        if (cacheMb) {
+        if (threaded) {
+          const template = await migratedTemplate();
+          embedded = await openPgliteThread(undefined, { cacheMb: cacheMb || TEST_CACHE_MB, template });
+          await migrate(embedded);
+        } else if (cacheMb) {
           embedded = await openPglite(undefined, { cacheMb });
           await migrate(embedded);
         } else embedded = (await openTestDb('pglite')).db;
@@ -107,6 +118,20 @@ const dbCpu = () => {
   }
   return sum;
 };
+/** CPU ms of each of this process's threads so far, by thread id (with its name). */
+const threadsCpu = () => {
+  const out = new Map<string, { name: string; ms: number }>();
+  for (const tid of readdirSync('/proc/self/task')) {
+    try {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      out.set(tid, { name, ms: (Number(f[11]) + Number(f[12])) * 10 });
+    } catch {}
+  }
+  return out;
+};
+const threads0 = threadsCpu();
 const db0 = dbCpu();
 const main0 = mainThreadCpuMs();
 const cpu0 = process.cpuUsage();
@@ -137,8 +162,20 @@ const cpu = process.cpuUsage(cpu0);
 const wall = performance.now() - wall0;
 const db1 = dbCpu();
 process.stdout.write(
-  `${engine}, ${memories} memories, ${recalls} Recalls: Node ${((cpu.user + cpu.system) / 1000 / recalls).toFixed(2)} ms CPU per Recall (user ${(cpu.user / 1000 / recalls).toFixed(2)}, system ${(cpu.system / 1000 / recalls).toFixed(2)}), database ${(((db1 - db0) * 1000) / recalls).toFixed(2)} ms, wall ${(wall / recalls).toFixed(2)} ms; load ${loadavg()[0]!.toFixed(1)}\n`,
+  `${engine}, ${memories} memories, ${recalls} Recalls: Node ${((cpu.user + cpu.system) / 1000 / recalls).toFixed(2)} ms CPU per Recall (user ${(cpu.user / 1000 / recalls).toFixed(2)}, system ${(cpu.system / 1000 / recalls).toFixed(2)}), database ${(((db1 - db0) * 1000) / recalls).toFixed(2)} ms, wall ${(wall / recalls).toFixed(2)} ms; load ${loadavg()[0]!.toFixed(1)}\n` +
+    `main thread ${(mainMs / recalls).toFixed(2)} ms CPU per Recall${threaded ? ' (the engine on its own thread)' : ''}\n`,
 );
+{
+  // Each thread's share: the main thread, the engine's (with --thread), V8's and libuv's helpers.
+  const byName = new Map<string, number>();
+  for (const [tid, t] of threadsCpu()) {
+    const name = tid === String(process.pid) ? 'main' : t.name;
+    byName.set(name, (byName.get(name) ?? 0) + t.ms - (threads0.get(tid)?.ms ?? 0));
+  }
+  process.stdout.write(
+    `threads, CPU ms per Recall: ${[...byName].map(([n, ms]) => `${n} ${(ms / recalls).toFixed(2)}`).join(', ')}\n`,
+  );
+}
 const short = (text: string) => text.replace(/\s+/g, ' ').slice(0, 110);
 if (exchanges) {
   const totals = exchanges.totals();

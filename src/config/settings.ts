@@ -73,7 +73,7 @@ export const SETTINGS = {
   ),
   /** The embedded engine on a thread of its own (src/store/pglite-thread.ts). */
   embeddedThread: setting(
-    bool.default(false),
+    bool.default(true),
     'run the embedded engine on a thread of its own, beside the one serving HTTP (`mnemo serve`); `false` runs it on the main thread',
     { see: 'recall.md' },
   ),

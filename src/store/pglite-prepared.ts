@@ -1,6 +1,6 @@
 import { type PGlite, protocol } from '@electric-sql/pglite';
 import { changedUnderStatement } from './db.js';
-import { type Field, exchange } from './pglite-wire.js';
+import { AnswerBytes, answerBytes, decode, exchange, type Field, failed } from './pglite-wire.js';
 
 /** SQL texts prepared by name, at most (as on PostgreSQL); the rest run through `query`. */
 const PREPARED = 500;
@@ -24,11 +24,19 @@ interface Statement {
  * As on PostgreSQL, a statement may then run with a generic plan; a query whose plan must see
  * its parameter values sets `plan_cache_mode` in its transaction. Answers are read from their
  * bytes (`pglite-wire.ts`); a statement's columns are described once, when it is prepared.
+ * `unread`: a statement's rows are not read here but returned as one `AnswerBytes` (unless it
+ * failed: its error is thrown here), for the engine's thread to send them unread.
  */
-export function preparedStatements(pg: PGlite) {
+export function preparedStatements(pg: PGlite, unread = false) {
   const statements = new Map<string, Statement>();
   let made = 0;
   const send = <T>(parts: Uint8Array[], fields?: Field[]) => exchange<T>(pg, parts, fields);
+  /** Runs a statement: its rows, or its answer unread. */
+  const rowsOf = async <T>(parts: Uint8Array[], fields: Field[] = []): Promise<T[]> => {
+    const bytes = await answerBytes(pg, parts);
+    if (unread && !failed(bytes)) return [new AnswerBytes(bytes, fields) as T];
+    return decode<T>(bytes, pg.parsers, fields).rows;
+  };
 
   async function prepare(sql: string): Promise<Statement> {
     const name = `mnemo_${++made}`;
@@ -48,11 +56,10 @@ export function preparedStatements(pg: PGlite) {
       const toText = pg.serializers[statement.types[i]!];
       return toText ? toText(v) : String(v);
     });
-    const res = await send<T>(
+    return rowsOf<T>(
       [serialize.bind({ statement: statement.name, values }), serialize.execute({}), serialize.sync()],
       statement.fields,
     );
-    return res.rows;
   }
 
   /**
@@ -60,14 +67,13 @@ export function preparedStatements(pg: PGlite) {
    * messages (Parse, Describe, Bind, Describe, Execute, Sync) one exchange each.
    */
   async function once<T>(sql: string): Promise<T[]> {
-    const res = await send<T>([
+    return rowsOf<T>([
       serialize.parse({ text: sql }),
       serialize.bind({}),
       serialize.describe({ type: 'P' }),
       serialize.execute({}),
       serialize.sync(),
     ]);
-    return res.rows;
   }
 
   /**

@@ -1,5 +1,6 @@
 import type { ErrorDetail } from '../contract/errors.js';
 import type { ErrorCode } from '../contract/vocabulary.js';
+import type { Field } from './pglite-wire.js';
 
 /** What the embedded engine's thread is started with (`workerData`). */
 export interface ThreadStart {
@@ -47,4 +48,14 @@ export type ThreadError =
       fields: Record<string, string | number>;
     };
 
-export type Reply = { id: number; value: unknown; error?: undefined } | { id: number; error: ThreadError };
+/**
+ * A call's answer. A statement's rows come unread (`answer`: its bytes, transferred, and the
+ * columns of its rows when no description comes with them), read on the main thread.
+ */
+export type Reply =
+  | { id: number; value: unknown; answer?: undefined; error?: undefined }
+  | { id: number; answer: { bytes: Uint8Array; fields: Field[] }; error?: undefined }
+  | { id: number; error: ThreadError };
+
+/** The thread's answer to its start: the array types' oids (`[element, array]`), to read them. */
+export type Started = [number, number][];

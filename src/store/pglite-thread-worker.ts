@@ -3,7 +3,9 @@ import { AppError } from '../contract/errors.js';
 import type { Queryable } from './db.js';
 import { openPglite } from './pglite.js';
 import { inBackground } from './priority.js';
-import type { Reply, Request, ThreadError, ThreadStart } from './pglite-thread-protocol.js';
+import { types } from '@electric-sql/pglite';
+import type { Reply, Request, Started, ThreadError, ThreadStart } from './pglite-thread-protocol.js';
+import { AnswerBytes, decode } from './pglite-wire.js';
 
 /**
  * The embedded engine's thread (`pglite-thread.ts` starts it): it owns the PGlite instance, opened
@@ -12,6 +14,11 @@ import type { Reply, Request, ThreadError, ThreadStart } from './pglite-thread-p
  */
 const port = parentPort!;
 const start = workerData as ThreadStart;
+
+/** PGlite's own query for the array types it reads (`_initArrayTypes`). */
+const ARRAY_TYPES = `SELECT b.oid, b.typarray
+  FROM pg_catalog.pg_type a LEFT JOIN pg_catalog.pg_type b ON b.oid = a.typelem
+  WHERE a.typcategory = 'A' GROUP BY b.oid, b.typarray ORDER BY b.oid`;
 
 /** Transactions in progress, by the number the main thread knows them by. */
 const open = new Map<number, { tx: Queryable; end: (commit: boolean) => void }>();
@@ -48,18 +55,32 @@ async function main() {
     db = await openPglite(start.dataDir, {
       cacheMb: start.cacheMb,
       template: start.template ? new Blob([start.template]) : undefined,
+      unread: true,
     });
   } catch (err) {
     reply({ id: 0, error: pack(err) });
     return;
   }
-  reply({ id: 0, value: null });
+  // The array types PGlite reads its answers with (`_initArrayTypes`): the main thread reads them too.
+  const [arrays] = await db.query<AnswerBytes>(ARRAY_TYPES);
+  const started: Started = decode<{ oid: number; typarray: number }>(
+    arrays!.bytes,
+    types.parsers,
+    [],
+  ).rows.map((r) => [r.oid, r.typarray]);
+  reply({ id: 0, value: started });
 
-  const serve = async (m: Request): Promise<{ value: unknown; transfer?: ArrayBuffer[] }> => {
+  const serve = async (
+    m: Request,
+  ): Promise<{ value: unknown; answer?: AnswerBytes; transfer?: ArrayBuffer[] }> => {
     switch (m.op) {
       case 'query': {
-        const q = m.tx ? open.get(m.tx)!.tx : db;
-        return { value: await q.query(m.sql, m.params) };
+        const rows = await (m.tx ? open.get(m.tx)!.tx : db).query(m.sql, m.params);
+        // Unread, unless PGlite's own `query` ran it (past the prepared statements' cap).
+        const [answer] = rows;
+        if (rows.length === 1 && answer instanceof AnswerBytes)
+          return { value: undefined, answer, transfer: [answer.bytes.buffer] };
+        return { value: rows };
       }
       case 'exec':
         await (m.tx ? open.get(m.tx)!.tx : db).exec(m.sql);
@@ -133,7 +154,11 @@ async function main() {
   port.on('message', (m: Request) => {
     const call = () => serve(m);
     (m.background ? inBackground(call) : call()).then(
-      ({ value, transfer }) => reply({ id: m.id, value }, transfer),
+      ({ value, answer, transfer }) =>
+        reply(
+          answer ? { id: m.id, answer: { bytes: answer.bytes, fields: answer.fields } } : { id: m.id, value },
+          transfer,
+        ),
       (err) => reply({ id: m.id, error: pack(err) }),
     );
   });

@@ -2,8 +2,10 @@ import { Worker } from 'node:worker_threads';
 import { AppError } from '../contract/errors.js';
 import type { Db, EngineMemory, Queryable } from './db.js';
 import { checkFence } from './fence.js';
-import { isBackground } from './priority.js';
-import type { Reply, Request, ThreadError, ThreadStart } from './pglite-thread-protocol.js';
+import { isBackground, priorityGate } from './priority.js';
+import { types } from '@electric-sql/pglite';
+import type { Reply, Request, Started, ThreadError, ThreadStart } from './pglite-thread-protocol.js';
+import { decode, type Parsers } from './pglite-wire.js';
 
 /**
  * The thread's script, beside this file: `.js` once compiled; `.ts` when run through tsx (tests,
@@ -76,11 +78,18 @@ export async function openPgliteThread(
     );
     for (const id of [...pending.keys()]) settle(id)!.reject(gone);
   };
+  let parsers: Parsers = types.parsers;
   worker.on('message', (r: Reply) => {
     const p = settle(r.id);
     if (!p) return;
     if (r.error) p.reject(unpack(r.error));
-    else p.resolve(r.value);
+    else if (r.answer) {
+      try {
+        p.resolve(decode(r.answer.bytes, parsers, r.answer.fields).rows);
+      } catch (err) {
+        p.reject(err as Error);
+      }
+    } else p.resolve(r.value);
   });
   worker.on('error', (err) => fail(err.message));
   worker.on('exit', (code) => fail(`it exited with code ${code}`));
@@ -98,10 +107,14 @@ export async function openPgliteThread(
     return answer;
   };
 
-  await wait(0).catch(async (err) => {
+  const arrays = await wait<Started>(0).catch(async (err) => {
     await worker.terminate();
     throw err;
   });
+  // PGlite's parsers: its defaults, and one per array type of the database (as `_initArrayTypes`).
+  parsers = { ...types.parsers };
+  for (const [oid, typarray] of arrays)
+    parsers[typarray] = (x: string) => types.arrayParser(x, parsers[oid]!, typarray);
 
   const over = (tx?: number): Queryable => ({
     query: <T>(sql: string, params?: unknown[]) => call<T[]>({ op: 'query', sql, params, tx }),
@@ -109,26 +122,31 @@ export async function openPgliteThread(
   });
   const top = over();
   let closed: Promise<void> | undefined;
+  // Requests' statements go to the thread as they come; background work waits here until they
+  // are quiet (the thread's gate alone would see a quiet between two statements of one request
+  // while its answer travels back and the next comes).
+  const gate = priorityGate({ serial: false });
+  const transaction: Db['transaction'] = async (fn, mode) => {
+    const tx = await call<number>({ op: 'begin', mode });
+    const q = over(tx);
+    let result: Awaited<ReturnType<typeof fn>>;
+    try {
+      // A job's write checks first that its bank was not deleted meanwhile (store/fence.ts):
+      // the job's fence is known on this thread.
+      if (mode !== 'snapshot') await checkFence(q);
+      result = await fn(q);
+    } catch (err) {
+      await call({ op: 'end', tx, commit: false }).catch(() => {});
+      throw err;
+    }
+    await call({ op: 'end', tx, commit: true });
+    return result;
+  };
   const db: Db = {
     engine: 'pglite',
-    query: top.query,
-    exec: top.exec,
-    async transaction(fn, mode) {
-      const tx = await call<number>({ op: 'begin', mode });
-      const q = over(tx);
-      let result: Awaited<ReturnType<typeof fn>>;
-      try {
-        // A job's write checks first that its bank was not deleted meanwhile (store/fence.ts):
-        // the job's fence is known on this thread.
-        if (mode !== 'snapshot') await checkFence(q);
-        result = await fn(q);
-      } catch (err) {
-        await call({ op: 'end', tx, commit: false }).catch(() => {});
-        throw err;
-      }
-      await call({ op: 'end', tx, commit: true });
-      return result;
-    },
+    query: (sql, params) => gate(() => top.query(sql, params)),
+    exec: (sql) => gate(() => top.exec(sql)),
+    transaction: (fn, mode) => gate(() => transaction(fn, mode)),
     ping: () => call({ op: 'ping' }),
     engineMemory: () => call<EngineMemory>({ op: 'memory' }),
     dumpDataDir: async () => new Blob([await call<ArrayBuffer>({ op: 'dump' })]),

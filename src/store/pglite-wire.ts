@@ -36,7 +36,12 @@ export async function exchange<T>(
   messages: Uint8Array[],
   fields: Field[] = [],
 ): Promise<Answer<T>> {
-  const chunks: Uint8Array[] = [];
+  return decode<T>(await answerBytes(pg, messages), pg.parsers, fields);
+}
+
+/** Sends `messages` (whole protocol messages, the last a Sync) in one exchange: the answer's bytes, copied. */
+export async function answerBytes(pg: PGlite, messages: Uint8Array[]): Promise<Uint8Array<ArrayBuffer>> {
+  const chunks: Uint8Array<ArrayBuffer>[] = [];
   // The chunk is a view of the engine's memory, reused after the callback: copy it. PGlite keeps
   // this callback as its writer until its own next exchange sets its own (`query`, `exec` and
   // `transaction` all do: they go through `execProtocolStream`).
@@ -44,10 +49,29 @@ export async function exchange<T>(
     syncToFs: false,
     onRawData: (c) => chunks.push(c.slice()),
   });
-  return decode<T>(chunks.length === 1 ? chunks[0]! : join(chunks), pg.parsers, fields);
+  return chunks.length === 1 ? chunks[0]! : join(chunks);
 }
 
-function join(parts: Uint8Array[]): Uint8Array {
+/**
+ * An answer's bytes not read yet, with the columns of its rows when they come without a
+ * description: what the engine's thread sends, to be read (`decode`) on the main thread.
+ */
+export class AnswerBytes {
+  constructor(
+    readonly bytes: Uint8Array<ArrayBuffer>,
+    readonly fields: Field[],
+  ) {}
+}
+
+/** Whether an answer holds an error message (its statement failed). */
+export function failed(bytes: Uint8Array): boolean {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  for (let at = 0; at + 5 <= bytes.length; at += 1 + view.getInt32(at + 1))
+    if (bytes[at] === 0x45) return true;
+  return false;
+}
+
+function join(parts: Uint8Array[]): Uint8Array<ArrayBuffer> {
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
   let at = 0;
   for (const p of parts) {
@@ -57,9 +81,10 @@ function join(parts: Uint8Array[]): Uint8Array {
   return out;
 }
 
-type Parsers = PGlite['parsers'];
+export type Parsers = PGlite['parsers'];
 
-function decode<T>(bytes: Uint8Array, parsers: Parsers, described: Field[]): Answer<T> {
+/** Reads an answer's rows (`fields`: their columns when no description comes with them); throws its error. */
+export function decode<T>(bytes: Uint8Array, parsers: Parsers, described: Field[]): Answer<T> {
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const rows: T[] = [];
   let paramTypes: number[] = [];

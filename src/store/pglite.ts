@@ -81,10 +81,12 @@ function refuseDamaged(dir: string, damaged: (cause: string) => AppError): void 
  * (~4 ms of a ~30 ms Recall at 100k); 256 MB holds them.
  * `template`: a data directory tarball (`dumpDataDir` of another PGlite) the database starts
  * from instead of an empty one — the tests' migrated snapshot (test/helpers/engines.ts).
+ * `unread`: statements' rows come back unread, as one `AnswerBytes` (`pglite-prepared.ts`): the
+ * engine's thread sends them so (`pglite-thread-worker.ts`).
  */
 export async function openPglite(
   dataDir?: string,
-  opts: { cacheMb?: number; template?: Blob } = {},
+  opts: { cacheMb?: number; template?: Blob; unread?: boolean } = {},
 ): Promise<Db> {
   const unlock = dataDir ? lockDataDir(dataDir) : () => {};
   const damaged = (cause: string) =>
@@ -118,7 +120,7 @@ export async function openPglite(
     unlock();
     throw err instanceof AppError ? err : damaged((err as Error).message);
   }
-  const prepared = preparedStatements(pg);
+  const prepared = preparedStatements(pg, opts.unread);
   const wrap = (q: Pick<PGlite, 'query' | 'exec'>, inTransaction: boolean): Queryable => ({
     async query<T>(sql: string, params?: unknown[]) {
       const plain = async () => (await q.query<T>(sql, params)).rows;

@@ -35,8 +35,13 @@ const SLICE_MS = 2;
  * flight for QUIET_MS, or after MAX_WAIT_MS, so a long consolidation costs requests at most one
  * background statement per MAX_WAIT_MS instead of making them queue behind it. Statements inside
  * a transaction are not gated: the transaction already holds the engine.
+ *
+ * `serial: false`: request statements start at once, side by side (counted only, so that a
+ * background statement still waits for their quiet): for the engine on its own thread, whose
+ * own gate orders them (`pglite-thread.ts`).
  */
-export function priorityGate(): <T>(fn: () => Promise<T>) => Promise<T> {
+export function priorityGate(opts: { serial?: boolean } = {}): <T>(fn: () => Promise<T>) => Promise<T> {
+  const serial = opts.serial ?? true;
   let inFlight = 0;
   let lastDone = 0;
   let queue: Promise<unknown> = Promise.resolve();
@@ -60,8 +65,8 @@ export function priorityGate(): <T>(fn: () => Promise<T>) => Promise<T> {
       return fn();
     }
     inFlight++;
-    const run = queue.then(nextSlot).then(fn);
-    queue = run.catch(() => {});
+    const run = serial ? queue.then(nextSlot).then(fn) : fn();
+    if (serial) queue = run.catch(() => {});
     try {
       return await run;
     } finally {

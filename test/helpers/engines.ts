@@ -21,6 +21,7 @@ import { migratedPostgresTemplate } from './pg-template.js';
 import { lease } from './pglite-pool.js';
 import { TEST_CACHE_MB, TemplateTarball, type TemplateName, templateFile } from './pglite-templates.js';
 import { openPglite } from '../../src/store/pglite.js';
+import { openPgliteThread } from '../../src/store/pglite-thread.js';
 import { openPostgres } from '../../src/store/postgres.js';
 import type { Store } from '../../src/store/store.js';
 
@@ -143,7 +144,10 @@ function openTestPglite(): Promise<Db> {
 }
 
 async function openFromTemplate(): Promise<Db> {
-  const db = await openPglite(undefined, { template: await migratedTemplate(), cacheMb: TEST_CACHE_MB });
+  // MNEMO_TEST_PGLITE_THREAD=1: every test's engine on a thread of its own, as `mnemo serve` runs it
+  // (test/store/pglite-thread.test.ts covers it in every run; this runs every suite through it).
+  const open = process.env.MNEMO_TEST_PGLITE_THREAD === '1' ? openPgliteThread : openPglite;
+  const db = await open(undefined, { template: await migratedTemplate(), cacheMb: TEST_CACHE_MB });
   try {
     await migrate(db);
   } catch (err) {

@@ -14,9 +14,12 @@ import { AppError } from '../../src/contract/errors.js';
 import type { Db } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
 import { storeOver } from '../../src/store/open.js';
+import { openPglite } from '../../src/store/pglite.js';
 import { crashEngineThread, openPgliteThread } from '../../src/store/pglite-thread.js';
 import { bankPath, type TestApp, testApp } from '../helpers/app.js';
-import { migratedTemplate } from '../helpers/engines.js';
+import { migratedTemplate, seedDataDir } from '../helpers/engines.js';
+import { loadConfig } from '../../src/config/load.js';
+import { compose } from '../../src/runtime/compose.js';
 import { TEST_CACHE_MB } from '../helpers/pglite-templates.js';
 
 const openThread = async () => {
@@ -114,12 +117,59 @@ describe('the embedded engine on its own thread', () => {
     assert.deepEqual(await outside, [{ n: 2 }]);
   });
 
+  test('rows read on the main thread equal those the engine in this thread returns, every type', async () => {
+    const sql = `SELECT 1::int2 AS i2, 2::int4 AS i4, 3::int8 AS i8, 1.5::float4 AS f4, 2.25::float8 AS f8,
+      12.345::numeric AS num, 'x'::text AS t, true AS b, '2026-01-02T03:04:05.678Z'::timestamptz AS ts,
+      '2026-01-02'::date AS d, '{"a":[1,2]}'::json AS j, '{"b":null}'::jsonb AS jb, '\\xdeadbeef'::bytea AS by,
+      '00000000-0000-0000-0000-000000000001'::uuid AS u, ARRAY['a','b,c']::text[] AS ta, ARRAY[1,2]::int[] AS ia,
+      ARRAY['00000000-0000-0000-0000-000000000002']::uuid[] AS ua, ARRAY[0.5,1]::float8[] AS fa,
+      '[1,2,3]'::vector AS v, '1 day'::interval AS iv, NULL::text AS n, $1::text AS p`;
+    const local = await openPglite(undefined, { template: await migratedTemplate(), cacheMb: TEST_CACHE_MB });
+    try {
+      // Both with a parameter (a prepared statement) and without (one unnamed exchange).
+      assert.deepEqual(await db.query(sql, ['q']), await local.query(sql, ['q']));
+      const plain = sql.replace('$1::text', "'q'::text");
+      assert.deepEqual(await db.query(plain), await local.query(plain));
+    } finally {
+      await local.close();
+    }
+  });
+
   test('reports its memory, pings, and dumps its data directory', async () => {
     const m = await db.engineMemory!();
     assert.equal(m.cacheBytes, TEST_CACHE_MB * 2 ** 20);
     assert.ok(m.heapBytes > m.cacheBytes);
     await db.ping();
     assert.ok((await db.dumpDataDir!()).size > 0);
+  });
+});
+
+describe('mnemo serve', () => {
+  test('opens the embedded engine on its own thread by default; MNEMO_EMBEDDED_THREAD=false keeps it on the main thread', async () => {
+    assert.equal(loadConfig({}, {}).embeddedThread, true);
+    const dir = mkdtempSync(join(tmpdir(), 'mnemo-thread-serve-'));
+    const started: unknown[] = [];
+    const seen = (w: unknown) => started.push(w);
+    process.on('worker', seen);
+    try {
+      await seedDataDir(dir, 'migrated');
+      for (const [env, threads] of [
+        [{}, 1],
+        [{ MNEMO_EMBEDDED_THREAD: 'false' }, 0],
+      ] as const) {
+        started.length = 0;
+        const runtime = await compose(loadConfig({ dataDir: dir }, env));
+        try {
+          assert.equal(started.length, threads, JSON.stringify(env));
+          assert.equal(await runtime.rawStore.getBank('default', 'none'), null);
+        } finally {
+          await runtime.close();
+        }
+      }
+    } finally {
+      process.off('worker', seen);
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
