@@ -11,6 +11,11 @@ export interface Queryable {
 export interface Db extends Queryable {
   readonly engine: 'pglite' | 'postgres';
   /**
+   * The embedded engine runs on a thread of its own (`pglite-thread.ts`): as on PostgreSQL, a
+   * long statement holds no one's event loop, and a round trip costs more than reading more rows.
+   */
+  readonly ownThread?: boolean;
+  /**
    * Runs `fn` in one transaction; rolls back if it throws. `snapshot`: read only, and every
    * statement sees the same committed state (REPEATABLE READ on PostgreSQL; on the embedded
    * engine any transaction is one, since it holds the only connection until it ends).

@@ -34,9 +34,10 @@ import { webhookQueries } from './sql/webhooks.js';
 import type { Store } from './store.js';
 
 /** A transaction seen as a database: nested transactions run inline in it. */
-function inTransaction(tx: Queryable, engine: Db['engine']): Db {
+function inTransaction(tx: Queryable, { engine, ownThread }: Db): Db {
   return {
     engine,
+    ownThread,
     query: (sql, params) => tx.query(sql, params),
     exec: (sql) => tx.exec(sql),
     transaction: (fn) => fn(tx),
@@ -53,7 +54,7 @@ export function storeOver(db: Db): Store {
     close: () => db.close(),
     poolStats: () => db.poolStats?.() ?? null,
     engineMemory: async () => (await db.engineMemory?.()) ?? null,
-    readSnapshot: (fn) => db.transaction((tx) => fn(storeOver(inTransaction(tx, db.engine))), 'snapshot'),
+    readSnapshot: (fn) => db.transaction((tx) => fn(storeOver(inTransaction(tx, db))), 'snapshot'),
     ...intakeQueries(db),
     ...documentQueries(db),
     ...tenancyQueries(db),

@@ -144,6 +144,7 @@ export async function openPgliteThread(
   };
   const db: Db = {
     engine: 'pglite',
+    ownThread: true,
     query: (sql, params) => gate(() => top.query(sql, params)),
     exec: (sql) => gate(() => top.exec(sql)),
     transaction: (fn, mode) => gate(() => transaction(fn, mode)),

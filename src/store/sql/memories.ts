@@ -543,7 +543,9 @@ export function memoryQueries(db: Db): MemoryStore {
     async getCandidates(projectId, bankId, ids, vector) {
       const literal = vectorLiteral(vector);
       // PostgreSQL reads a Recall's candidates in one statement (a round trip costs more than
-      // reading them): one statement blocks nobody there, unlike on the embedded engine.
+      // reading them): one statement blocks nobody there, unlike on the embedded engine in the
+      // main thread. On its own thread it holds the engine no longer than parts would (in the
+      // Recall's snapshot), and saves the round trips.
       const read = (part: string[]) =>
         db.query<Memory & { similarity: number | null }>(
           `SELECT ${MEMORY_FIELDS},
@@ -553,7 +555,7 @@ export function memoryQueries(db: Db): MemoryStore {
           [projectId, bankId, part, literal, vector.length],
         );
       // Rows of MEMORY_FIELDS and the similarity: no copy per candidate to drop a column.
-      return db.engine === 'postgres' ? (ids.length ? read(ids) : []) : readByIds(ids, read);
+      return db.engine === 'postgres' || db.ownThread ? (ids.length ? read(ids) : []) : readByIds(ids, read);
     },
 
     async deleteMemory(projectId, bankId, id) {
