@@ -20,14 +20,23 @@ interface Call {
 /** One call from the main thread: one message, one answer. */
 export type Request = Call &
   (
-    | { op: 'query'; sql: string; params?: unknown[]; tx?: number }
-    | { op: 'exec'; sql: string; tx?: number }
-    | { op: 'begin'; mode?: 'snapshot' }
+    | ({ op: 'query'; sql: string; params?: unknown[] } & InTransaction)
+    | ({ op: 'exec'; sql: string } & InTransaction)
+    /** Ends a transaction that has begun (committed or rolled back), answering once it has. */
     | { op: 'end'; tx: number; commit: boolean }
     | { op: 'ping' | 'memory' | 'dump' | 'close' }
     /** Tests: the thread throws an error nothing catches, as a crash ends it. */
     | { op: 'crash' }
   );
+
+/**
+ * A statement's transaction, numbered by the main thread; its first statement also begins it
+ * (`begin`: its mode), so that BEGIN costs no round trip of its own with the engine held.
+ */
+interface InTransaction {
+  tx?: number;
+  begin?: 'snapshot' | 'write';
+}
 
 /** An error thrown in the thread, as it crosses to the main thread. */
 export type ThreadError =

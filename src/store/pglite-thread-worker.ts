@@ -20,10 +20,6 @@ const ARRAY_TYPES = `SELECT b.oid, b.typarray
   FROM pg_catalog.pg_type a LEFT JOIN pg_catalog.pg_type b ON b.oid = a.typelem
   WHERE a.typcategory = 'A' GROUP BY b.oid, b.typarray ORDER BY b.oid`;
 
-/** Transactions in progress, by the number the main thread knows them by. */
-const open = new Map<number, { tx: Queryable; end: (commit: boolean) => void }>();
-let made = 0;
-
 /** The main thread rolled the transaction back (its function threw): not an error of ours. */
 const ROLLBACK = Symbol('rollback');
 
@@ -70,12 +66,63 @@ async function main() {
   ).rows.map((r) => [r.oid, r.typarray]);
   reply({ id: 0, value: started });
 
+  /** Transactions in progress, by the number the main thread gave them: opening, then open. */
+  const open = new Map<number, Promise<{ tx: Queryable; end: (commit: boolean) => void }>>();
+  /** How each transaction ended (its COMMIT's outcome), by its number. */
+  const ended = new Map<number, Promise<void>>();
+
+  /**
+   * Opens transaction `n` and holds it (and so the engine) until the main thread ends it. Called
+   * with its first statement, in the same message: no round trip with the engine held for BEGIN.
+   */
+  function begin(n: number, mode: 'snapshot' | undefined): void {
+    let opened!: (entry: { tx: Queryable; end: (commit: boolean) => void }) => void;
+    let failed!: (err: unknown) => void;
+    const entry = new Promise<{ tx: Queryable; end: (commit: boolean) => void }>((resolve, reject) => {
+      opened = resolve;
+      failed = reject;
+    });
+    entry.catch(() => {});
+    open.set(n, entry);
+    let started = false;
+    const run = db.transaction(
+      (tx) =>
+        new Promise<void>((commit, rollback) => {
+          started = true;
+          opened({ tx, end: (ok) => (ok ? commit() : rollback(ROLLBACK)) });
+        }),
+      mode,
+    );
+    const outcome = run.then(
+      () => {},
+      (err) => {
+        if (!started) failed(err);
+        else if (err !== ROLLBACK) throw err;
+      },
+    );
+    outcome.catch(() => {});
+    ended.set(
+      n,
+      outcome.finally(() => {
+        open.delete(n);
+        ended.delete(n);
+      }),
+    );
+  }
+
+  /** Where a statement runs: its transaction (begun with it, if it is the first), or the engine. */
+  async function target(m: { tx?: number; begin?: 'snapshot' | 'write' }): Promise<Queryable> {
+    if (!m.tx) return db;
+    if (m.begin) begin(m.tx, m.begin === 'snapshot' ? 'snapshot' : undefined);
+    return (await open.get(m.tx)!).tx;
+  }
+
   const serve = async (
     m: Request,
   ): Promise<{ value: unknown; answer?: AnswerBytes; transfer?: ArrayBuffer[] }> => {
     switch (m.op) {
       case 'query': {
-        const rows = await (m.tx ? open.get(m.tx)!.tx : db).query(m.sql, m.params);
+        const rows = await (await target(m)).query(m.sql, m.params);
         // Unread, unless PGlite's own `query` ran it (past the prepared statements' cap).
         const [answer] = rows;
         if (rows.length === 1 && answer instanceof AnswerBytes)
@@ -83,13 +130,14 @@ async function main() {
         return { value: rows };
       }
       case 'exec':
-        await (m.tx ? open.get(m.tx)!.tx : db).exec(m.sql);
+        await (await target(m)).exec(m.sql);
         return { value: null };
-      case 'begin':
-        return { value: await begin(m.id, m.mode) };
       case 'end': {
+        // A transaction whose BEGIN failed has nothing to end (its statement had the error).
+        const entry = await open.get(m.tx)?.catch(() => null);
+        if (!entry) return { value: null };
         const done = ended.get(m.tx)!;
-        open.get(m.tx)!.end(m.commit);
+        entry.end(m.commit);
         await done;
         return { value: null };
       }
@@ -112,44 +160,6 @@ async function main() {
         return { value: null };
     }
   };
-
-  /** How each transaction ended (its COMMIT's outcome), by its number. */
-  const ended = new Map<number, Promise<void>>();
-
-  /**
-   * Opens a transaction and holds it (and so the engine) until the main thread ends it: answers
-   * the transaction's number once BEGIN ran.
-   */
-  function begin(_id: number, mode: 'snapshot' | undefined): Promise<number> {
-    const n = ++made;
-    return new Promise<number>((opened, failed) => {
-      let started = false;
-      const run = db.transaction(
-        (tx) =>
-          new Promise<void>((commit, rollback) => {
-            started = true;
-            open.set(n, { tx, end: (ok) => (ok ? commit() : rollback(ROLLBACK)) });
-            opened(n);
-          }),
-        mode,
-      );
-      const outcome = run.then(
-        () => {},
-        (err) => {
-          if (!started) failed(err);
-          else if (err !== ROLLBACK) throw err;
-        },
-      );
-      outcome.catch(() => {});
-      ended.set(
-        n,
-        outcome.finally(() => {
-          open.delete(n);
-          ended.delete(n);
-        }),
-      );
-    });
-  }
 
   port.on('message', (m: Request) => {
     const call = () => serve(m);

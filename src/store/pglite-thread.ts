@@ -116,19 +116,30 @@ export async function openPgliteThread(
   for (const [oid, typarray] of arrays)
     parsers[typarray] = (x: string) => types.arrayParser(x, parsers[oid]!, typarray);
 
-  const over = (tx?: number): Queryable => ({
-    query: <T>(sql: string, params?: unknown[]) => call<T[]>({ op: 'query', sql, params, tx }),
-    exec: (sql) => call<void>({ op: 'exec', sql, tx }),
-  });
-  const top = over();
+  const top: Queryable = {
+    query: <T>(sql: string, params?: unknown[]) => call<T[]>({ op: 'query', sql, params }),
+    exec: (sql) => call<void>({ op: 'exec', sql }),
+  };
+  let transactions = 0;
   let closed: Promise<void> | undefined;
   // Requests' statements go to the thread as they come; background work waits here until they
   // are quiet (the thread's gate alone would see a quiet between two statements of one request
   // while its answer travels back and the next comes).
   const gate = priorityGate({ serial: false });
   const transaction: Db['transaction'] = async (fn, mode) => {
-    const tx = await call<number>({ op: 'begin', mode });
-    const q = over(tx);
+    const tx = ++transactions;
+    // Its first statement begins it, in the same message (none: there is nothing to end).
+    let begun = false;
+    const begin = () => {
+      if (begun) return undefined;
+      begun = true;
+      return mode ?? 'write';
+    };
+    const q: Queryable = {
+      query: <T>(sql: string, params?: unknown[]) =>
+        call<T[]>({ op: 'query', sql, params, tx, begin: begin() }),
+      exec: (sql) => call<void>({ op: 'exec', sql, tx, begin: begin() }),
+    };
     let result: Awaited<ReturnType<typeof fn>>;
     try {
       // A job's write checks first that its bank was not deleted meanwhile (store/fence.ts):
@@ -136,10 +147,10 @@ export async function openPgliteThread(
       if (mode !== 'snapshot') await checkFence(q);
       result = await fn(q);
     } catch (err) {
-      await call({ op: 'end', tx, commit: false }).catch(() => {});
+      if (begun) await call({ op: 'end', tx, commit: false }).catch(() => {});
       throw err;
     }
-    await call({ op: 'end', tx, commit: true });
+    if (begun) await call({ op: 'end', tx, commit: true });
     return result;
   };
   const db: Db = {
