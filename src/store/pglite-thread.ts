@@ -45,9 +45,10 @@ export const crashEngineThread = (db: Db): Promise<unknown> => crashes.get(db)!(
  * request (planning and running statements in WebAssembly, decoding their rows) runs beside the
  * JavaScript of the others on the main thread, instead of taking turns with it. Same `Db` as
  * `openPglite` (which the thread runs, see `pglite-thread-worker.ts`); each call is one message
- * and its answer, rows decoded in the thread and cloned. Statements are sent as they come: the
- * thread's priority gate orders them (a background caller's are marked so), and a transaction
- * holds the engine there from BEGIN until this side ends it.
+ * and its answer, a statement's rows sent unread (its answer's bytes, transferred) and read here.
+ * Statements are sent as they come: the thread's priority gate orders them (a background
+ * caller's are marked so), and a transaction holds the engine there from its first statement
+ * (which carries the BEGIN) until this side ends it.
  *
  * A thread that dies (out of memory, a crash) fails every pending and later call with an
  * `unavailable` error instead of leaving it waiting. The thread keeps the process alive only
