@@ -53,11 +53,6 @@ const IRREGULAR = new Map<string, string>(
     .map((pair) => pair.split(':') as [string, string]),
 );
 
-/** The base form of an irregular word ("went" -> "go"), if it is one. */
-export function irregularBase(word: string): string | undefined {
-  return IRREGULAR.get(word);
-}
-
 /** Words the suffix rules would damage or merge with an unrelated word ("news" -> "new"). */
 const KEEP = new Set(
   (

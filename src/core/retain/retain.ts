@@ -14,7 +14,6 @@ import { checkStorable } from '../storable.js';
 import { sliceEnd } from './slices.js';
 import { chargeRetain, insertWithinQuota } from '../quotas.js';
 import { addNeighbourContext } from '../recall/context-terms.js';
-import { hypernymTerms } from '../../text/hypernym-terms.js';
 import type { Deps } from '../services.js';
 import type {
   BankIndexStore,
@@ -34,13 +33,6 @@ import { applyResolution, resolveEntityNames } from './entities.js';
 import { extractItem } from './extract.js';
 import { documentSource } from './source.js';
 import { retainCompleted } from '../webhooks/events.js';
-
-// EXPERIMENT (issue 20): MNEMO_WN='{"senses":1,"depth":2,...,"weight":0.3}'
-const WN = process.env.MNEMO_WN ? JSON.parse(process.env.MNEMO_WN) : null;
-function withHypernyms(tf: Map<string, number>, text: string): Map<string, number> {
-  if (WN) for (const [t, w] of hypernymTerms(text, WN)) tf.set(t, (tf.get(t) ?? 0) + w);
-  return tf;
-}
 
 /**
  * What one slice of a Retain uses: it reads the bank, what is stored already (intake) and its
@@ -347,7 +339,7 @@ async function retainSliceOf(
           chunk_id: fact.chunk === null && out.facts.length === 1 ? null : `${i}.${k}`,
           content_hash: hash(fact.text),
           embedding: new Float32Array(0),
-          terms: withHypernyms(termFrequencies(indexed), indexed),
+          terms: termFrequencies(indexed),
           entities: fact.entities,
         };
         memories.push(memory);
