@@ -169,9 +169,11 @@ async function searchBankIn(
   // Candidates are read with their similarity in one query; with stale vectors it means nothing.
   const sims = new Map<string, number>();
   const byId = new Map<string, Memory>();
-  for (const { similarity, ...m } of await s.store.getCandidates(p, bank.id, ids, q.vector)) {
+  // Kept as read, with their `similarity` (left out of the answer by `resultOf`, for the 50
+  // results rather than here for every candidate).
+  for (const m of await s.store.getCandidates(p, bank.id, ids, q.vector)) {
     byId.set(m.id, m);
-    if (semanticOn && similarity !== null) sims.set(m.id, similarity);
+    if (semanticOn && m.similarity !== null) sims.set(m.id, m.similarity);
   }
   const kw = new Map(keyword.map((h) => [h.id, h.score]));
   const gr = new Map(graph.map((h) => [h.id, h.score]));
@@ -210,6 +212,13 @@ async function searchBankIn(
   });
   // Stable sort: equal scores keep the fused order.
   return scored.sort((a, b) => b.scores.final - a.scores.final);
+}
+
+/** A result: the memory's fields (a candidate's `similarity` is in its scores) and its scores. */
+function resultOf(r: Scored): RecallResult {
+  const { similarity: _, ...result } = r.memory as Memory & { similarity?: number | null };
+  (result as RecallResult).scores = r.scores;
+  return result as RecallResult;
 }
 
 function passes(scores: Record<Stage, number>, min: RecallRequest['min_scores']): boolean {
@@ -292,10 +301,7 @@ async function search(
   }
   const maxTokens = req.max_tokens ?? DEFAULT_MAX_TOKENS;
   const limit = BUDGETS[req.budget ?? effectiveConfig(bank.config).recall_default_budget].results;
-  const cut = cutToBudget(
-    ranked.slice(0, limit).map((r) => ({ ...r.memory, scores: r.scores })),
-    maxTokens,
-  );
+  const cut = cutToBudget(ranked.slice(0, limit).map(resultOf), maxTokens);
   return {
     results: cut.items,
     usage: {
