@@ -175,11 +175,12 @@ async function searchBankIn(
     byId.set(m.id, m);
     if (semanticOn && m.similarity !== null) sims.set(m.id, m.similarity);
   }
-  const kw = new Map(keyword.map((h) => [h.id, h.score]));
-  const gr = new Map(graph.map((h) => [h.id, h.score]));
-  const kept = fused.flatMap((f) => {
+  const kw = scoreById(keyword);
+  const gr = scoreById(graph);
+  const kept: { c: Candidate; fused: number; inWindow: number }[] = [];
+  for (const f of fused) {
     const memory = byId.get(f.id);
-    if (!memory) return [];
+    if (!memory) continue;
     const c: Candidate = {
       memory,
       semantic: sims.get(f.id) ?? 0,
@@ -189,8 +190,8 @@ async function searchBankIn(
       // "inside the window or not".
       temporal: temporalScore(memory, window, !q.windowAbsolute),
     };
-    return [{ c, fused: f.score, inWindow: temporalScore(memory, window) }];
-  });
+    kept.push({ c, fused: f.score, inWindow: temporalScore(memory, window) });
+  }
   const reranked = cfg.enable_reranking
     ? rerank(
         q,
@@ -212,6 +213,13 @@ async function searchBankIn(
   });
   // Stable sort: equal scores keep the fused order.
   return scored.sort((a, b) => b.scores.final - a.scores.final);
+}
+
+/** A channel's scores by id (the last of an id seen, as `new Map` of its pairs keeps). */
+function scoreById(hits: readonly { id: string; score: number }[]): Map<string, number> {
+  const scores = new Map<string, number>();
+  for (const h of hits) scores.set(h.id, h.score);
+  return scores;
 }
 
 /** A result: the memory's fields (a candidate's `similarity` is in its scores) and its scores. */
