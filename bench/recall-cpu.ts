@@ -5,11 +5,13 @@
  * PostgreSQL backends' CPU per Recall, and every statement one Recall sends, with how often.
  *
  * Run: `npx tsx bench/recall-cpu.ts [--engine pglite|postgres] [--memories 10000] [--recalls 300]
- *   [--cpu-prof FILE] [--each [--plans]] [--split] [--cache-mb N]` (PostgreSQL needs MNEMO_TEST_DATABASE_URL).
+ *   [--cpu-prof FILE [--heap-prof FILE]] [--each [--plans]] [--split] [--cache-mb N]` (PostgreSQL
+ * needs MNEMO_TEST_DATABASE_URL).
  * `--split` (PostgreSQL): each statement's backend CPU as the Recalls ran it (prepared, its plan
  * as the app's), from the backend's /proc/PID/schedstat before the statement is sent and after
  * its answer, to the nanosecond (`/proc/PID/stat` counts in 10 ms ticks).
- * `--cpu-prof`: a V8 profile of the measured Recalls; `--each`: on PostgreSQL each statement alone,
+ * `--cpu-prof`: a V8 profile of the measured Recalls; `--heap-prof`: a sampling heap profile of
+ * them that keeps the collected objects too (where the garbage comes from); `--each`: on PostgreSQL each statement alone,
  * 50 runs, its backend's CPU per run; on PGlite the main thread's CPU inside each exchange with
  * the engine (`bench/statement-cpu.ts`), summed per statement over the measured Recalls, and what
  * the thread spent outside them; `--plans`: EXPLAIN (ANALYZE, BUFFERS) of the channels and the
@@ -153,8 +155,18 @@ const post = (method: string, params?: object) =>
   new Promise<unknown>((resolve, reject) =>
     session!.post(method, params, (err, r) => (err ? reject(err) : resolve(r))),
   );
+const heapProfile = flag('heap-prof', '');
+if (heapProfile && !session) throw new Error('--heap-prof needs --cpu-prof');
 if (session) {
   session.connect();
+  if (heapProfile) {
+    // Every allocation sampled, the garbage too: where a Recall's garbage comes from.
+    await post('HeapProfiler.startSampling', {
+      samplingInterval: 4096,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true,
+    });
+  }
   await post('Profiler.enable');
   await post('Profiler.setSamplingInterval', { interval: 200 });
   await post('Profiler.start');
@@ -168,6 +180,10 @@ const mainMs = mainThreadCpuMs() - main0;
 if (session) {
   const { profile: p } = (await post('Profiler.stop')) as { profile: unknown };
   writeFileSync(profile, JSON.stringify(p));
+  if (heapProfile) {
+    const { profile: h } = (await post('HeapProfiler.stopSampling')) as { profile: unknown };
+    writeFileSync(heapProfile, JSON.stringify(h));
+  }
 }
 const cpu = process.cpuUsage(cpu0);
 const wall = performance.now() - wall0;
