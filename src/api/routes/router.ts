@@ -6,7 +6,6 @@ import type { AppEnv } from '../env.js';
 import { authOf } from '../auth.js';
 import { validationError } from '../errors.js';
 import { ignoredFields, ignoredFieldsHeader } from '../ignored.js';
-import { jsonText } from '../json-text.js';
 
 /** Bytes of a JSON body past which its handling gives the event loop a turn after validation. */
 const BIG_BODY = 64 * 1024;
@@ -82,7 +81,7 @@ type Checked<T, R, S extends Success> = [JSONParsed<T>] extends [Declared<R, S>]
 const serialised = new WeakMap<object, string>();
 
 /**
- * JSON response of a handler; dates serialise to ISO 8601 (`jsonText`). A frozen body is serialised once
+ * JSON response of a handler; dates serialise to ISO 8601. A frozen body is serialised once
  * however many requests it answers.
  *
  * Typed by where it is returned: `R` is inferred from the handler's return type, which
@@ -100,11 +99,11 @@ export function send<R, T extends object, S extends Success>(
   status: S,
 ): R & TypedResponse<JSONParsed<T>, S, 'json'>;
 export function send(c: Context<AppEnv>, body: object, status: Success = 200): Response {
-  const frozen = Object.isFrozen(body);
-  let text = frozen ? serialised.get(body) : undefined;
+  if (!Object.isFrozen(body)) return c.json(body, status);
+  let text = serialised.get(body);
   if (text === undefined) {
-    text = jsonText(body);
-    if (frozen) serialised.set(body, text);
+    text = JSON.stringify(body);
+    serialised.set(body, text);
   }
   return c.body(text, status, { 'content-type': 'application/json' });
 }
