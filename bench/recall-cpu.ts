@@ -5,8 +5,13 @@
  * PostgreSQL backends' CPU per Recall, and every statement one Recall sends, with how often.
  *
  * Run: `npx tsx bench/recall-cpu.ts [--engine pglite|postgres] [--memories 10000] [--recalls 300]
- *   [--cpu-prof FILE] [--each [--plans]] [--cache-mb N]` (PostgreSQL needs MNEMO_TEST_DATABASE_URL).
- * `--cpu-prof`: a V8 profile of the measured Recalls; `--each`: on PostgreSQL each statement alone,
+ *   [--cpu-prof FILE [--heap-prof FILE]] [--each [--plans]] [--split] [--cache-mb N]` (PostgreSQL
+ * needs MNEMO_TEST_DATABASE_URL).
+ * `--split` (PostgreSQL): each statement's backend CPU as the Recalls ran it (prepared, its plan
+ * as the app's), from the backend's /proc/PID/schedstat before the statement is sent and after
+ * its answer, to the nanosecond (`/proc/PID/stat` counts in 10 ms ticks).
+ * `--cpu-prof`: a V8 profile of the measured Recalls; `--heap-prof`: a sampling heap profile of
+ * them that keeps the collected objects too (where the garbage comes from); `--each`: on PostgreSQL each statement alone,
  * 50 runs, its backend's CPU per run; on PGlite the main thread's CPU inside each exchange with
  * the engine (`bench/statement-cpu.ts`), summed per statement over the measured Recalls, and what
  * the thread spent outside them; `--plans`: EXPLAIN (ANALYZE, BUFFERS) of the channels and the
@@ -40,6 +45,9 @@ const sent = new Map<string, number>();
 /** The last parameters of each statement counted (by its full text), to run alone with `--each`. */
 const last = new Map<string, unknown[] | undefined>();
 let database = '';
+/** `--split`: each statement's backend CPU in ns, from /proc/PID/schedstat (by its full text). */
+const split = argv.includes('--split') ? new Map<string, { n: number; ns: number }>() : null;
+const onCpuNs = (pid: number) => Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]);
 let counting = false;
 const backends = new Set<number>();
 const original = pg.Client.prototype.query as (...a: unknown[]) => unknown;
@@ -56,7 +64,30 @@ pg.Client.prototype.query = function (this: pg.Client, ...a: unknown[]) {
   }
   const db = (this as unknown as { database: string }).database;
   if (db.startsWith('mnemo_t_')) database = db; // the test database, not the one it was created from
-  return original.apply(this, a);
+  if (!(counting && split && pid)) return original.apply(this, a);
+  // `--split`: the backend's CPU from the statement's send to its answer (nothing else runs on
+  // its connection meanwhile: one Recall at a time, a snapshot's statements one after another).
+  const q = a[0] as string | { text?: string };
+  const full = typeof q === 'string' ? q : (q?.text ?? '?');
+  const before = onCpuNs(pid);
+  const done = () => {
+    const s = split.get(full) ?? { n: 0, ns: 0 };
+    s.n++;
+    s.ns += onCpuNs(pid) - before;
+    split.set(full, s);
+  };
+  const cb = a[a.length - 1];
+  if (typeof cb === 'function') {
+    // The pool's own queries answer through a callback.
+    a[a.length - 1] = (...r: unknown[]) => {
+      done();
+      return cb(...r);
+    };
+    return original.apply(this, a);
+  }
+  const r = original.apply(this, a) as Promise<unknown>;
+  r.then(done, done);
+  return r;
 } as typeof pg.Client.prototype.query;
 
 // Installed before the engine opens, so that it sees every statement prepared.
@@ -106,18 +137,25 @@ if (argv.includes('--vacuum') && engine === 'postgres') {
   await c.end();
 }
 for (let i = 0; i < 100; i++) await one(); // warm-up: compile, prepare, memoize the bank's texts
-/** CPU seconds the backends this process talked to have used so far (PostgreSQL on this machine). */
+/** CPU seconds each backend this process talked to has used so far (PostgreSQL on this machine). */
 const dbCpu = () => {
-  let sum = 0;
+  const used = new Map<number, number>();
   for (const pid of backends) {
     try {
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
       const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      sum += (Number(f[11]) + Number(f[12])) / 100;
+      used.set(pid, (Number(f[11]) + Number(f[12])) / 100);
     } catch {}
   }
-  return sum;
+  return used;
 };
+/**
+ * Seconds used between two readings, a backend new since counted from 0. One gone since (the
+ * pool closes a connection idle for 10 s) is left out: before, its CPU at the first reading was
+ * subtracted from the total (-3.13 ms per Recall once).
+ */
+const dbSpent = (before: Map<number, number>, after: Map<number, number>) =>
+  [...after].reduce((sum, [pid, t]) => sum + t - (before.get(pid) ?? 0), 0);
 /** CPU ms of each of this process's threads so far, by thread id (with its name). */
 const threadsCpu = () => {
   const out = new Map<string, { name: string; ms: number }>();
@@ -142,8 +180,18 @@ const post = (method: string, params?: object) =>
   new Promise<unknown>((resolve, reject) =>
     session!.post(method, params, (err, r) => (err ? reject(err) : resolve(r))),
   );
+const heapProfile = flag('heap-prof', '');
+if (heapProfile && !session) throw new Error('--heap-prof needs --cpu-prof');
 if (session) {
   session.connect();
+  if (heapProfile) {
+    // Every allocation sampled, the garbage too: where a Recall's garbage comes from.
+    await post('HeapProfiler.startSampling', {
+      samplingInterval: 4096,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true,
+    });
+  }
   await post('Profiler.enable');
   await post('Profiler.setSamplingInterval', { interval: 200 });
   await post('Profiler.start');
@@ -157,12 +205,16 @@ const mainMs = mainThreadCpuMs() - main0;
 if (session) {
   const { profile: p } = (await post('Profiler.stop')) as { profile: unknown };
   writeFileSync(profile, JSON.stringify(p));
+  if (heapProfile) {
+    const { profile: h } = (await post('HeapProfiler.stopSampling')) as { profile: unknown };
+    writeFileSync(heapProfile, JSON.stringify(h));
+  }
 }
 const cpu = process.cpuUsage(cpu0);
 const wall = performance.now() - wall0;
 const db1 = dbCpu();
 process.stdout.write(
-  `${engine}, ${memories} memories, ${recalls} Recalls: Node ${((cpu.user + cpu.system) / 1000 / recalls).toFixed(2)} ms CPU per Recall (user ${(cpu.user / 1000 / recalls).toFixed(2)}, system ${(cpu.system / 1000 / recalls).toFixed(2)}), database ${(((db1 - db0) * 1000) / recalls).toFixed(2)} ms, wall ${(wall / recalls).toFixed(2)} ms; load ${loadavg()[0]!.toFixed(1)}\n` +
+  `${engine}, ${memories} memories, ${recalls} Recalls: Node ${((cpu.user + cpu.system) / 1000 / recalls).toFixed(2)} ms CPU per Recall (user ${(cpu.user / 1000 / recalls).toFixed(2)}, system ${(cpu.system / 1000 / recalls).toFixed(2)}), database ${((dbSpent(db0, db1) * 1000) / recalls).toFixed(2)} ms, wall ${(wall / recalls).toFixed(2)} ms; load ${loadavg()[0]!.toFixed(1)}\n` +
     `main thread ${(mainMs / recalls).toFixed(2)} ms CPU per Recall${threaded ? ' (the engine on its own thread)' : ''}\n`,
 );
 {
@@ -201,7 +253,15 @@ if (exchanges) {
     );
 }
 for (const [text, n] of [...sent].sort((a, b) => b[1] - a[1]))
-  process.stdout.write(`${(n / recalls).toFixed(2).padStart(6)} ${short(text)}\n`);
+  process.stdout.write(
+    `${(n / recalls).toFixed(2).padStart(6)}${split ? ` ${((split.get(text)?.ns ?? 0) / 1e6 / recalls).toFixed(3).padStart(7)} ms` : ''} ${short(text)}\n`,
+  );
+if (split) {
+  const all = [...split.values()].reduce((t, s) => t + s.ns, 0);
+  process.stdout.write(
+    `statements' backend CPU per Recall (schedstat): ${(all / 1e6 / recalls).toFixed(3)} ms\n`,
+  );
+}
 if (engine === 'postgres' && argv.includes('--each')) {
   // The last statements seen are those of a query with a window relative to today, over a bank
   // of older memories: every channel runs.

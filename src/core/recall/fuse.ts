@@ -16,12 +16,15 @@ export interface RankedList {
 export function fuse(lists: RankedList[], k = RRF_K): { id: string; score: number }[] {
   const scores = new Map<string, number>();
   for (const list of lists) {
-    list.ids.forEach((id, i) => {
-      scores.set(id, (scores.get(id) ?? 0) + list.weight / (k + i + 1));
-    });
+    const { ids, weight } = list;
+    for (let i = 0; i < ids.length; i++)
+      scores.set(ids[i]!, (scores.get(ids[i]!) ?? 0) + weight / (k + i + 1));
   }
   const best = lists.reduce((sum, l) => sum + (l.ids.length ? l.weight : 0), 0) / (k + 1);
-  return [...scores]
-    .map(([id, score]) => ({ id, score: best > 0 ? score / best : 0 }))
-    .sort((a, b) => b.score - a.score);
+  // One object per id, no [id, score] pair first (a Recall fuses up to 400 ids).
+  const fused: { id: string; score: number }[] = [];
+  scores.forEach((score, id) => {
+    fused.push({ id, score: best > 0 ? score / best : 0 });
+  });
+  return fused.sort((a, b) => b.score - a.score);
 }

@@ -169,15 +169,18 @@ async function searchBankIn(
   // Candidates are read with their similarity in one query; with stale vectors it means nothing.
   const sims = new Map<string, number>();
   const byId = new Map<string, Memory>();
-  for (const { similarity, ...m } of await s.store.getCandidates(p, bank.id, ids, q.vector)) {
+  // Kept as read, with their `similarity` (left out of the answer by `resultOf`, for the 50
+  // results rather than here for every candidate).
+  for (const m of await s.store.getCandidates(p, bank.id, ids, q.vector)) {
     byId.set(m.id, m);
-    if (semanticOn && similarity !== null) sims.set(m.id, similarity);
+    if (semanticOn && m.similarity !== null) sims.set(m.id, m.similarity);
   }
-  const kw = new Map(keyword.map((h) => [h.id, h.score]));
-  const gr = new Map(graph.map((h) => [h.id, h.score]));
-  const kept = fused.flatMap((f) => {
+  const kw = scoreById(keyword);
+  const gr = scoreById(graph);
+  const kept: { c: Candidate; fused: number; inWindow: number }[] = [];
+  for (const f of fused) {
     const memory = byId.get(f.id);
-    if (!memory) return [];
+    if (!memory) continue;
     const c: Candidate = {
       memory,
       semantic: sims.get(f.id) ?? 0,
@@ -187,8 +190,8 @@ async function searchBankIn(
       // "inside the window or not".
       temporal: temporalScore(memory, window, !q.windowAbsolute),
     };
-    return [{ c, fused: f.score, inWindow: temporalScore(memory, window) }];
-  });
+    kept.push({ c, fused: f.score, inWindow: temporalScore(memory, window) });
+  }
   const reranked = cfg.enable_reranking
     ? rerank(
         q,
@@ -210,6 +213,20 @@ async function searchBankIn(
   });
   // Stable sort: equal scores keep the fused order.
   return scored.sort((a, b) => b.scores.final - a.scores.final);
+}
+
+/** A channel's scores by id (the last of an id seen, as `new Map` of its pairs keeps). */
+function scoreById(hits: readonly { id: string; score: number }[]): Map<string, number> {
+  const scores = new Map<string, number>();
+  for (const h of hits) scores.set(h.id, h.score);
+  return scores;
+}
+
+/** A result: the memory's fields (a candidate's `similarity` is in its scores) and its scores. */
+function resultOf(r: Scored): RecallResult {
+  const { similarity: _, ...result } = r.memory as Memory & { similarity?: number | null };
+  (result as RecallResult).scores = r.scores;
+  return result as RecallResult;
 }
 
 function passes(scores: Record<Stage, number>, min: RecallRequest['min_scores']): boolean {
@@ -292,10 +309,7 @@ async function search(
   }
   const maxTokens = req.max_tokens ?? DEFAULT_MAX_TOKENS;
   const limit = BUDGETS[req.budget ?? effectiveConfig(bank.config).recall_default_budget].results;
-  const cut = cutToBudget(
-    ranked.slice(0, limit).map((r) => ({ ...r.memory, scores: r.scores })),
-    maxTokens,
-  );
+  const cut = cutToBudget(ranked.slice(0, limit).map(resultOf), maxTokens);
   return {
     results: cut.items,
     usage: {

@@ -53,6 +53,22 @@ export const RERANK_WEIGHTS = {
 type Feature = keyof typeof RERANK_WEIGHTS;
 /** The features in the weights' order (the order the mean is summed in), listed once. */
 const FEATURES = Object.keys(RERANK_WEIGHTS) as Feature[];
+/** The order `rerank` lists a candidate's values in: the features', checked once here. */
+const VALUES = [
+  'keyword',
+  'semantic',
+  'temporal',
+  'graph',
+  'entity',
+  'context',
+  'proximity',
+  'dated',
+  'quantity',
+  'recency',
+  'type',
+  'statement',
+] as const satisfies readonly Feature[];
+if (VALUES.join() !== FEATURES.join()) throw new Error('rerank: VALUES must list RERANK_WEIGHTS in order');
 
 /**
  * How much more a time range counts when the query names it by calendar date ("on 9 November,
@@ -137,35 +153,44 @@ function entityOverlap(m: Memory, speaker: string | null, entities: string[]): n
  * Term proximity: the shortest stretch of the memory's own text holding every query term it
  * contains, when it contains at least two; (k - 1) / (span - 1), so adjacent terms give 1.
  */
-function proximity(terms: readonly string[], query: Set<string>): number {
-  // The query terms' positions in the text and the terms there, in two arrays (no pair each).
-  const at: number[] = [];
-  const found: string[] = [];
+function proximity(terms: readonly string[], query: Map<string, number>, scratch: Proximity): number {
+  // The query terms' positions in the text and which term each is (its index in the query), in
+  // arrays kept for the whole Recall: no array, set or map per candidate.
+  const { at, found, count } = scratch;
+  let n = 0;
+  let wanted = 0;
   for (let i = 0; i < terms.length; i++) {
-    if (!query.has(terms[i]!)) continue;
-    at.push(i);
-    found.push(terms[i]!);
+    const q = query.get(terms[i]!);
+    if (q === undefined) continue;
+    at[n] = i;
+    found[n++] = q;
+    // `count` is all zeros between calls: a term's first sighting is one more wanted.
+    if (count[q] === 0) wanted++;
+    count[q] = 1;
   }
-  if (at.length < 2) return 0;
-  const wanted = new Set(found).size;
+  for (let i = 0; i < n; i++) count[found[i]!] = 0;
   if (wanted < 2) return 0;
   let best = Number.POSITIVE_INFINITY;
-  const count = new Map<string, number>();
+  let have = 0;
   let left = 0;
-  for (let right = 0; right < at.length; right++) {
-    const t = found[right]!;
-    count.set(t, (count.get(t) ?? 0) + 1);
-    while (count.size === wanted) {
-      const li = at[left]!;
-      const lt = found[left]!;
-      best = Math.min(best, at[right]! - li + 1);
-      const c = count.get(lt)! - 1;
-      if (c === 0) count.delete(lt);
-      else count.set(lt, c);
+  for (let right = 0; right < n; right++) {
+    if (count[found[right]!]!++ === 0) have++;
+    while (have === wanted) {
+      best = Math.min(best, at[right]! - at[left]! + 1);
+      if (--count[found[left]!]! === 0) have--;
       left++;
     }
   }
+  // The window left every count at zero again but those right of `left`.
+  for (let i = left; i < n; i++) count[found[i]!] = 0;
   return (wanted - 1) / (best - 1);
+}
+
+/** The reusable arrays of `proximity` for one Recall's query terms. */
+interface Proximity {
+  at: number[];
+  found: number[];
+  count: Int32Array;
 }
 
 // Sentences end at . ! ? (a quoted or bracketed tail, like "[shares a photo]", is not one).
@@ -233,7 +258,10 @@ export function rerank(
     groupEvidence.set(groupOf[i]!, (groupEvidence.get(groupOf[i]!) ?? 0) + c.keyword);
   }
   const topGroup = Math.max(0, ...groupEvidence.values());
-  const queryTerms = new Set(q.terms);
+  // Each distinct query term and its index, for `proximity`.
+  const queryTerms = new Map<string, number>();
+  for (const t of q.terms) if (!queryTerms.has(t)) queryTerms.set(t, queryTerms.size);
+  const scratch: Proximity = { at: [], found: [], count: new Int32Array(queryTerms.size) };
   // Looked up once per candidate, for the entities and the scores.
   const features = candidates.map((c) => textFeatures(c.memory.text));
   const entities = queryEntities(q, candidates, features);
@@ -254,25 +282,32 @@ export function rerank(
   const weights: Record<Feature, number> = { ...RERANK_WEIGHTS };
   if (q.windowAbsolute) weights.temporal *= ABSOLUTE_WINDOW;
   const total = FEATURES.reduce((s, f) => s + (applies[f] ? weights[f] : 0), 0);
-  return candidates.map((c, i) => {
+  // Each feature's weight and whether it applies, in `FEATURES`' order.
+  const w = FEATURES.map((f) => weights[f]);
+  const used = FEATURES.map((f) => applies[f]);
+  const out = new Array<number>(candidates.length);
+  for (let i = 0; i < candidates.length; i++) {
+    const c = candidates[i]!;
     const m = c.memory;
     const text = features[i]!;
-    const value: Record<Feature, number> = {
-      keyword: topKeyword > 0 ? c.keyword / topKeyword : 0,
-      semantic: Math.max(0, c.semantic),
-      temporal: c.temporal,
-      graph: c.graph,
-      entity: applies.entity ? entityOverlap(m, text.speaker, entities) : 0,
-      context: topGroup > 0 ? groupEvidence.get(groupOf[i]!)! / topGroup : 0,
-      proximity: applies.proximity ? proximity(text.terms, queryTerms) : 0,
-      dated: m.occurred_start !== null ? 1 : 0,
-      quantity: (q.asksQuantity === 'money' ? text.money : text.number) ? 1 : 0,
-      recency: recency(m, q.reference),
-      type: TYPE_PRIOR[m.type] ?? 0.5,
-      statement: text.statement,
-    };
+    // In `VALUES`' order (`FEATURES`'): no record per candidate, no lookup by a feature's name.
+    const values = [
+      topKeyword > 0 ? c.keyword / topKeyword : 0,
+      Math.max(0, c.semantic),
+      c.temporal,
+      c.graph,
+      applies.entity ? entityOverlap(m, text.speaker, entities) : 0,
+      topGroup > 0 ? groupEvidence.get(groupOf[i]!)! / topGroup : 0,
+      applies.proximity ? proximity(text.terms, queryTerms, scratch) : 0,
+      m.occurred_start !== null ? 1 : 0,
+      (q.asksQuantity === 'money' ? text.money : text.number) ? 1 : 0,
+      recency(m, q.reference),
+      TYPE_PRIOR[m.type] ?? 0.5,
+      text.statement,
+    ];
     let sum = 0;
-    for (const f of FEATURES) if (applies[f]) sum += weights[f] * value[f];
-    return sum / total;
-  });
+    for (let f = 0; f < values.length; f++) if (used[f]) sum += w[f]! * values[f]!;
+    out[i] = sum / total;
+  }
+  return out;
 }
