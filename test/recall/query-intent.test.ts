@@ -15,12 +15,15 @@ const NUMBERED = 'I bought a smoker, and then I bought 3 bags of wood for the sm
 const OTHER_REQUEST =
   'Can you suggest something for a rainy day? Any suggestions? I would love a suggestion.';
 const TOPIC = 'My commute is 40 minutes each way on the train.';
+// A stated taste (fact type `preference`) and a shorter memory with the same words.
+const WORLD = 'A movie marathon is on.';
+const TASTE = 'I love a movie marathon.';
 
 for (const engine of ENGINES) {
   describe(`query intent (${engine})`, () => {
     let t: TestApp;
-    const recall = async (query: string) => {
-      const r = await t.call('POST', bankPath('intent', '/memories/recall'), {
+    const recall = async (query: string, bank = 'intent') => {
+      const r = await t.call('POST', bankPath(bank, '/memories/recall'), {
         body: { query, query_timestamp: '2023-03-20T12:00:00Z' },
       });
       assert.equal(r.status, 200);
@@ -35,6 +38,9 @@ for (const engine of ENGINES) {
         { content: TOPIC, timestamp: '2023-03-14T15:00:00Z' },
       ];
       assert.equal((await t.call('POST', bankPath('intent', '/memories'), { body: { items } })).status, 200);
+      const tastes = [WORLD, TASTE].map((content) => ({ content, timestamp: '2023-03-10T15:00:00Z' }));
+      const retained = await t.call('POST', bankPath('taste', '/memories'), { body: { items: tastes } });
+      assert.equal(retained.status, 200);
     });
     after(() => t.close());
 
@@ -96,6 +102,13 @@ for (const engine of ENGINES) {
     test('a request for advice finds its topic, not other requests', async () => {
       const results = await recall('Can you suggest some things to do on my commute?');
       assert.equal(results[0], TOPIC, results.join(' | '));
+    });
+
+    test('a request for advice finds the stated taste first (the taste signal)', async () => {
+      const results = await recall('Can you recommend a movie marathon?', 'taste');
+      assert.equal(results[0], TASTE, results.join(' | '));
+      // The same words, not asking advice: the closer match first.
+      assert.equal((await recall('Which movie marathon is on?', 'taste'))[0], WORLD);
     });
   });
 }

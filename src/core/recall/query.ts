@@ -28,6 +28,8 @@ export interface AnalyzedQuery {
   asksWhen: boolean;
   /** The query asks for an amount of money, another quantity ("how many", "in total"), or neither. */
   asksQuantity: 'money' | 'number' | null;
+  /** The query asks the assistant for advice ("can you suggest…", "any tips for…"). */
+  asksAdvice: boolean;
   /** The instant relative dates and recency are measured from. */
   reference: Date;
   vector: Float32Array;
@@ -88,9 +90,9 @@ const REQUEST_TERMS = new Set(
 );
 
 /** Keyword terms of a query; a request for advice loses its request words (if others remain). */
-function queryTerms(query: string): string[] {
+function queryTerms(query: string, advice: boolean): string[] {
   const terms = keywordTerms(query);
-  if (!ADVICE_REQUEST.test(query)) return terms;
+  if (!advice) return terms;
   const topic = terms.filter((t) => !REQUEST_TERMS.has(t));
   return topic.length > 0 ? topic : terms;
 }
@@ -135,9 +137,10 @@ export async function analyzeQuery(
     : informative(parseTemporalQuery(query, reference), reference);
   const [vector] = await s.embedder.embed([query]);
   const elapsed = ASKS_ELAPSED.test(query);
+  const advice = ADVICE_REQUEST.test(query);
   return {
     text: query,
-    terms: queryTerms(query),
+    terms: queryTerms(query, advice),
     entityProbes: [...new Set(wordRuns(query))],
     window: parsed ? { start: parsed.start, end: parsed.end } : null,
     windowAbsolute: parsed?.absolute === true,
@@ -145,6 +148,7 @@ export async function analyzeQuery(
     asksWhen: ASKS_WHEN.test(query) || elapsed || ASKS_DURATION.test(query) || ASKS_ORDER.test(query),
     asksQuantity:
       !elapsed && ASKS_QUANTITY.test(query) ? (ASKS_MONEY.test(query) ? 'money' : 'number') : null,
+    asksAdvice: advice,
     reference,
     vector: vector!,
   };

@@ -48,6 +48,12 @@ export const RERANK_WEIGHTS = {
   type: 0.05,
   /** Share of the memory's sentences that state rather than ask: a question holds no fact. */
   statement: 0.2,
+  /**
+   * The query asks for advice ("can you suggest…") and the memory states a taste (fact type
+   * `preference`): the advice should suit it, and it rarely shares the request's words. Low, as a
+   * history's requests on the topic answer too (docs/recall.md, "Requests for advice").
+   */
+  taste: 0.1,
 } as const;
 
 type Feature = keyof typeof RERANK_WEIGHTS;
@@ -67,6 +73,7 @@ const VALUES = [
   'recency',
   'type',
   'statement',
+  'taste',
 ] as const satisfies readonly Feature[];
 if (VALUES.join() !== FEATURES.join()) throw new Error('rerank: VALUES must list RERANK_WEIGHTS in order');
 
@@ -242,8 +249,8 @@ function recency(m: Memory, reference: Date): number {
 
 /**
  * The reranker: a weighted mean of the signals above, in [0, 1]. Signals that do not apply to
- * the query (no entity named, no time range, not a "when" question, no quantity asked, graph
- * off) are left out of the mean rather than counted as zero. `on.temporal`: a window applies (the query's, or one
+ * the query (no entity named, no time range, not a "when" question, no quantity asked, no
+ * advice asked, graph off) are left out of the mean rather than counted as zero. `on.temporal`: a window applies (the query's, or one
  * anchored on an event). Needs no model; deterministic.
  */
 export function rerank(
@@ -278,6 +285,7 @@ export function rerank(
     recency: true,
     type: true,
     statement: true,
+    taste: q.asksAdvice,
   };
   const weights: Record<Feature, number> = { ...RERANK_WEIGHTS };
   if (q.windowAbsolute) weights.temporal *= ABSOLUTE_WINDOW;
@@ -304,6 +312,7 @@ export function rerank(
       recency(m, q.reference),
       TYPE_PRIOR[m.type] ?? 0.5,
       text.statement,
+      m.type === 'preference' ? 1 : 0,
     ];
     let sum = 0;
     for (let f = 0; f < values.length; f++) if (used[f]) sum += w[f]! * values[f]!;
