@@ -13,28 +13,10 @@ const KEY_PATTERN = /^mk_([A-Za-z0-9]{12})_([A-Za-z0-9_-]{32,})$/;
 /** A whole API key anywhere in a text (to keep secrets out of what is stored). */
 export const KEY_IN_TEXT = /mk_[A-Za-z0-9]{12}_[A-Za-z0-9_-]{32,}/;
 
-/**
- * The install's pepper by store. It is written once (`ON CONFLICT DO NOTHING`) and never changed,
- * so it is read once per process instead of on every request that presents a key (a statement
- * each); a failed read is not kept.
- */
-const peppers = new WeakMap<TenancyStore, Promise<string>>();
-
-function pepperOf(store: TenancyStore): Promise<string> {
-  let pepper = peppers.get(store);
-  if (!pepper) {
-    pepper = store.setting('key_pepper', () => randomBytes(32).toString('base64url'));
-    peppers.set(store, pepper);
-    pepper.catch(() => peppers.delete(store));
-  }
-  return pepper;
-}
-
 /** Keys are high-entropy, so a keyed fast hash (HMAC-SHA256 with a per-install pepper) suffices. */
 async function hashSecret(s: Tenancy, secret: string): Promise<string> {
-  return createHmac('sha256', await pepperOf(s.store))
-    .update(secret)
-    .digest('base64url');
+  const pepper = await s.store.setting('key_pepper', () => randomBytes(32).toString('base64url'));
+  return createHmac('sha256', pepper).update(secret).digest('base64url');
 }
 
 export async function createProject(s: Tenancy, input: { id: string; name: string; limits?: ProjectLimits }) {
