@@ -4,7 +4,9 @@
  * and the server can end it by terminating the thread. It answers each `PdfJob` it is sent with a
  * `PdfOutcome`, and is kept for the next PDF (starting a thread and loading pdf.js costs ~1 s of CPU).
  */
+import { readlinkSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
+import type { ThreadHello } from './pdf.js';
 
 /** What the server hands the thread: the bytes (transferred) and the count caps. */
 export interface PdfJob {
@@ -82,7 +84,18 @@ async function serve(job: PdfJob): Promise<PdfOutcome> {
   }
 }
 
+/** This thread's id in the operating system (Linux: /proc/thread-self names it), for `pdf.ts` to read its CPU time. */
+function osThreadId(): number | null {
+  try {
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    return Number.isInteger(tid) && tid > 0 ? tid : null;
+  } catch {
+    return null;
+  }
+}
+
 const port = parentPort;
+port?.postMessage({ tid: osThreadId() } satisfies ThreadHello);
 port?.on('message', (job: PdfJob) => {
   serve(job).then((outcome) => port.postMessage(outcome));
 });
