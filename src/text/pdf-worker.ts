@@ -6,7 +6,6 @@
  */
 import { readlinkSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
-import type { ThreadHello } from './pdf.js';
 
 /** What the server hands the thread: the bytes (transferred) and the count caps. */
 export interface PdfJob {
@@ -19,6 +18,11 @@ export interface PdfJob {
 export type PdfOutcome =
   | { ok: true; text: string }
   | { ok: false; refusal: 'too_large' | 'unreadable'; why: string };
+
+/** What the thread says first: its thread id in the operating system (null where unknown). */
+export interface ThreadHello {
+  tid: number | null;
+}
 
 interface TextItem {
   str?: string;

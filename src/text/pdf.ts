@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { AppError } from '../contract/errors.js';
-import type { PdfJob, PdfOutcome } from './pdf-worker.js';
+import type { PdfJob, PdfOutcome, ThreadHello } from './pdf-worker.js';
 
 /** Bounds on reading one PDF: what a hostile file (a "PDF bomb") can make the server do. */
 export interface PdfLimits {
@@ -151,11 +151,6 @@ async function readIn(
       idle.push(worker);
     } else await worker.terminate();
   }
-}
-
-/** What a reading thread says first: its thread id in the operating system (null where unknown). */
-export interface ThreadHello {
-  tid: number | null;
 }
 
 /** The OS thread id each reading thread said it has (`ThreadHello`). */
