@@ -4,6 +4,7 @@
  * and the server can end it by terminating the thread. It answers each `PdfJob` it is sent with a
  * `PdfOutcome`, and is kept for the next PDF (starting a thread and loading pdf.js costs ~1 s of CPU).
  */
+import { readlinkSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
 
 /** What the server hands the thread: the bytes (transferred) and the count caps. */
@@ -17,6 +18,11 @@ export interface PdfJob {
 export type PdfOutcome =
   | { ok: true; text: string }
   | { ok: false; refusal: 'too_large' | 'unreadable'; why: string };
+
+/** What the thread says first: its thread id in the operating system (null where unknown). */
+export interface ThreadHello {
+  tid: number | null;
+}
 
 interface TextItem {
   str?: string;
@@ -82,7 +88,18 @@ async function serve(job: PdfJob): Promise<PdfOutcome> {
   }
 }
 
+/** This thread's id in the operating system (Linux: /proc/thread-self names it), for `pdf.ts` to read its CPU time. */
+function osThreadId(): number | null {
+  try {
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    return Number.isInteger(tid) && tid > 0 ? tid : null;
+  } catch {
+    return null;
+  }
+}
+
 const port = parentPort;
+port?.postMessage({ tid: osThreadId() } satisfies ThreadHello);
 port?.on('message', (job: PdfJob) => {
   serve(job).then((outcome) => port.postMessage(outcome));
 });

@@ -13,6 +13,7 @@ import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai-server.js';
 import { ENGINES, openTestStore } from '../helpers/engines.js';
 import { metricSample as sample } from '../helpers/prometheus.js';
 import { wrongSecret } from '../helpers/keys.js';
+import { until } from '../helpers/until.js';
 
 const ADMIN = 'observability-admin-token';
 
@@ -152,8 +153,12 @@ for (const engine of ENGINES) {
       setFlagsFromString('--expose-gc');
       const gc = runInNewContext('gc') as () => void;
       gc();
-      await new Promise((resolve) => setTimeout(resolve, 50)); // the GC observer reports asynchronously
-      const text = await (await call('GET', '/metrics', null)).text();
+      // The GC observer reports asynchronously: wait for the report (the gauge reads 0 until
+      // then), not for a fixed 50 ms, which a loaded machine did not always give it (live heap 0).
+      const text = await until(
+        async () => (await call('GET', '/metrics', null)).text(),
+        (t) => (sample(t, 'mnemo_heap_live_bytes') ?? 0) > 0,
+      );
       const live = sample(text, 'mnemo_heap_live_bytes') ?? 0;
       const total = sample(text, 'nodejs_heap_size_total_bytes') ?? 0;
       assert.ok(live > 1e6 && live <= total, `live heap ${live} of ${total}`);

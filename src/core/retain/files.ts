@@ -28,9 +28,22 @@ export interface FileMeta {
 export const MAX_FILES = 20;
 /** Characters of text one file may yield: ten Retain items of the longest content. */
 export const MAX_FILE_TEXT_CHARS = 10 * MAX_CONTENT_CHARS;
-/** Pages of one PDF, and the time reading all the PDFs of one upload may take. */
+/** Pages of one PDF. */
 export const MAX_PDF_PAGES = 500;
-export const MAX_PDF_MS = 20_000;
+/** CPU time (of the reading threads) reading all the PDFs of one upload may take. */
+export const MAX_PDF_CPU_MS = 20_000;
+/**
+ * Wall-clock time reading the PDFs of one upload may take, waiting for a turn included: the bound
+ * on a reading that spends no CPU, six times the CPU limit so that a loaded machine is not taken
+ * for a hostile file.
+ */
+export const MAX_PDF_WALL_MS = 120_000;
+
+/** The reading of one upload's files: when it began and the CPU its PDFs spent, shared by its PDFs. */
+export interface UploadReading {
+  since: number;
+  spent: { cpuMs: number };
+}
 
 /** The kinds of file whose text is retained. */
 export type FileKind = 'text' | 'markdown' | 'html' | 'pdf';
@@ -87,16 +100,22 @@ const tooLarge = (name: string) => {
 };
 
 /**
- * The text of a file of a known kind, bounded (413 past the bounds). `since`: when the upload's
- * reading started, so that its PDFs share one time limit rather than each having its own.
+ * The text of a file of a known kind, bounded (413 past the bounds). `upload`: the reading of the
+ * upload it came in, so that its PDFs share one CPU limit and one wall-clock bound rather than
+ * each having its own.
  */
-export async function fileText(f: UploadedFile, kind: FileKind, since = Date.now()): Promise<string> {
+export async function fileText(
+  f: UploadedFile,
+  kind: FileKind,
+  upload: UploadReading = { since: Date.now(), spent: { cpuMs: 0 } },
+): Promise<string> {
   if (kind === 'pdf')
     return pdfText(f.name, f.data, {
       maxPages: MAX_PDF_PAGES,
       maxChars: MAX_FILE_TEXT_CHARS,
-      maxMs: MAX_PDF_MS,
-      since,
+      maxCpuMs: MAX_PDF_CPU_MS,
+      maxWallMs: MAX_PDF_WALL_MS,
+      ...upload,
     });
   let raw: string;
   try {
@@ -147,7 +166,7 @@ export interface FileRetainResult {
 /**
  * Retains uploaded files: a project with no budget left is refused (429) before any file is read;
  * every file's kind and text are checked and extracted first (a 415, 413 or 400 for one refuses
- * the upload, nothing queued; PDFs share one time limit per upload); the whole upload is charged
+ * the upload, nothing queued; PDFs share one CPU limit per upload); the whole upload is charged
  * at once (429, nothing queued); then each file's text is queued as an async Retain of one
  * document (its id given or the file's name), in items of at most the longest Retain content.
  * One operation per file, as Hindsight answers.
@@ -165,11 +184,11 @@ export async function retainFiles(
   if (meta.length > files.length)
     throw invalid('request.files_metadata', `${meta.length} entries for ${files.length} files`);
   await requireRetainBudget(s, projectId);
-  const since = Date.now();
+  const upload: UploadReading = { since: Date.now(), spent: { cpuMs: 0 } };
   const requests: { file: UploadedFile; kind: FileKind; text: string; req: RetainRequest }[] = [];
   for (const [i, file] of files.entries()) {
     const kind = fileKind(file);
-    const text = await fileText(file, kind, since);
+    const text = await fileText(file, kind, upload);
     if (text === '') throw invalid(`files.${i}`, `file '${file.name}' holds no text`);
     const m = meta[i] ?? {};
     const item = (content: string): RetainItem => ({
