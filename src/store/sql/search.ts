@@ -427,9 +427,7 @@ export function searchQueries(db: Db): SearchStore {
           }
         }
       } else {
-        // Not while this process's VACUUM runs: ANALYZE would wait for its lock on the postings,
-        // and the Recall with it; the next check analyzes.
-        if (grown && !vacuuming) await db.exec('ANALYZE');
+        if (grown) await db.exec('ANALYZE');
         // Without autovacuum nothing marks the postings' pages all-visible on PostgreSQL either,
         // and an index-only scan then reads the table for each posting: over a 10k bank just
         // loaded, ~1,800 heap fetches per question and ~1 ms more of database CPU per Recall
