@@ -7,12 +7,12 @@
  * store vacuums the postings there too. With autovacuum on, that is left to autovacuum.
  */
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import { seedItems } from '../../bench/load-driver.js';
 import { bankPath, type TestApp, testApp } from '../helpers/app.js';
 import { storeOver } from '../../src/store/open.js';
 import type { Db } from '../../src/store/db.js';
-import { ENGINES, type EngineName, openTestDb } from '../helpers/engines.js';
+import { ENGINES, openTestDb } from '../helpers/engines.js';
 import { until } from '../helpers/until.js';
 
 const BANK = 'postings';
@@ -21,44 +21,42 @@ const MEMORIES = 1600;
 
 for (const engine of ENGINES) {
   describe(`postings' visibility after a load (${engine})`, () => {
-    test('searching leaves most postings pages all-visible when nothing else vacuums', async () => {
-      const { db, dispose } = await openTestDb(engine);
-      const t = await testApp(engine, { store: Object.assign(storeOver(db), { dispose }) });
-      try {
-        await loadAndSearch(engine, t, db);
-      } finally {
-        await t.close();
-      }
+    let t: TestApp;
+    let db: Db;
+    before(async () => {
+      const opened = await openTestDb(engine);
+      db = opened.db;
+      t = await testApp(engine, { store: Object.assign(storeOver(db), { dispose: opened.dispose }) });
     });
-  });
-}
+    after(() => t.close());
 
-/** Loads MEMORIES into a bank, then recalls until the statistics check has run. */
-async function loadAndSearch(engine: EngineName, t: TestApp, db: Db) {
-  for (let i = 0; i < MEMORIES; i += 400) {
-    const r = await t.call('POST', bankPath(BANK, '/memories'), { body: { items: seedItems(i, 400) } });
-    assert.equal(r.status, 200, JSON.stringify(r.body));
-  }
-  const pages = () =>
-    db.query<{ pages: number; visible: number; autovacuum: string }>(
-      `SELECT pg_relation_size('memory_terms') / current_setting('block_size')::int AS pages,
+    test('searching leaves most postings pages all-visible when nothing else vacuums', async () => {
+      for (let i = 0; i < MEMORIES; i += 400) {
+        const r = await t.call('POST', bankPath(BANK, '/memories'), { body: { items: seedItems(i, 400) } });
+        assert.equal(r.status, 200, JSON.stringify(r.body));
+      }
+      const pages = () =>
+        db.query<{ pages: number; visible: number; autovacuum: string }>(
+          `SELECT pg_relation_size('memory_terms') / current_setting('block_size')::int AS pages,
              relallvisible::int AS visible, current_setting('autovacuum') AS autovacuum
            FROM pg_class WHERE oid = 'memory_terms'::regclass`,
-    );
-  const [first] = await pages();
-  assert.ok(first!.pages > 100, `postings on ${first!.pages} pages`);
-  if (engine === 'postgres' && first!.autovacuum === 'on') return; // autovacuum's to do
-  // Recall checks the statistics at most once a second: ask until the check has run.
-  const [last] = await until(
-    async () => {
-      const r = await t.call('POST', bankPath(BANK, '/memories/recall'), {
-        body: { query: 'Did Grace borrow the tomato plants?', budget: 'mid' },
-      });
-      assert.equal(r.status, 200, JSON.stringify(r.body));
-      return pages();
-    },
-    ([p]) => p!.visible >= p!.pages / 2,
-    15_000,
-  );
-  assert.ok(last!.visible >= last!.pages / 2, JSON.stringify(last));
+        );
+      const [first] = await pages();
+      assert.ok(first!.pages > 100, `postings on ${first!.pages} pages`);
+      if (engine === 'postgres' && first!.autovacuum === 'on') return; // autovacuum's to do
+      // Recall checks the statistics at most once a second: ask until the check has run.
+      const [last] = await until(
+        async () => {
+          const r = await t.call('POST', bankPath(BANK, '/memories/recall'), {
+            body: { query: 'Did Grace borrow the tomato plants?', budget: 'mid' },
+          });
+          assert.equal(r.status, 200, JSON.stringify(r.body));
+          return pages();
+        },
+        ([p]) => p!.visible >= p!.pages / 2,
+        15_000,
+      );
+      assert.ok(last!.visible >= last!.pages / 2, JSON.stringify(last));
+    });
+  });
 }
