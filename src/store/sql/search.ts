@@ -295,8 +295,6 @@ const CHANNELS = ['semantic', 'keyword', 'temporal', 'graph'] as const;
 export function searchQueries(db: Db): SearchStore {
   let checkedAt = 0;
   let visibilityChecked = false;
-  /** The postings' VACUUM running in the background (PostgreSQL without autovacuum). */
-  let vacuuming: Promise<void> | null = null;
   const exactSearch = (
     q: Queryable,
     projectId: string,
@@ -367,8 +365,7 @@ export function searchQueries(db: Db): SearchStore {
       // keyword search read postings from the index alone (migration 11), and it only visits
       // pages changed since the last one. It also runs, once per process, when most postings
       // pages are not marked all-visible (a data directory upgraded to migration 11, or loaded
-      // in bulk). A PostgreSQL server with autovacuum off is in PGlite's case for the postings:
-      // there the store vacuums them too (below).
+      // in bulk).
       if (Date.now() - checkedAt < STATISTICS_CHECK_MS) return;
       checkedAt = Date.now();
       const rows = await db.query<{
@@ -377,7 +374,6 @@ export function searchQueries(db: Db): SearchStore {
         pages: number;
         visible: number;
         links_grown: boolean;
-        autovacuum: boolean;
       }>(
         `SELECT (SELECT reltuples FROM pg_class WHERE oid = 'memories'::regclass)::float8 AS analyzed,
                 (SELECT coalesce(sum(memory_count), 0) FROM banks)::float8 AS now,
@@ -385,18 +381,10 @@ export function searchQueries(db: Db): SearchStore {
                 -- Entities and their links grow ~100 rows per memory in a Retain that names many:
                 -- stale statistics there made every foreign-key check and entity lookup a scan.
                 EXISTS (SELECT 1 FROM pg_class l WHERE l.oid IN ('entities'::regclass, 'memory_entities'::regclass)
-                  AND pg_relation_size(l.oid) / current_setting('block_size')::int > 1.25 * l.relpages + 10) AS links_grown,
-                current_setting('autovacuum') = 'on' AS autovacuum
+                  AND pg_relation_size(l.oid) / current_setting('block_size')::int > 1.25 * l.relpages + 10) AS links_grown
          FROM pg_class c WHERE c.oid = 'memory_terms'::regclass`,
       );
-      const {
-        analyzed = 0,
-        now = 0,
-        pages = 0,
-        visible = 0,
-        links_grown = false,
-        autovacuum = true,
-      } = rows[0] ?? {};
+      const { analyzed = 0, now = 0, pages = 0, visible = 0, links_grown = false } = rows[0] ?? {};
       const grown = (now > 0 && (analyzed < 0 || now > 1.25 * analyzed + 100)) || links_grown;
       const invisible = !visibilityChecked && pages > 100 && visible < pages / 2;
       if (db.engine === 'pglite' && (grown || invisible)) {
@@ -426,23 +414,7 @@ export function searchQueries(db: Db): SearchStore {
               });
           }
         }
-      } else {
-        if (grown) await db.exec('ANALYZE');
-        // Without autovacuum nothing marks the postings' pages all-visible on PostgreSQL either,
-        // and an index-only scan then reads the table for each posting: over a 10k bank just
-        // loaded, ~1,800 heap fetches per question and ~1 ms more of database CPU per Recall
-        // (docs/recall.md). VACUUM visits only the pages not marked yet. In the background, one at
-        // a time: at a million memories the first one takes long, and no Recall waits for it.
-        if (!autovacuum && (grown || invisible) && !vacuuming) {
-          visibilityChecked ||= invisible;
-          vacuuming = db
-            .exec('VACUUM memory_terms')
-            .catch(() => {}) // the pages stay as they were; the next growth tries again
-            .finally(() => {
-              vacuuming = null;
-            });
-        }
-      }
+      } else if (grown) await db.exec('ANALYZE');
     },
 
     async semanticSearch(projectId, bankId, vector, filter, limit) {
