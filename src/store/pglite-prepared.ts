@@ -30,7 +30,6 @@ interface Statement {
 export function preparedStatements(pg: PGlite, unread = false) {
   const statements = new Map<string, Statement>();
   let made = 0;
-  const send = <T>(parts: Uint8Array[], fields?: Field[]) => exchange<T>(pg, parts, fields);
   /** Runs a statement: its rows, or its answer unread. */
   const rowsOf = async <T>(parts: Uint8Array[], fields: Field[] = []): Promise<T[]> => {
     const bytes = await answerBytes(pg, parts);
@@ -40,7 +39,7 @@ export function preparedStatements(pg: PGlite, unread = false) {
 
   async function prepare(sql: string): Promise<Statement> {
     const name = `mnemo_${++made}`;
-    const described = await send([
+    const described = await exchange(pg, [
       serialize.parse({ name, text: sql }),
       serialize.describe({ type: 'S', name }),
       serialize.sync(),

@@ -32,7 +32,8 @@ function unpack(e: ThreadError): Error {
   return err;
 }
 
-type Call = Request extends infer R ? (R extends Request ? Omit<R, 'id' | 'background'> : never) : never;
+/** A request as its caller gives it (`call` adds its id and whether it is background work), each kind on its own. */
+type Call<R = Request> = R extends Request ? Omit<R, 'id' | 'background'> : never;
 
 /** Each thread's engine's way to crash it (tests). */
 const crashes = new WeakMap<Db, () => Promise<unknown>>();
