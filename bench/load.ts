@@ -8,8 +8,9 @@
  *
  * Run: `npm run bench -- load [--engines pglite,postgres] [--memories 10000] [--seconds 15]
  *   [--concurrency 16,64,256] [--mixes recall,recall-unique,recall+retain,retain] [--no-worker]
- *   [--cpu-prof DIR]` (or `npx tsx bench/load.ts` with the same flags). `--no-worker`: no
- * consolidation behind the seeding, so recall is measured alone; `--cpu-prof DIR`: the server
+ *   [--no-vacuum] [--cpu-prof DIR]` (or `npx tsx bench/load.ts` with the same flags). `--no-worker`: no
+ * consolidation behind the seeding, so recall is measured alone; `--no-vacuum`: PostgreSQL's
+ * database is not vacuumed after the seeding (by default it is, as autovacuum would after a load); `--cpu-prof DIR`: the server
  * writes a V8 CPU profile of its whole run into DIR when it stops.
  * Target (the issue): recall at concurrency 64 on 10k memories >= 500 rps, p99 < 250 ms, no errors.
  */
@@ -42,6 +43,8 @@ export interface LoadOptions {
   mixes?: Mix[];
   /** Run the server's in-process worker (consolidation behind the seeding Retains); default true. */
   worker?: boolean;
+  /** PostgreSQL: vacuum the database after seeding, as autovacuum would after a load; default true. */
+  vacuum?: boolean;
   /** A directory the server writes a V8 CPU profile into when it stops (`node --cpu-prof`). */
   cpuProf?: string;
   log?: (line: string) => void;
@@ -88,8 +91,9 @@ export async function benchLoad(opts: LoadOptions = {}): Promise<LoadRow[]> {
       const background = Number.isNaN(drained)
         ? 'background operations still running after 300 s'
         : `background operations done ${drained.toFixed(0)} s later`;
+      const vacuumed = bench.vacuum && opts.vacuum !== false ? (await bench.vacuum(), '; vacuumed') : '';
       log(
-        `${engine}: seeded ${memories} memories in ${seeded.toFixed(1)} s, ${background}; server RSS ${rssMB(pid).toFixed(0)} MB`,
+        `${engine}: seeded ${memories} memories in ${seeded.toFixed(1)} s, ${background}${vacuumed}; server RSS ${rssMB(pid).toFixed(0)} MB`,
       );
       // Warm-up: first recalls compile queries and fill caches.
       await autocannon({ url: bench.url, connections: 4, duration: 3, requests: mixRequests('recall') });
@@ -180,6 +184,7 @@ export function loadArgs(argv: string[]): LoadOptions {
     concurrency: list(arg('concurrency'))?.map(Number),
     mixes: list(arg('mixes')) as Mix[] | undefined,
     worker: !argv.includes('--no-worker'),
+    vacuum: !argv.includes('--no-vacuum'),
     cpuProf: arg('cpu-prof'),
   };
 }

@@ -3,7 +3,7 @@
  * recall-latency` runs only the named ones. Flags after the names go to the benchmarks that
  * take them (`--per-turn`, `--engine`, `--config` for locomo; `--engine`, `--samples` for
  * evaluations; `--sizes`, `--engines`, `--fresh`, `--database`, `--load-only` for recall-latency; `--engines`, `--mixes`, `--concurrency`,
- * `--seconds`, `--memories`, `--no-worker`, `--cpu-prof` for load; `--items`, `--entities`,
+ * `--seconds`, `--memories`, `--no-worker`, `--no-vacuum`, `--cpu-prof` for load; `--items`, `--entities`,
  * `--seconds`, `--disk` for isolation; `--rows`, `--offset` for offsets; `--memories`, `--runs`, `--only` for aggregates; `--quick`, `--engine=pglite` for linear).
  */
 import { aggregateArgs, benchAggregates } from './aggregates.js';
