@@ -91,9 +91,10 @@ export async function benchLoad(opts: LoadOptions = {}): Promise<LoadRow[]> {
       const background = Number.isNaN(drained)
         ? 'background operations still running after 300 s'
         : `background operations done ${drained.toFixed(0)} s later`;
-      const vacuumed = bench.vacuum && opts.vacuum !== false ? (await bench.vacuum(), '; vacuumed') : '';
+      const vacuum = opts.vacuum !== false ? bench.vacuum : undefined;
+      if (vacuum) await vacuum();
       log(
-        `${engine}: seeded ${memories} memories in ${seeded.toFixed(1)} s, ${background}${vacuumed}; server RSS ${rssMB(pid).toFixed(0)} MB`,
+        `${engine}: seeded ${memories} memories in ${seeded.toFixed(1)} s, ${background}${vacuum ? '; vacuumed' : ''}; server RSS ${rssMB(pid).toFixed(0)} MB`,
       );
       // Warm-up: first recalls compile queries and fill caches.
       await autocannon({ url: bench.url, connections: 4, duration: 3, requests: mixRequests('recall') });
