@@ -4,7 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { Command, CommanderError } from 'commander';
 import { createLogger } from '../api/logger.js';
 import { compose } from '../runtime/compose.js';
-import { startServer } from '../runtime/server.js';
+import { exitWhenLost, startServer } from '../runtime/server.js';
 import { loadConfig } from '../config/load.js';
 import { AppError } from '../core/errors.js';
 import { registerClientCommands } from './client/index.js';
@@ -33,6 +33,7 @@ export function createProgram(io: CliIo): Command {
     const engine = config.databaseUrl ? 'postgres' : `embedded (${config.dataDir})`;
     log.info({ url: server.url, engine }, 'mnemo listening');
     console.error(`mnemo listening on ${server.url} — storage: ${engine}`);
+    exitWhenLost(server, log, (code) => process.exit(code));
     const stop = async () => {
       await server.close();
       process.exit(0);

@@ -16,6 +16,11 @@ export interface Db extends Queryable {
    */
   readonly ownThread?: boolean;
   /**
+   * Settles, with the cause, when the engine is gone for good and no later call can answer (the
+   * embedded engine's thread died); stays pending otherwise, after `close` too.
+   */
+  readonly lost?: Promise<Error>;
+  /**
    * Runs `fn` in one transaction; rolls back if it throws. `snapshot`: read only, and every
    * statement sees the same committed state (REPEATABLE READ on PostgreSQL; on the embedded
    * engine any transaction is one, since it holds the only connection until it ends).

@@ -50,6 +50,7 @@ function inTransaction(tx: Queryable, { engine, ownThread }: Db): Db {
 export function storeOver(db: Db): Store {
   return {
     engine: db.engine,
+    lost: db.lost,
     ping: () => db.ping(),
     close: () => db.close(),
     poolStats: () => db.poolStats?.() ?? null,

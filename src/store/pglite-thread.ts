@@ -52,7 +52,7 @@ export const crashEngineThread = (db: Db): Promise<unknown> => crashes.get(db)!(
  * (which carries the BEGIN) until this side ends it.
  *
  * A thread that dies (out of memory, a crash) fails every pending and later call with an
- * `unavailable` error instead of leaving it waiting. The thread keeps the process alive only
+ * `unavailable` error instead of leaving it waiting, and settles `lost`. The thread keeps the process alive only
  * while a call waits on it.
  */
 export async function openPgliteThread(
@@ -66,6 +66,11 @@ export async function openPgliteThread(
   const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   let made = 0;
   let gone: AppError | undefined;
+  let closed: Promise<void> | undefined;
+  let lostWith!: (why: Error) => void;
+  const lost = new Promise<Error>((resolve) => {
+    lostWith = resolve;
+  });
 
   const settle = (id: number) => {
     const p = pending.get(id);
@@ -78,6 +83,7 @@ export async function openPgliteThread(
       'unavailable',
       `the embedded database's thread stopped (${why}); restart mnemo to open it again`,
     );
+    if (!closed) lostWith(gone);
     for (const id of [...pending.keys()]) settle(id)!.reject(gone);
   };
   let parsers: Parsers = types.parsers;
@@ -123,7 +129,6 @@ export async function openPgliteThread(
     exec: (sql) => call<void>({ op: 'exec', sql }),
   };
   let transactions = 0;
-  let closed: Promise<void> | undefined;
   // Requests' statements go to the thread as they come; background work waits here until they
   // are quiet (the thread's gate alone would see a quiet between two statements of one request
   // while its answer travels back and the next comes).
@@ -158,6 +163,7 @@ export async function openPgliteThread(
   const db: Db = {
     engine: 'pglite',
     ownThread: true,
+    lost,
     query: (sql, params) => gate(() => top.query(sql, params)),
     exec: (sql) => gate(() => top.exec(sql)),
     transaction: (fn, mode) => gate(() => transaction(fn, mode)),

@@ -190,6 +190,8 @@ export interface Store
     TransferArchiveStore,
     MentalModelStore {
   readonly engine: 'pglite' | 'postgres';
+  /** The engine gone for good, if it can be (`Db.lost`). */
+  readonly lost?: Promise<Error>;
   ping(): Promise<void>;
   close(): Promise<void>;
   /** Connection pool use (PostgreSQL), null for the embedded engine. */
