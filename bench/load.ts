@@ -2,8 +2,8 @@
  * Load: autocannon against a `mnemo serve` child process on loopback, over a bank of 10k
  * memories, with recall-only (repeated and all-distinct queries), recall+retain (9:1) and retain-only mixes at concurrency 16, 64
  * and 256 for a bounded time each; prints throughput, p50/p99 latency, errors (connection
- * errors, timeouts and non-2xx answers), CPU per request of the server process and (PostgreSQL)
- * of its database backends, and the server's resident memory before and after.
+ * errors, timeouts and non-2xx answers), CPU per request of the server process, (PostgreSQL)
+ * of its database backends and of the load generator itself (autocannon, in this process), and the server's resident memory before and after.
  * Embedded engine always; PostgreSQL too with MNEMO_BENCH_DATABASE_URL or MNEMO_TEST_DATABASE_URL.
  *
  * Run: `npm run bench -- load [--engines pglite,postgres] [--memories 10000] [--seconds 15]
@@ -62,6 +62,11 @@ export interface LoadRow {
   nodeCpuMs: number;
   /** CPU ms per request of the server's PostgreSQL backends (NaN on the embedded engine). */
   dbCpuMs: number;
+  /**
+   * CPU ms per request of the load generator (autocannon, in this process): on one machine it
+   * takes its share of the cores from the server's.
+   */
+  clientCpuMs: number;
   rssStartMB: number;
   rssPeakMB: number;
   rssEndMB: number;
@@ -114,6 +119,7 @@ export async function benchLoad(opts: LoadOptions = {}): Promise<LoadRow[]> {
           const db = bench.database;
           const [nodeBefore, dbBefore] = [cpuSeconds(pid), db ? await databaseCpuSeconds(db) : null];
           const mainBefore = cpuSeconds(pid, true);
+          const clientBefore = process.cpuUsage();
           const r = await autocannon({
             url: bench.url,
             connections: concurrency,
@@ -121,6 +127,7 @@ export async function benchLoad(opts: LoadOptions = {}): Promise<LoadRow[]> {
             timeout: 30,
             requests: mixRequests(mix, undefined, ++cell),
           });
+          const client = process.cpuUsage(clientBefore);
           const nodeCpu = cpuSeconds(pid) - nodeBefore;
           const mainCpu = cpuSeconds(pid, true) - mainBefore;
           const dbCpu = db && dbBefore ? cpuSpent(dbBefore, await databaseCpuSeconds(db)) : Number.NaN;
@@ -137,6 +144,7 @@ export async function benchLoad(opts: LoadOptions = {}): Promise<LoadRow[]> {
             errors: r.errors + r.timeouts + r.non2xx,
             nodeCpuMs: perRequest(nodeCpu),
             dbCpuMs: perRequest(dbCpu),
+            clientCpuMs: perRequest((client.user + client.system) / 1e6),
             rssStartMB: samples[0] ?? Number.NaN,
             rssPeakMB: Math.max(...samples),
             rssEndMB: samples.at(-1) ?? Number.NaN,
@@ -146,7 +154,7 @@ export async function benchLoad(opts: LoadOptions = {}): Promise<LoadRow[]> {
             .map(([code, s]) => `${code}:${s.count}`)
             .join(' ');
           log(
-            `  ${mix} c=${concurrency}: ${row.rps.toFixed(0)} rps, p50 ${row.p50} ms, p99 ${row.p99} ms, errors ${row.errors} [${codes}], CPU per request ${row.nodeCpuMs.toFixed(2)} ms Node (main thread ${perRequest(mainCpu).toFixed(2)}) + ${row.dbCpuMs.toFixed(2)} ms database, load ${loadavg()[0]!.toFixed(1)}`,
+            `  ${mix} c=${concurrency}: ${row.rps.toFixed(0)} rps, p50 ${row.p50} ms, p99 ${row.p99} ms, errors ${row.errors} [${codes}], CPU per request ${row.nodeCpuMs.toFixed(2)} ms Node (main thread ${perRequest(mainCpu).toFixed(2)}) + ${row.dbCpuMs.toFixed(2)} ms database + ${row.clientCpuMs.toFixed(2)} ms client, load ${loadavg()[0]!.toFixed(1)}`,
           );
           const cause = unhandledErrors(bench.server)[0];
           if (cause) log(`  first unhandled error of the server: ${cause.slice(0, 500)}`);
@@ -162,11 +170,11 @@ export async function benchLoad(opts: LoadOptions = {}): Promise<LoadRow[]> {
 /** The result table (markdown). */
 export function formatLoad(rows: LoadRow[]): string {
   const head =
-    '| engine | mix | concurrency | req/s | p50 ms | p99 ms | errors | CPU ms/request: Node | database | server RSS MB (start / peak / end) |';
-  const sep = '|---|---|---:|---:|---:|---:|---:|---:|---:|---|';
+    '| engine | mix | concurrency | req/s | p50 ms | p99 ms | errors | CPU ms/request: Node | database | client | server RSS MB (start / peak / end) |';
+  const sep = '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|';
   const lines = rows.map(
     (r) =>
-      `| ${r.engine} | ${r.mix} | ${r.concurrency} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.nodeCpuMs.toFixed(2)} | ${Number.isNaN(r.dbCpuMs) ? '—' : r.dbCpuMs.toFixed(2)} | ${r.rssStartMB.toFixed(0)} / ${r.rssPeakMB.toFixed(0)} / ${r.rssEndMB.toFixed(0)} |`,
+      `| ${r.engine} | ${r.mix} | ${r.concurrency} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.nodeCpuMs.toFixed(2)} | ${Number.isNaN(r.dbCpuMs) ? '—' : r.dbCpuMs.toFixed(2)} | ${r.clientCpuMs.toFixed(2)} | ${r.rssStartMB.toFixed(0)} / ${r.rssPeakMB.toFixed(0)} / ${r.rssEndMB.toFixed(0)} |`,
   );
   return [head, sep, ...lines].join('\n');
 }
