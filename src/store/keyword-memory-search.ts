@@ -3,11 +3,12 @@
  * process. Every float is computed as the function computes it: a posting's part is
  * `idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))` in that order, phase 2 sums a
  * candidate's words in the query terms' order (the function's `rest` numbered in `q`'s order,
- * which is the index's: term ascending, C collation), and the IDF mass in that order too. One
- * sum is not reproducible: the function's summed phase 1 (three or more drivers, or every word
- * past the budget) adds a memory's parts in the order a sort of its rows leaves them, which is
- * PostgreSQL's to choose; here they are added in the readers' order. With two parts the sum is
- * the same float either way.
+ * which an index scan of `bank_terms` gives: term ascending, C collation), and the IDF mass in
+ * that order too. Two orders are the function's plan's, not reproducible here: a bitmap scan of
+ * `bank_terms` (a small bank's plan) reads the terms in the order of their rows on the page, and
+ * the summed phase 1 (three or more drivers, or every word past the budget) adds a memory's parts
+ * in the order a sort of its rows leaves them; here they are added in the readers' order. Where
+ * they differ, a score can differ in its last bit (with two parts a sum is the same either way).
  */
 import type { Hit } from './records.js';
 import type { KeywordIndex } from './keyword-memory.js';
