@@ -12,7 +12,6 @@
  * operations in the same order. IDF is read from the database with the postings: V8's `Math.log`
  * and PostgreSQL's `ln` (glibc) differ in the last bit for ~6% of arguments.
  */
-import type { Hit } from './records.js';
 import type { Queryable } from './db.js';
 
 /** A bank's postings, numbered: memories by id order (so that id order is number order), terms by name. */
@@ -144,6 +143,3 @@ export function keywordMemory(): KeywordMemory {
 export function keywordMemoryFromEnv(): KeywordMemory | null {
   return process.env.MNEMO_EXPERIMENT_KEYWORD_MEMORY === '1' ? keywordMemory() : null;
 }
-
-export { searchKeywordIndex, type KeywordSearchOptions } from './keyword-memory-search.js';
-export type { Hit };
