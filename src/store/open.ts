@@ -32,6 +32,7 @@ import { curationQueries } from './sql/curation.js';
 import { vectorQueries } from './sql/vectors.js';
 import { webhookQueries } from './sql/webhooks.js';
 import type { Store } from './store.js';
+import { type KeywordMemory, keywordMemoryFromEnv } from './keyword-memory.js';
 
 /** A transaction seen as a database: nested transactions run inline in it. */
 function inTransaction(tx: Queryable, { engine, ownThread }: Db): Db {
@@ -46,8 +47,11 @@ function inTransaction(tx: Queryable, { engine, ownThread }: Db): Db {
   };
 }
 
-/** Builds the store over an open database connection. */
-export function storeOver(db: Db): Store {
+/**
+ * Builds the store over an open database connection. `keywords`: the experiment's in-process
+ * keyword index (`keyword-memory.ts`), shared by the store and its snapshots.
+ */
+export function storeOver(db: Db, keywords: KeywordMemory | null = keywordMemoryFromEnv()): Store {
   return {
     engine: db.engine,
     lost: db.lost,
@@ -55,13 +59,13 @@ export function storeOver(db: Db): Store {
     close: () => db.close(),
     poolStats: () => db.poolStats?.() ?? null,
     engineMemory: async () => (await db.engineMemory?.()) ?? null,
-    readSnapshot: (fn) => db.transaction((tx) => fn(storeOver(inTransaction(tx, db))), 'snapshot'),
+    readSnapshot: (fn) => db.transaction((tx) => fn(storeOver(inTransaction(tx, db), keywords)), 'snapshot'),
     ...intakeQueries(db),
     ...documentQueries(db),
     ...tenancyQueries(db),
     ...bankQueries(db),
     ...memoryQueries(db),
-    ...searchQueries(db),
+    ...searchQueries(db, keywords),
     ...bankIndexQueries(db),
     ...entityQueries(db),
     ...auditQueries(db),
