@@ -32,7 +32,6 @@ import { curationQueries } from './sql/curation.js';
 import { vectorQueries } from './sql/vectors.js';
 import { webhookQueries } from './sql/webhooks.js';
 import type { Store } from './store.js';
-import { type KeywordMemory, keywordMemoryFromEnv } from './keyword-memory.js';
 
 /** A transaction seen as a database: nested transactions run inline in it. */
 function inTransaction(tx: Queryable, { engine, ownThread }: Db): Db {
@@ -47,11 +46,8 @@ function inTransaction(tx: Queryable, { engine, ownThread }: Db): Db {
   };
 }
 
-/**
- * Builds the store over an open database connection. `keywords`: the experiment's in-process
- * keyword index (`keyword-memory.ts`), shared by the store and its snapshots.
- */
-export function storeOver(db: Db, keywords: KeywordMemory | null = keywordMemoryFromEnv()): Store {
+/** Builds the store over an open database connection. */
+export function storeOver(db: Db): Store {
   return {
     engine: db.engine,
     lost: db.lost,
@@ -59,13 +55,13 @@ export function storeOver(db: Db, keywords: KeywordMemory | null = keywordMemory
     close: () => db.close(),
     poolStats: () => db.poolStats?.() ?? null,
     engineMemory: async () => (await db.engineMemory?.()) ?? null,
-    readSnapshot: (fn) => db.transaction((tx) => fn(storeOver(inTransaction(tx, db), keywords)), 'snapshot'),
+    readSnapshot: (fn) => db.transaction((tx) => fn(storeOver(inTransaction(tx, db))), 'snapshot'),
     ...intakeQueries(db),
     ...documentQueries(db),
     ...tenancyQueries(db),
     ...bankQueries(db),
     ...memoryQueries(db),
-    ...searchQueries(db, keywords),
+    ...searchQueries(db),
     ...bankIndexQueries(db),
     ...entityQueries(db),
     ...auditQueries(db),

@@ -5,8 +5,6 @@ import { bankIndexName } from './bank-index-name.js';
 import { type BankEncryption, ENCRYPTION_COLUMNS, type EncryptionRow, encryptionOf } from './encryption.js';
 import { graphChannelSql } from './entities.js';
 import { filterClauses, vectorLiteral } from './filters.js';
-import type { KeywordMemory } from '../keyword-memory.js';
-import { searchKeywordIndex } from '../keyword-memory-search.js';
 
 export type { Hit } from '../records.js';
 
@@ -293,16 +291,8 @@ const hitsOf = (db: Queryable, sql: string, params: unknown[]) =>
 
 const CHANNELS = ['semantic', 'keyword', 'temporal', 'graph'] as const;
 
-/** Whether `filter` narrows the keyword channel (the experiment's in-process search takes none). */
-const keywordFiltered = (f: MemoryFilter) =>
-  Boolean(f.types?.length || f.tags?.length || f.documentId || f.mentionedBefore);
-
-/**
- * Retrieval channels as SQL. Scores: cosine similarity, normalised BM25, window closeness.
- * `keywords` (EXPERIMENT, `keyword-memory.ts`): the keyword channel of an unfiltered Recall
- * computed in this process instead of in the channels statement.
- */
-export function searchQueries(db: Db, keywords: KeywordMemory | null = null): SearchStore {
+/** Retrieval channels as SQL. Scores: cosine similarity, normalised BM25, window closeness. */
+export function searchQueries(db: Db): SearchStore {
   let checkedAt = 0;
   let visibilityChecked = false;
   const exactSearch = (
@@ -467,27 +457,16 @@ export function searchQueries(db: Db, keywords: KeywordMemory | null = null): Se
         const params: unknown[] = [projectId, bankId, limit];
         const terms = [...new Set(q.terms)];
         const vector = q.vector;
-        const inMemory = keywords && terms.length > 0 && !keywordFiltered(filter);
         // The keyword part takes the filter as arguments: without another part the clauses'
         // parameters would go unused, and PostgreSQL refuses a parameter it cannot type.
         const where = vector || q.window || q.graph ? filterClauses(filter, params) : '';
         const parts = [
           vector ? (indexed ? indexedVectorSql : exactVectorSql)(params, vector, where) : null,
-          terms.length && !inMemory ? keywordSql(params, terms, filter, limit) : null,
+          terms.length ? keywordSql(params, terms, filter, limit) : null,
           q.window ? temporalSql(params, q.window, where) : null,
           q.graph ? graphChannelSql(params, q.graph.probes, q.graph.depth, where) : null,
         ].flatMap((sql, ch) => (sql ? [`SELECT ${ch} AS ch, id, score, k1, k2 FROM (${sql}) c${ch}`] : []));
         const hits: ChannelHits = { semantic: [], keyword: [], temporal: [], graph: [] };
-        if (inMemory) {
-          const index = await keywords.index(tx, projectId, bankId);
-          hits.keyword = searchKeywordIndex(index, terms, {
-            limit,
-            candidates: Math.max(limit, KEYWORD_CANDIDATES),
-            driverPostings: DRIVER_POSTINGS,
-            k1: K1,
-            b: B,
-          }).hits;
-        }
         if (parts.length === 0) return hits;
         // A row per channel, its hits in two comma-separated lists: hundreds of rows of three
         // fields cost the drivers more to decode than two values (each field a buffer and a
