@@ -5,6 +5,7 @@ import { openPglite } from './pglite.js';
 import { inBackground } from './priority.js';
 import { types } from '@electric-sql/pglite';
 import type { Reply, Request, Started, ThreadError, ThreadStart } from './pglite-thread-protocol.js';
+import { threadTrace } from './pglite-thread-trace.js';
 import { AnswerBytes, decode } from './pglite-wire.js';
 
 /**
@@ -117,6 +118,7 @@ async function main() {
     return (await open.get(m.tx)!).tx;
   }
 
+  const trace = start.trace ? threadTrace(start.trace.profile) : null;
   const serve = async (
     m: Request,
   ): Promise<{ value: unknown; answer?: AnswerBytes; transfer?: ArrayBuffer[] }> => {
@@ -155,6 +157,8 @@ async function main() {
           throw new Error('crashed on request');
         });
         return new Promise(() => {});
+      case 'trace':
+        return { value: (await trace?.report()) ?? null };
       case 'close':
         await db.close();
         return { value: null };
@@ -162,15 +166,20 @@ async function main() {
   };
 
   port.on('message', (m: Request) => {
+    const traced = trace?.received(m);
     const call = () => serve(m);
-    (m.background ? inBackground(call) : call()).then(
-      ({ value, answer, transfer }) =>
-        reply(
-          answer ? { id: m.id, answer: { bytes: answer.bytes, fields: answer.fields } } : { id: m.id, value },
-          transfer,
-        ),
-      (err) => reply({ id: m.id, error: pack(err) }),
-    );
+    (m.background ? inBackground(call) : call())
+      .then(
+        ({ value, answer, transfer }) =>
+          reply(
+            answer
+              ? { id: m.id, answer: { bytes: answer.bytes, fields: answer.fields } }
+              : { id: m.id, value },
+            transfer,
+          ),
+        (err) => reply({ id: m.id, error: pack(err) }),
+      )
+      .finally(traced);
   });
 }
 
