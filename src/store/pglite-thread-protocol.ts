@@ -41,6 +41,8 @@ export type Request = Call &
 interface InTransaction {
   tx?: number;
   begin?: 'snapshot' | 'write';
+  /** A snapshot's last statement (`queryLast`): its transaction is committed with it, before the answer. */
+  end?: boolean;
 }
 
 /** An error thrown in the thread, as it crosses to the main thread. */

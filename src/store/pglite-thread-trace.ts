@@ -43,7 +43,7 @@ const label = (m: Request): string => {
   if (m.op === 'end') return m.commit ? 'COMMIT' : 'ROLLBACK';
   if (m.op !== 'query' && m.op !== 'exec') return m.op;
   const sql = m.sql.replace(/\s+/g, ' ').slice(0, 100);
-  return m.begin ? `(BEGIN) ${sql}` : sql;
+  return `${m.begin ? '(BEGIN) ' : ''}${m.op === 'query' && m.end ? '(+ COMMIT) ' : ''}${sql}`;
 };
 
 /**
@@ -91,7 +91,7 @@ export function threadTrace(profile?: string) {
         calls.set(what, c);
         const s = tx ? open.get(tx) : undefined;
         if (!tx || !s) return;
-        if (m.op === 'end') {
+        if (m.op === 'end' || (m.op === 'query' && m.end)) {
           open.delete(tx);
           held.ms += t1 - s.began;
           held.n++;

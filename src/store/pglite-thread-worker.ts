@@ -115,7 +115,18 @@ async function main() {
   async function target(m: { tx?: number; begin?: 'snapshot' | 'write' }): Promise<Queryable> {
     if (!m.tx) return db;
     if (m.begin) begin(m.tx, m.begin === 'snapshot' ? 'snapshot' : undefined);
-    return (await open.get(m.tx)!).tx;
+    const entry = open.get(m.tx);
+    if (!entry) throw new Error(`transaction ${m.tx} has ended`);
+    return (await entry).tx;
+  }
+
+  /** Ends transaction `n` (committed or rolled back) once it has begun; one whose BEGIN failed has nothing to end. */
+  async function finish(n: number, commit: boolean): Promise<void> {
+    const entry = await open.get(n)?.catch(() => null);
+    if (!entry) return;
+    const done = ended.get(n)!;
+    entry.end(commit);
+    await done;
   }
 
   const trace = start.trace ? threadTrace(start.trace.profile) : null;
@@ -124,7 +135,18 @@ async function main() {
   ): Promise<{ value: unknown; answer?: AnswerBytes; transfer?: ArrayBuffer[] }> => {
     switch (m.op) {
       case 'query': {
-        const rows = await (await target(m)).query(m.sql, m.params);
+        const q = await target(m);
+        let rows: unknown[];
+        try {
+          rows = await q.query(m.sql, m.params);
+        } catch (err) {
+          // A snapshot's last statement failed: its transaction ends here all the same.
+          if (m.end) await finish(m.tx!, false);
+          throw err;
+        }
+        // A snapshot's last statement: committed before its answer goes (an error of the COMMIT
+        // is then this statement's).
+        if (m.end) await finish(m.tx!, true);
         // Unread, unless PGlite's own `query` ran it (past the prepared statements' cap).
         const [answer] = rows;
         if (rows.length === 1 && answer instanceof AnswerBytes)
@@ -134,15 +156,9 @@ async function main() {
       case 'exec':
         await (await target(m)).exec(m.sql);
         return { value: null };
-      case 'end': {
-        // A transaction whose BEGIN failed has nothing to end (its statement had the error).
-        const entry = await open.get(m.tx)?.catch(() => null);
-        if (!entry) return { value: null };
-        const done = ended.get(m.tx)!;
-        entry.end(m.commit);
-        await done;
+      case 'end':
+        await finish(m.tx, m.commit);
         return { value: null };
-      }
       case 'ping':
         await db.ping();
         return { value: null };

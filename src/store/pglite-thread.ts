@@ -144,11 +144,21 @@ export async function openPgliteThread(
       begun = true;
       return mode ?? 'write';
     };
+    // A snapshot's last statement ends it in the thread (`queryLast`): nothing is sent after it.
+    let ended = false;
+    const open = () =>
+      ended ? Promise.reject(new Error('the snapshot has ended with its last statement')) : null;
     const q: Queryable = {
       query: <T>(sql: string, params?: unknown[]) =>
-        call<T[]>({ op: 'query', sql, params, tx, begin: begin() }),
-      exec: (sql) => call<void>({ op: 'exec', sql, tx, begin: begin() }),
+        open() ?? call<T[]>({ op: 'query', sql, params, tx, begin: begin() }),
+      exec: (sql) => open() ?? call<void>({ op: 'exec', sql, tx, begin: begin() }),
     };
+    if (mode === 'snapshot')
+      q.queryLast = <T>(sql: string, params?: unknown[]) => {
+        const refused = open();
+        ended = true;
+        return refused ?? call<T[]>({ op: 'query', sql, params, tx, begin: begin(), end: true });
+      };
     let result: Awaited<ReturnType<typeof fn>>;
     try {
       // A job's write checks first that its bank was not deleted meanwhile (store/fence.ts):
@@ -156,10 +166,10 @@ export async function openPgliteThread(
       if (mode !== 'snapshot') await checkFence(q);
       result = await fn(q);
     } catch (err) {
-      if (begun) await call({ op: 'end', tx, commit: false }).catch(() => {});
+      if (begun && !ended) await call({ op: 'end', tx, commit: false }).catch(() => {});
       throw err;
     }
-    if (begun) await call({ op: 'end', tx, commit: true });
+    if (begun && !ended) await call({ op: 'end', tx, commit: true });
     return result;
   };
   const db: Db = {
