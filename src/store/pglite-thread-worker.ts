@@ -184,18 +184,15 @@ async function main() {
   port.on('message', (m: Request) => {
     const traced = trace?.received(m);
     const call = () => serve(m);
-    (m.background ? inBackground(call) : call())
-      .then(
-        ({ value, answer, transfer }) =>
-          reply(
-            answer
-              ? { id: m.id, answer: { bytes: answer.bytes, fields: answer.fields } }
-              : { id: m.id, value },
-            transfer,
-          ),
-        (err) => reply({ id: m.id, error: pack(err) }),
-      )
-      .finally(traced);
+    const answered = (m.background ? inBackground(call) : call()).then(
+      ({ value, answer, transfer }) =>
+        reply(
+          answer ? { id: m.id, answer: { bytes: answer.bytes, fields: answer.fields } } : { id: m.id, value },
+          transfer,
+        ),
+      (err) => reply({ id: m.id, error: pack(err) }),
+    );
+    if (traced) void answered.then(traced, traced);
   });
 }
 
