@@ -13,6 +13,8 @@
  * (PGlite): the engine thread's CPU and wall time per call, from the message's arrival to its
  * answer (`pglite-thread-trace.ts`), and how long a snapshot held the engine waiting for the main thread;
  * `--thread-prof FILE` adds a V8 profile of the engine's thread over the measured Recalls.
+ * `--concurrent N`: N Recalls at a time instead of one (per-call CPU then overlaps; the threads'
+ * totals and the snapshots' waits do not).
  * `--cpu-prof`: a V8 profile of the measured Recalls; `--heap-prof`: a sampling heap profile of
  * them that keeps the collected objects too (where the garbage comes from); `--each`: on PostgreSQL each statement alone,
  * 50 runs, its backend's CPU per run; on PGlite the main thread's CPU inside each exchange with
@@ -207,7 +209,17 @@ if (session) {
 }
 counting = true;
 exchanges?.begin();
-for (let i = 0; i < recalls; i++) await one();
+const concurrent = Number(flag('concurrent', '1'));
+{
+  // `--concurrent N`: N Recalls in flight at once (the main thread busy with the others' work
+  // while the engine answers one): the snapshots' waits for it, as a server under load has them.
+  let left = recalls;
+  await Promise.all(
+    Array.from({ length: concurrent }, async () => {
+      while (left-- > 0) await one();
+    }),
+  );
+}
 exchanges?.pause();
 counting = false;
 const mainMs = mainThreadCpuMs() - main0;
@@ -243,8 +255,13 @@ if (trace) {
   const inside = trace.calls.reduce((n, c) => n + c.cpuMs, 0);
   const per = (x: number) => (x / recalls).toFixed(3).padStart(7);
   process.stdout.write(
-    `engine thread: ${per(trace.cpuMs)} ms CPU per Recall, inside calls ${per(inside)}, outside ${per(trace.cpuMs - inside)}\n` +
-      `snapshots: held ${per(trace.heldMs)} ms wall per Recall, of which waiting for the main thread ${per(trace.heldIdleMs)} ms (${(trace.gaps / recalls).toFixed(2)} waits)\n` +
+    // Calls that overlap (`--concurrent`) are each charged the others' CPU, and a call's wall
+    // time then counts its wait behind them: only the totals and the waits for the main thread hold.
+    (concurrent === 1
+      ? `engine thread: ${per(trace.cpuMs)} ms CPU per Recall, inside calls ${per(inside)}, outside ${per(trace.cpuMs - inside)}\n` +
+        `snapshots: held ${per(trace.heldMs)} ms wall per Recall, of which waiting for the main thread ${per(trace.heldIdleMs)} ms (${(trace.gaps / recalls).toFixed(2)} waits)\n`
+      : `engine thread: ${per(trace.cpuMs)} ms CPU per Recall\n` +
+        `snapshots: waiting for the main thread ${per(trace.heldIdleMs)} ms per Recall (${(trace.gaps / recalls).toFixed(2)} waits)\n`) +
       'calls per Recall, engine-thread CPU ms per Recall, wall ms per Recall, waited for it ms per Recall, call:\n',
   );
   for (const c of trace.calls)
