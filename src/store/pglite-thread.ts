@@ -146,16 +146,16 @@ export async function openPgliteThread(
     };
     // A snapshot's last statement ends it in the thread (`queryLast`): nothing is sent after it.
     let ended = false;
-    const open = () =>
+    const refuseEnded = () =>
       ended ? Promise.reject(new Error('the snapshot has ended with its last statement')) : null;
     const q: Queryable = {
       query: <T>(sql: string, params?: unknown[]) =>
-        open() ?? call<T[]>({ op: 'query', sql, params, tx, begin: begin() }),
-      exec: (sql) => open() ?? call<void>({ op: 'exec', sql, tx, begin: begin() }),
+        refuseEnded() ?? call<T[]>({ op: 'query', sql, params, tx, begin: begin() }),
+      exec: (sql) => refuseEnded() ?? call<void>({ op: 'exec', sql, tx, begin: begin() }),
     };
     if (mode === 'snapshot')
       q.queryLast = <T>(sql: string, params?: unknown[]) => {
-        const refused = open();
+        const refused = refuseEnded();
         ended = true;
         return refused ?? call<T[]>({ op: 'query', sql, params, tx, begin: begin(), end: true });
       };
