@@ -9,7 +9,12 @@
  * needs MNEMO_TEST_DATABASE_URL).
  * `--split` (PostgreSQL): each statement's backend CPU as the Recalls ran it (prepared, its plan
  * as the app's), from the backend's /proc/PID/schedstat before the statement is sent and after
- * its answer, to the nanosecond (`/proc/PID/stat` counts in 10 ms ticks).
+ * its answer, to the nanosecond (`/proc/PID/stat` counts in 10 ms ticks). With `--thread`
+ * (PGlite): the engine thread's CPU and wall time per call, from the message's arrival to its
+ * answer (`pglite-thread-trace.ts`), and how long a snapshot held the engine waiting for the main thread;
+ * `--thread-prof FILE` adds a V8 profile of the engine's thread over the measured Recalls.
+ * `--concurrent N`: N Recalls at a time instead of one (per-call CPU then overlaps; the threads'
+ * totals and the snapshots' waits do not).
  * `--cpu-prof`: a V8 profile of the measured Recalls; `--heap-prof`: a sampling heap profile of
  * them that keeps the collected objects too (where the garbage comes from); `--each`: on PostgreSQL each statement alone,
  * 50 runs, its backend's CPU per run; on PGlite the main thread's CPU inside each exchange with
@@ -29,7 +34,7 @@ import type { Db } from '../src/store/db.js';
 import { migrate } from '../src/store/migrate.js';
 import { storeOver } from '../src/store/open.js';
 import { openPglite } from '../src/store/pglite.js';
-import { openPgliteThread } from '../src/store/pglite-thread.js';
+import { engineThreadTrace, openPgliteThread } from '../src/store/pglite-thread.js';
 import { mainThreadCpuMs, statementCpu } from './statement-cpu.js';
 import { testApp } from '../test/helpers/app.js';
 import { BANK, RECALL_MAX_TOKENS, seedItems, variedQueries } from './load-driver.js';
@@ -103,7 +108,11 @@ const store =
     ? await (async () => {
         if (threaded) {
           const template = await migratedTemplate();
-          embedded = await openPgliteThread(undefined, { cacheMb: cacheMb || TEST_CACHE_MB, template });
+          embedded = await openPgliteThread(undefined, {
+            cacheMb: cacheMb || TEST_CACHE_MB,
+            template,
+            trace: argv.includes('--split') ? { profile: flag('thread-prof', '') || undefined } : undefined,
+          });
           await migrate(embedded);
         } else if (cacheMb) {
           embedded = await openPglite(undefined, { cacheMb });
@@ -169,6 +178,8 @@ const threadsCpu = () => {
   }
   return out;
 };
+const traced = threaded && split ? embedded : null;
+if (traced) await engineThreadTrace(traced);
 const threads0 = threadsCpu();
 const db0 = dbCpu();
 const main0 = mainThreadCpuMs();
@@ -198,10 +209,21 @@ if (session) {
 }
 counting = true;
 exchanges?.begin();
-for (let i = 0; i < recalls; i++) await one();
+const concurrent = Number(flag('concurrent', '1'));
+{
+  // `--concurrent N`: N Recalls in flight at once (the main thread busy with the others' work
+  // while the engine answers one): the snapshots' waits for it, as a server under load has them.
+  let left = recalls;
+  await Promise.all(
+    Array.from({ length: concurrent }, async () => {
+      while (left-- > 0) await one();
+    }),
+  );
+}
 exchanges?.pause();
 counting = false;
 const mainMs = mainThreadCpuMs() - main0;
+const trace = traced ? await engineThreadTrace(traced) : null;
 if (session) {
   const { profile: p } = (await post('Profiler.stop')) as { profile: unknown };
   writeFileSync(profile, JSON.stringify(p));
@@ -229,6 +251,24 @@ process.stdout.write(
   );
 }
 const short = (text: string) => text.replace(/\s+/g, ' ').slice(0, 110);
+if (trace) {
+  const inside = trace.calls.reduce((n, c) => n + c.cpuMs, 0);
+  const per = (x: number) => (x / recalls).toFixed(3).padStart(7);
+  process.stdout.write(
+    // Calls that overlap (`--concurrent`) are each charged the others' CPU, and a call's wall
+    // time then counts its wait behind them: only the totals and the waits for the main thread hold.
+    (concurrent === 1
+      ? `engine thread: ${per(trace.cpuMs)} ms CPU per Recall, inside calls ${per(inside)}, outside ${per(trace.cpuMs - inside)}\n` +
+        `snapshots: held ${per(trace.heldMs)} ms wall per Recall, of which waiting for the main thread ${per(trace.heldIdleMs)} ms (${(trace.gaps / recalls).toFixed(2)} waits)\n`
+      : `engine thread: ${per(trace.cpuMs)} ms CPU per Recall\n` +
+        `snapshots: waiting for the main thread ${per(trace.heldIdleMs)} ms per Recall (${(trace.gaps / recalls).toFixed(2)} waits)\n`) +
+      'calls per Recall, engine-thread CPU ms per Recall, wall ms per Recall, waited for it ms per Recall, call:\n',
+  );
+  for (const c of trace.calls)
+    process.stdout.write(
+      `${(c.n / recalls).toFixed(2).padStart(6)} ${per(c.cpuMs)} ${per(c.wallMs)} ${per(c.waitedMs)}  ${short(c.what)}\n`,
+    );
+}
 if (exchanges) {
   const totals = exchanges.totals();
   const inside = totals.reduce((n, t) => n + t.cpuMs, 0);

@@ -40,6 +40,7 @@ function inTransaction(tx: Queryable, { engine, ownThread }: Db): Db {
     ownThread,
     query: (sql, params) => tx.query(sql, params),
     exec: (sql) => tx.exec(sql),
+    queryLast: tx.queryLast && ((sql, params) => tx.queryLast!(sql, params)),
     transaction: (fn) => fn(tx),
     ping: async () => {},
     close: async () => {},

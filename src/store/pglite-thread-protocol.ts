@@ -8,6 +8,11 @@ export interface ThreadStart {
   cacheMb?: number;
   /** A data directory tarball to start from (`openPglite`'s template), transferred. */
   template?: ArrayBuffer;
+  /**
+   * Benches: the thread times its calls (`pglite-thread-trace.ts`), reported by the `trace` call;
+   * `profile`: a file for a V8 profile of the thread between the first two such calls.
+   */
+  trace?: { profile?: string };
 }
 
 interface Call {
@@ -24,7 +29,7 @@ export type Request = Call &
     | ({ op: 'exec'; sql: string } & InTransaction)
     /** Ends a transaction that has begun (committed or rolled back), answering once it has. */
     | { op: 'end'; tx: number; commit: boolean }
-    | { op: 'ping' | 'memory' | 'dump' | 'close' }
+    | { op: 'ping' | 'memory' | 'dump' | 'close' | 'trace' }
     /** Tests: the thread throws an error nothing catches, as a crash ends it. */
     | { op: 'crash' }
   );
@@ -36,6 +41,8 @@ export type Request = Call &
 interface InTransaction {
   tx?: number;
   begin?: 'snapshot' | 'write';
+  /** A snapshot's last statement (`queryLast`): its transaction is committed with it, before the answer. */
+  end?: boolean;
 }
 
 /** An error thrown in the thread, as it crosses to the main thread. */

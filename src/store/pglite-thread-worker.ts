@@ -5,6 +5,7 @@ import { openPglite } from './pglite.js';
 import { inBackground } from './priority.js';
 import { types } from '@electric-sql/pglite';
 import type { Reply, Request, Started, ThreadError, ThreadStart } from './pglite-thread-protocol.js';
+import { threadTrace } from './pglite-thread-trace.js';
 import { AnswerBytes, decode } from './pglite-wire.js';
 
 /**
@@ -114,15 +115,38 @@ async function main() {
   async function target(m: { tx?: number; begin?: 'snapshot' | 'write' }): Promise<Queryable> {
     if (!m.tx) return db;
     if (m.begin) begin(m.tx, m.begin === 'snapshot' ? 'snapshot' : undefined);
-    return (await open.get(m.tx)!).tx;
+    const entry = open.get(m.tx);
+    if (!entry) throw new Error(`transaction ${m.tx} has ended`);
+    return (await entry).tx;
   }
 
+  /** Ends transaction `n` (committed or rolled back) once it has begun; one whose BEGIN failed has nothing to end. */
+  async function finish(n: number, commit: boolean): Promise<void> {
+    const entry = await open.get(n)?.catch(() => null);
+    if (!entry) return;
+    const done = ended.get(n)!;
+    entry.end(commit);
+    await done;
+  }
+
+  const trace = start.trace ? threadTrace(start.trace.profile) : null;
   const serve = async (
     m: Request,
   ): Promise<{ value: unknown; answer?: AnswerBytes; transfer?: ArrayBuffer[] }> => {
     switch (m.op) {
       case 'query': {
-        const rows = await (await target(m)).query(m.sql, m.params);
+        const q = await target(m);
+        let rows: unknown[];
+        try {
+          rows = await q.query(m.sql, m.params);
+        } catch (err) {
+          // A snapshot's last statement failed: its transaction ends here all the same.
+          if (m.end) await finish(m.tx!, false);
+          throw err;
+        }
+        // A snapshot's last statement: committed before its answer goes (an error of the COMMIT
+        // is then this statement's).
+        if (m.end) await finish(m.tx!, true);
         // Unread, unless PGlite's own `query` ran it (past the prepared statements' cap).
         const [answer] = rows;
         if (rows.length === 1 && answer instanceof AnswerBytes)
@@ -132,15 +156,9 @@ async function main() {
       case 'exec':
         await (await target(m)).exec(m.sql);
         return { value: null };
-      case 'end': {
-        // A transaction whose BEGIN failed has nothing to end (its statement had the error).
-        const entry = await open.get(m.tx)?.catch(() => null);
-        if (!entry) return { value: null };
-        const done = ended.get(m.tx)!;
-        entry.end(m.commit);
-        await done;
+      case 'end':
+        await finish(m.tx, m.commit);
         return { value: null };
-      }
       case 'ping':
         await db.ping();
         return { value: null };
@@ -155,6 +173,8 @@ async function main() {
           throw new Error('crashed on request');
         });
         return new Promise(() => {});
+      case 'trace':
+        return { value: (await trace?.report()) ?? null };
       case 'close':
         await db.close();
         return { value: null };
@@ -162,8 +182,9 @@ async function main() {
   };
 
   port.on('message', (m: Request) => {
+    const traced = trace?.received(m);
     const call = () => serve(m);
-    (m.background ? inBackground(call) : call()).then(
+    const answered = (m.background ? inBackground(call) : call()).then(
       ({ value, answer, transfer }) =>
         reply(
           answer ? { id: m.id, answer: { bytes: answer.bytes, fields: answer.fields } } : { id: m.id, value },
@@ -171,6 +192,7 @@ async function main() {
         ),
       (err) => reply({ id: m.id, error: pack(err) }),
     );
+    if (traced) void answered.then(traced, traced);
   });
 }
 

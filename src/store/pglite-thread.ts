@@ -5,6 +5,7 @@ import { checkFence } from './fence.js';
 import { isBackground, priorityGate } from './priority.js';
 import { types } from '@electric-sql/pglite';
 import type { Reply, Request, Started, ThreadError, ThreadStart } from './pglite-thread-protocol.js';
+import type { ThreadTrace } from './pglite-thread-trace.js';
 import { decode, type Parsers } from './pglite-wire.js';
 
 /**
@@ -41,6 +42,12 @@ const crashes = new WeakMap<Db, () => Promise<unknown>>();
 /** Tests: ends the engine's thread as a crash would (an error nothing catches). */
 export const crashEngineThread = (db: Db): Promise<unknown> => crashes.get(db)!();
 
+/** Each traced thread's engine's way to read its trace (benches). */
+const traces = new WeakMap<Db, () => Promise<ThreadTrace>>();
+
+/** Benches: what the engine's thread spent since the last call (opened with `trace`). */
+export const engineThreadTrace = (db: Db): Promise<ThreadTrace> => traces.get(db)!();
+
 /**
  * Opens the embedded engine on a thread of its own (`worker_threads`): the engine's work for one
  * request (planning and running statements in WebAssembly, decoding their rows) runs beside the
@@ -57,10 +64,10 @@ export const crashEngineThread = (db: Db): Promise<unknown> => crashes.get(db)!(
  */
 export async function openPgliteThread(
   dataDir?: string,
-  opts: { cacheMb?: number; template?: Blob } = {},
+  opts: { cacheMb?: number; template?: Blob; trace?: ThreadStart['trace'] } = {},
 ): Promise<Db> {
   const template = opts.template ? await opts.template.arrayBuffer() : undefined;
-  const start: ThreadStart = { dataDir, cacheMb: opts.cacheMb, template };
+  const start: ThreadStart = { dataDir, cacheMb: opts.cacheMb, template, trace: opts.trace };
   // Copied, not transferred: a Blob may hand out the buffer it keeps (the tests' templates do).
   const worker = new Worker(WORKER_ENTRY, { eval: typeof WORKER_ENTRY === 'string', workerData: start });
   const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
@@ -142,11 +149,21 @@ export async function openPgliteThread(
       begun = true;
       return mode ?? 'write';
     };
+    // A snapshot's last statement ends it in the thread (`queryLast`): nothing is sent after it.
+    let ended = false;
+    const refuseEnded = () =>
+      ended ? Promise.reject(new Error('the snapshot has ended with its last statement')) : null;
     const q: Queryable = {
       query: <T>(sql: string, params?: unknown[]) =>
-        call<T[]>({ op: 'query', sql, params, tx, begin: begin() }),
-      exec: (sql) => call<void>({ op: 'exec', sql, tx, begin: begin() }),
+        refuseEnded() ?? call<T[]>({ op: 'query', sql, params, tx, begin: begin() }),
+      exec: (sql) => refuseEnded() ?? call<void>({ op: 'exec', sql, tx, begin: begin() }),
     };
+    if (mode === 'snapshot')
+      q.queryLast = <T>(sql: string, params?: unknown[]) => {
+        const refused = refuseEnded();
+        ended = true;
+        return refused ?? call<T[]>({ op: 'query', sql, params, tx, begin: begin(), end: true });
+      };
     let result: Awaited<ReturnType<typeof fn>>;
     try {
       // A job's write checks first that its bank was not deleted meanwhile (store/fence.ts):
@@ -154,10 +171,10 @@ export async function openPgliteThread(
       if (mode !== 'snapshot') await checkFence(q);
       result = await fn(q);
     } catch (err) {
-      if (begun) await call({ op: 'end', tx, commit: false }).catch(() => {});
+      if (begun && !ended) await call({ op: 'end', tx, commit: false }).catch(() => {});
       throw err;
     }
-    if (begun) await call({ op: 'end', tx, commit: true });
+    if (begun && !ended) await call({ op: 'end', tx, commit: true });
     return result;
   };
   const db: Db = {
@@ -183,5 +200,6 @@ export async function openPgliteThread(
     },
   };
   crashes.set(db, () => call({ op: 'crash' }));
+  if (opts.trace) traces.set(db, () => call<ThreadTrace>({ op: 'trace' }));
   return db;
 }

@@ -1,7 +1,9 @@
 /**
  * The statements a computed Recall sends inside its snapshot, in a plain bank and in an encrypted
  * one: the bank's encryption state comes with the vector walk's set-up (one statement, not two),
- * then the channels and the candidates. Both engines; fails with the state read apart.
+ * then the channels and the candidates. Both engines; fails with the state read apart. On the
+ * embedded engine's own thread (`MNEMO_TEST_PGLITE_THREAD=1`) a plain bank's candidates end the
+ * snapshot (`queryLast`); a sealed bank's never do (its vectors are read after them).
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -16,8 +18,11 @@ for (const engine of ENGINES) {
     let t: TestApp;
     /** The statements of each snapshot transaction, in order. */
     const snapshots: string[][] = [];
+    /** Whether the engine ends a snapshot with its last statement (the embedded engine's thread). */
+    let ends = false;
     before(async () => {
       const { db, dispose } = await openTestDb(engine);
+      ends = db.ownThread === true && db.engine === 'pglite';
       const counted = (tx: Queryable, seen: string[]): Queryable => ({
         query: (sql, params) => {
           seen.push(sql);
@@ -27,6 +32,12 @@ for (const engine of ENGINES) {
           seen.push(sql);
           return tx.exec(sql);
         },
+        queryLast:
+          tx.queryLast &&
+          ((sql, params) => {
+            seen.push(`LAST ${sql}`);
+            return tx.queryLast!(sql, params);
+          }),
       });
       const counting: Db = {
         ...db,
@@ -77,6 +88,10 @@ for (const engine of ENGINES) {
         // The plain bank then sends the channels and the candidates; the sealed one reads its
         // vectors in memory (statements of the vector cache), as before.
         if (bank === 'plain') assert.equal(sent.length, 3, list);
+        // The candidates end a plain bank's snapshot where the engine can (no COMMIT to wait for).
+        const last = sent.filter((sql) => sql.startsWith('LAST '));
+        if (bank === 'plain' && ends) assert.deepEqual(last, [sent[2]], list);
+        else assert.deepEqual(last, [], list);
       });
     }
   });

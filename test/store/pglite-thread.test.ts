@@ -117,6 +117,52 @@ describe('the embedded engine on its own thread', () => {
     assert.deepEqual(await outside, [{ n: 2 }]);
   });
 
+  test('a snapshot ends with its last statement (queryLast): the engine is free before its function returns', async () => {
+    await db.exec('CREATE TABLE thread_last (id int PRIMARY KEY)');
+    await db.query('INSERT INTO thread_last VALUES ($1)', [1]);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let ended!: () => void;
+    const last = new Promise<void>((resolve) => {
+      ended = resolve;
+    });
+    let afterLast: unknown;
+    const snapshot = db.transaction(async (q) => {
+      const before = await q.query('SELECT count(*)::int AS n FROM thread_last');
+      const rows = await q.queryLast!('SELECT id FROM thread_last WHERE id = $1', [1]);
+      afterLast = await q.query('SELECT 1').catch((e) => e);
+      ended();
+      // The function goes on after its last statement: the engine is not held meanwhile.
+      await held;
+      return { before, rows };
+    }, 'snapshot');
+    await last;
+    const write = db.query('INSERT INTO thread_last VALUES ($1)', [2]);
+    const waited = await Promise.race([
+      write.then(() => false),
+      new Promise<boolean>((resolve) => setTimeout(() => resolve(true), 5000)),
+    ]);
+    release();
+    assert.equal(waited, false, 'a statement from outside waited for the ended snapshot');
+    assert.deepEqual(await snapshot, { before: [{ n: 1 }], rows: [{ id: 1 }] });
+    assert.match(String(afterLast), /has ended/);
+    // A last statement that fails: the error it has outside a snapshot; the snapshot ended all the same.
+    const bad = 'SELECT 1 / $1::int AS x';
+    const err = (await db.transaction((q) => q.queryLast!(bad, [0]), 'snapshot').catch((e) => e)) as Error;
+    const outside = (await db.query(bad, [0]).catch((e) => e)) as Error;
+    assert.ok(err instanceof AppError && outside instanceof AppError, String(err));
+    assert.deepEqual([err.code, err.message], [outside.code, outside.message]);
+    assert.deepEqual(await db.query('SELECT count(*)::int AS n FROM thread_last'), [{ n: 2 }]);
+    // As the first statement too, and only in a snapshot: a write transaction has none.
+    assert.deepEqual(
+      await db.transaction((q) => q.queryLast!('SELECT count(*)::int AS n FROM thread_last'), 'snapshot'),
+      [{ n: 2 }],
+    );
+    await db.transaction(async (q) => assert.equal(q.queryLast, undefined));
+  });
+
   test('rows read on the main thread equal those the engine in this thread returns, every type', async () => {
     const sql = `SELECT 1::int2 AS i2, 2::int4 AS i4, 3::int8 AS i8, 1.5::float4 AS f4, 2.25::float8 AS f8,
       12.345::numeric AS num, 'x'::text AS t, true AS b, '2026-01-02T03:04:05.678Z'::timestamptz AS ts,

@@ -211,6 +211,14 @@ class Opener {
     this.#state ??= Promise.resolve(state);
   }
 
+  /**
+   * Whether the bank is known plain already (its state read, no key): then opening its memories
+   * reads nothing more.
+   */
+  async knownPlain(): Promise<boolean> {
+    return this.#state !== null && !(await this.#state)?.key;
+  }
+
   codec(): Promise<BankCodec | null> {
     this.#codec ??= this.state().then((st) => {
       if (!st?.key) return null;
@@ -504,9 +512,12 @@ export function encryptingStore(
       return Promise.all((await inner.getMemories(projectId, bankId, ids)).map((m) => o.memory(m)));
     },
 
-    async getCandidates(projectId, bankId, ids, vector) {
+    async getCandidates(projectId, bankId, ids, vector, opts) {
       const o = opener(projectId, bankId);
-      const rows = await inner.getCandidates(projectId, bankId, ids, vector);
+      // The snapshot may end with the candidates only when nothing is read after them: a bank
+      // known plain (an encrypted one may read sealed vectors and its key next).
+      const last = opts?.endsSnapshot && (await o.knownPlain());
+      const rows = await inner.getCandidates(projectId, bankId, ids, vector, { endsSnapshot: last });
       // Sealed vectors have no similarity in SQL: opened here, for these few memories.
       const sealed = rows.filter((r) => r.similarity === null).map((r) => r.id);
       const sims = new Map<string, number>();

@@ -93,19 +93,31 @@ const round = (x: number) => Math.round(x * 1e6) / 1e6;
  * One bank: the enabled channels in parallel, fused by weighted reciprocal rank; the best
  * `rerank` candidates are read, scored by every stage, and ordered by the reranker (or by the
  * fused score when reranking is off).
- */
-/**
+ *
  * Every channel of one bank reads one snapshot: a document replaced meanwhile shows its old
- * or its new memories, never a mix or nothing.
+ * or its new memories, never a mix or nothing. The candidates are its last read (it ends with
+ * them); they are scored once it has ended, so that it does not hold the embedded engine
+ * meanwhile.
  */
-function searchBank(
+async function searchBank(
   s: Deps<Snapshots<BankSearchStore>, 'embedder'>,
   bank: Bank,
   req: RecallRequest,
   q: AnalyzedQuery,
   onChannels?: RecallOptions['onChannels'],
 ): Promise<Scored[]> {
-  return s.store.readSnapshot((store) => searchBankIn({ ...s, store }, bank, req, q, onChannels));
+  const read = await s.store.readSnapshot((store) => searchBankIn({ ...s, store }, bank, req, q, onChannels));
+  return scoreCandidates(bank, q, read);
+}
+
+/** What a bank's snapshot read for one Recall: the channels' hits and the candidates. */
+interface BankRead {
+  hits: Awaited<ReturnType<SearchStore['searchChannels']>>;
+  window: { start: Date; end: Date } | null;
+  graphOn: boolean;
+  semanticOn: boolean;
+  fused: { id: string; score: number }[];
+  candidates: (Memory & { similarity: number | null })[];
 }
 
 /**
@@ -126,7 +138,7 @@ async function searchBankIn(
   req: RecallRequest,
   q: AnalyzedQuery,
   onChannels?: RecallOptions['onChannels'],
-): Promise<Scored[]> {
+): Promise<BankRead> {
   const cfg = effectiveConfig(bank.config);
   const budget = BUDGETS[req.budget ?? cfg.recall_default_budget];
   const channels = budget.channels as readonly string[];
@@ -145,7 +157,7 @@ async function searchBankIn(
   // Vectors of another embedder say nothing about this query's: no semantic channel until re-embedded.
   const semanticOn = !staleVectors(s, bank);
   // Every channel in one statement: a round trip costs more than most of the channels' work.
-  const { semantic, keyword, temporal, graph } = await s.store.searchChannels(
+  const hits = await s.store.searchChannels(
     p,
     bank.id,
     {
@@ -158,25 +170,39 @@ async function searchBankIn(
     budget.pool,
   );
   const lists: RankedList[] = [
-    { channel: 'keyword', weight: CHANNEL_WEIGHTS.keyword, ids: keyword.map((h) => h.id) },
-    { channel: 'semantic', weight: CHANNEL_WEIGHTS.semantic, ids: semantic.map((h) => h.id) },
-    { channel: 'temporal', weight: CHANNEL_WEIGHTS.temporal, ids: temporal.map((h) => h.id) },
-    { channel: 'graph', weight: CHANNEL_WEIGHTS.graph, ids: graph.map((h) => h.id) },
+    { channel: 'keyword', weight: CHANNEL_WEIGHTS.keyword, ids: hits.keyword.map((h) => h.id) },
+    { channel: 'semantic', weight: CHANNEL_WEIGHTS.semantic, ids: hits.semantic.map((h) => h.id) },
+    { channel: 'temporal', weight: CHANNEL_WEIGHTS.temporal, ids: hits.temporal.map((h) => h.id) },
+    { channel: 'graph', weight: CHANNEL_WEIGHTS.graph, ids: hits.graph.map((h) => h.id) },
   ];
   onChannels?.(Object.fromEntries(lists.map((l) => [l.channel, l.ids])) as ChannelIds);
   const fused = fuse(lists).slice(0, budget.rerank);
-  const ids = fused.map((f) => f.id);
   // Candidates are read with their similarity in one query; with stale vectors it means nothing.
+  // The snapshot's last read: it ends with it.
+  const candidates = await s.store.getCandidates(
+    p,
+    bank.id,
+    fused.map((f) => f.id),
+    q.vector,
+    { endsSnapshot: true },
+  );
+  return { hits, window, graphOn, semanticOn, fused, candidates };
+}
+
+/** The candidates a bank's snapshot read, scored by every stage and ordered by the reranker (or by the fused score). */
+function scoreCandidates(bank: Bank, q: AnalyzedQuery, read: BankRead): Scored[] {
+  const { hits, window, graphOn, semanticOn, fused } = read;
+  const cfg = effectiveConfig(bank.config);
   const sims = new Map<string, number>();
   const byId = new Map<string, Memory>();
   // Kept as read, with their `similarity` (left out of the answer by `resultOf`, for the 50
   // results rather than here for every candidate).
-  for (const m of await s.store.getCandidates(p, bank.id, ids, q.vector)) {
+  for (const m of read.candidates) {
     byId.set(m.id, m);
     if (semanticOn && m.similarity !== null) sims.set(m.id, m.similarity);
   }
-  const kw = scoreById(keyword);
-  const gr = scoreById(graph);
+  const kw = scoreById(hits.keyword);
+  const gr = scoreById(hits.graph);
   const kept: { c: Candidate; fused: number; inWindow: number }[] = [];
   for (const f of fused) {
     const memory = byId.get(f.id);
@@ -196,7 +222,7 @@ async function searchBankIn(
     ? rerank(
         q,
         kept.map((k) => k.c),
-        { graph: graphOn && graph.length > 0, temporal: window !== null },
+        { graph: graphOn && hits.graph.length > 0, temporal: window !== null },
       )
     : null;
   const scored = kept.map(({ c, fused: fusedScore, inWindow }, i) => {

@@ -57,13 +57,15 @@ export interface MemoryStore {
   getMemories(projectId: string, bankId: string, ids: string[]): Promise<Memory[]>;
   /**
    * Recall's candidates: the memories with their cosine similarity to `vector` (null for a memory
-   * without an embedding of its size), read in one query.
+   * without an embedding of its size), read in one query. `endsSnapshot`: in a snapshot, the last
+   * statement the caller sends in it (`Queryable.queryLast`).
    */
   getCandidates(
     projectId: string,
     bankId: string,
     ids: string[],
     vector: Float32Array,
+    opts?: { endsSnapshot?: boolean },
   ): Promise<(Memory & { similarity: number | null })[]>;
   /**
    * Replaces the vectors of existing memories (a re-embed); ids not in the bank are ignored. A row
@@ -540,20 +542,24 @@ export function memoryQueries(db: Db): MemoryStore {
       return rows.map(toMemory);
     },
 
-    async getCandidates(projectId, bankId, ids, vector) {
+    async getCandidates(projectId, bankId, ids, vector, opts) {
       const literal = vectorLiteral(vector);
       // PostgreSQL reads a Recall's candidates in one statement (a round trip costs more than
       // reading them): one statement blocks nobody there, unlike on the embedded engine in the
       // main thread. On its own thread it holds the engine no longer than parts would (in the
-      // Recall's snapshot), and saves the round trips.
-      const read = (part: string[]) =>
-        db.query<Memory & { similarity: number | null }>(
-          `SELECT ${MEMORY_FIELDS},
+      // Recall's snapshot), and saves the round trips; as the snapshot's last statement it
+      // also ends it there.
+      type Row = Memory & { similarity: number | null };
+      const read = (part: string[]) => {
+        const sql = `SELECT ${MEMORY_FIELDS},
              CASE WHEN vector_dims(m.embedding) = $5 THEN 1 - (m.embedding <=> $4::vector) END AS similarity
            FROM memories m WHERE m.project_id = $1 AND m.bank_id = $2 AND m.id = ANY($3::uuid[])
-             AND m.state = 'valid'`,
-          [projectId, bankId, part, literal, vector.length],
-        );
+             AND m.state = 'valid'`;
+        const params = [projectId, bankId, part, literal, vector.length];
+        return opts?.endsSnapshot && db.queryLast
+          ? db.queryLast<Row>(sql, params)
+          : db.query<Row>(sql, params);
+      };
       // Rows of MEMORY_FIELDS and the similarity: no copy per candidate to drop a column.
       return db.engine === 'postgres' || db.ownThread ? (ids.length ? read(ids) : []) : readByIds(ids, read);
     },
