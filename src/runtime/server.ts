@@ -9,8 +9,6 @@ import { warmTextAnalysis } from '../text/warm.js';
 export interface RunningServer {
   url: string;
   services: Services;
-  /** Settles when the database is gone for good (`Store.lost`): no request can be answered again. */
-  lost: Promise<Error>;
   close(): Promise<void>;
 }
 
@@ -54,7 +52,6 @@ export async function startServer(
   return {
     url: `http://${host}:${port}`,
     services: runtime.services,
-    lost: runtime.services.store.lost ?? new Promise<Error>(() => {}),
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       // A request whose client hung up has no socket left to wait for, but may still be running.
@@ -66,13 +63,13 @@ export async function startServer(
 }
 
 /**
- * A server whose database is gone for good (the embedded engine's thread died) would answer 503
- * to everything until someone restarts it: it closes instead and calls `exit(1)`, so that a
- * supervisor (systemd, Docker's restart policy, Kubernetes) starts it again, which reopens the
- * data directory as after a crash.
+ * A server whose database is gone for good (`Store.lost`: the embedded engine's thread died)
+ * would answer 503 to everything until someone restarts it: it closes instead and calls
+ * `exit(1)`, so that a supervisor (systemd, Docker's restart policy, Kubernetes) starts it again,
+ * which reopens the data directory as after a crash.
  */
 export function exitWhenLost(server: RunningServer, log: Logger, exit: (code: number) => void): void {
-  void server.lost.then(async (why) => {
+  void server.services.store.lost?.then(async (why) => {
     log.fatal({ err: why.message }, 'the database is gone; exiting so that mnemo can be started again');
     await server.close().catch(() => {});
     exit(1);

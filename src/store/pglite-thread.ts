@@ -59,8 +59,8 @@ export const engineThreadTrace = (db: Db): Promise<ThreadTrace> => traces.get(db
  * (which carries the BEGIN) until this side ends it.
  *
  * A thread that dies (out of memory, a crash) fails every pending and later call with an
- * `unavailable` error instead of leaving it waiting, and settles `lost`. The thread keeps the process alive only
- * while a call waits on it.
+ * `unavailable` error instead of leaving it waiting, and settles `lost`. The thread keeps the
+ * process alive only while a call waits on it.
  */
 export async function openPgliteThread(
   dataDir?: string,

@@ -107,7 +107,7 @@ async function searchBank(
   onChannels?: RecallOptions['onChannels'],
 ): Promise<Scored[]> {
   const read = await s.store.readSnapshot((store) => searchBankIn({ ...s, store }, bank, req, q, onChannels));
-  return scoreCandidates(bank, q, read);
+  return scoreCandidates(q, read);
 }
 
 /** What a bank's snapshot read for one Recall: the channels' hits and the candidates. */
@@ -116,6 +116,8 @@ interface BankRead {
   window: { start: Date; end: Date } | null;
   graphOn: boolean;
   semanticOn: boolean;
+  /** The bank's `enable_reranking`. */
+  reranking: boolean;
   fused: { id: string; score: number }[];
   candidates: (Memory & { similarity: number | null })[];
 }
@@ -186,13 +188,12 @@ async function searchBankIn(
     q.vector,
     { endsSnapshot: true },
   );
-  return { hits, window, graphOn, semanticOn, fused, candidates };
+  return { hits, window, graphOn, semanticOn, reranking: cfg.enable_reranking, fused, candidates };
 }
 
 /** The candidates a bank's snapshot read, scored by every stage and ordered by the reranker (or by the fused score). */
-function scoreCandidates(bank: Bank, q: AnalyzedQuery, read: BankRead): Scored[] {
-  const { hits, window, graphOn, semanticOn, fused } = read;
-  const cfg = effectiveConfig(bank.config);
+function scoreCandidates(q: AnalyzedQuery, read: BankRead): Scored[] {
+  const { hits, window, graphOn, semanticOn, reranking, fused } = read;
   const sims = new Map<string, number>();
   const byId = new Map<string, Memory>();
   // Kept as read, with their `similarity` (left out of the answer by `resultOf`, for the 50
@@ -218,7 +219,7 @@ function scoreCandidates(bank: Bank, q: AnalyzedQuery, read: BankRead): Scored[]
     };
     kept.push({ c, fused: f.score, inWindow: temporalScore(memory, window) });
   }
-  const reranked = cfg.enable_reranking
+  const reranked = reranking
     ? rerank(
         q,
         kept.map((k) => k.c),
