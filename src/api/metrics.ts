@@ -83,6 +83,20 @@ export function createMetrics(store: Store): Metrics {
     },
   });
   new Gauge({
+    name: 'mnemo_keyword_memory',
+    help:
+      "Banks' postings copied into this process for keyword search: banks and bytes held, and since " +
+      'the start searches answered from a copy (hits) or in SQL (misses), loads, loads skipped (bank ' +
+      'over the bound) and failed; absent when off',
+    labelNames: ['kind'],
+    registers: [registry],
+    collect() {
+      const k = store.keywordMemoryStats();
+      if (!k) return;
+      for (const [kind, v] of Object.entries(k)) this.set({ kind }, v);
+    },
+  });
+  new Gauge({
     name: 'mnemo_embedded_engine_bytes',
     help:
       'Embedded engine memory inside this process: its WebAssembly memory (heap), the page cache ' +

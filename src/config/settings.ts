@@ -148,6 +148,11 @@ export const SETTINGS = {
     'decrypted vectors of encrypted banks kept per process for their in-memory semantic search, in MB (least recently used banks go first)',
     { see: 'security.md#vectors-no-invertible-embedding-at-rest' },
   ),
+  keywordCacheMb: setting(
+    z.coerce.number().int().min(0).max(1_000_000).default(256),
+    "banks' keyword postings kept per process so that Recall scores keyword matches in the process, in MB (least recently searched banks go first; a bank over it is searched in the database); `0` turns it off",
+    { see: 'recall.md#keyword-search-in-the-process' },
+  ),
   defaultRequestsPerMinute: setting(limit, "default project limit (a project's own setting wins)", {
     shownDefault: 'unlimited',
   }),

@@ -75,6 +75,7 @@ export async function compose(config: Config, overrides: Overrides = {}): Promis
       poolSize: config.databasePoolSize,
       embeddedCacheMb: config.embeddedCacheMb,
       embeddedThread: config.embeddedThread,
+      keywordCacheMb: config.keywordCacheMb,
     }));
   try {
     // A missing or wrong master key stops the start when encrypted banks exist.

@@ -32,6 +32,7 @@ import { curationQueries } from './sql/curation.js';
 import { vectorQueries } from './sql/vectors.js';
 import { webhookQueries } from './sql/webhooks.js';
 import type { Store } from './store.js';
+import { DEFAULT_KEYWORD_CACHE_MB, KeywordMemory } from './keyword-memory.js';
 
 /** A transaction seen as a database: nested transactions run inline in it. */
 function inTransaction(tx: Queryable, { engine, ownThread }: Db): Db {
@@ -47,8 +48,20 @@ function inTransaction(tx: Queryable, { engine, ownThread }: Db): Db {
   };
 }
 
+/** Options of `storeOver`. */
+export interface StoreOptions {
+  /** Bound of the banks' postings copied into the process for keyword search, in MB; 0: none. */
+  keywordCacheMb?: number;
+}
+
 /** Builds the store over an open database connection. */
-export function storeOver(db: Db): Store {
+export function storeOver(db: Db, opts: StoreOptions = {}): Store {
+  const mb = opts.keywordCacheMb ?? DEFAULT_KEYWORD_CACHE_MB;
+  return storeWith(db, mb > 0 ? new KeywordMemory(db, mb * 2 ** 20) : null);
+}
+
+/** The store over `db`, its snapshots sharing the keyword copies `keywords`. */
+export function storeWith(db: Db, keywords: KeywordMemory | null): Store {
   return {
     engine: db.engine,
     lost: db.lost,
@@ -56,13 +69,14 @@ export function storeOver(db: Db): Store {
     close: () => db.close(),
     poolStats: () => db.poolStats?.() ?? null,
     engineMemory: async () => (await db.engineMemory?.()) ?? null,
-    readSnapshot: (fn) => db.transaction((tx) => fn(storeOver(inTransaction(tx, db))), 'snapshot'),
+    keywordMemoryStats: () => keywords?.stats() ?? null,
+    readSnapshot: (fn) => db.transaction((tx) => fn(storeWith(inTransaction(tx, db), keywords)), 'snapshot'),
     ...intakeQueries(db),
     ...documentQueries(db),
     ...tenancyQueries(db),
     ...bankQueries(db),
     ...memoryQueries(db),
-    ...searchQueries(db),
+    ...searchQueries(db, keywords),
     ...bankIndexQueries(db),
     ...entityQueries(db),
     ...auditQueries(db),
@@ -100,6 +114,8 @@ export interface OpenOptions {
   embeddedThread?: boolean;
   /** Run pending migrations (default true). */
   migrate?: boolean;
+  /** See `StoreOptions`. */
+  keywordCacheMb?: number;
 }
 
 /** Opens the configured engine's database connection, neither migrating nor checking it. */
@@ -122,5 +138,5 @@ export async function openStore(opts: OpenOptions): Promise<Store> {
     await db.close().catch(() => {});
     throw err;
   }
-  return storeOver(db);
+  return storeOver(db, { keywordCacheMb: opts.keywordCacheMb });
 }

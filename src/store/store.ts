@@ -5,6 +5,7 @@
  * interface; core modules import them all from here.
  */
 import type { EngineMemory, PoolStats } from './db.js';
+import type { KeywordMemoryStats } from './keyword-memory.js';
 import type { AuditInput, AuditStore } from './sql/audit.js';
 import type { AuditTransport, BankAuditStore } from './sql/bank-audit.js';
 import type { BankIndexStore } from './sql/bank-index.js';
@@ -198,6 +199,8 @@ export interface Store
   poolStats(): PoolStats | null;
   /** Memory of the embedded engine inside this process; null on PostgreSQL. */
   engineMemory(): Promise<EngineMemory | null>;
+  /** The banks' postings copied into this process for keyword search (`keyword-memory.ts`); null when off. */
+  keywordMemoryStats(): KeywordMemoryStats | null;
   /**
    * Runs `fn` over a read-only snapshot: every query inside sees the same committed state, so a
    * document replaced meanwhile shows either its old or its new memories, never a mix.

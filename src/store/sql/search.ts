@@ -5,6 +5,8 @@ import { bankIndexName } from './bank-index-name.js';
 import { type BankEncryption, ENCRYPTION_COLUMNS, type EncryptionRow, encryptionOf } from './encryption.js';
 import { graphChannelSql } from './entities.js';
 import { filterClauses, vectorLiteral } from './filters.js';
+import { BANK_VERSION, type KeywordMemory } from '../keyword-memory.js';
+import { searchKeywordIndex } from '../keyword-memory-search.js';
 
 export type { Hit } from '../records.js';
 
@@ -33,6 +35,8 @@ export interface BankSearch {
   encryption: BankEncryption | null;
   /** The vector index walk set up in the snapshot, for this vector size and limit (null: none). */
   walk: { dims: number; limit: number } | null;
+  /** The bank's version in the snapshot (`BANK_VERSION`); null for no such bank. */
+  version: string | null;
 }
 
 /** Recall's retrieval channels in SQL: semantic, keyword, temporal, and all of them at once with the graph. */
@@ -291,8 +295,16 @@ const hitsOf = (db: Queryable, sql: string, params: unknown[]) =>
 
 const CHANNELS = ['semantic', 'keyword', 'temporal', 'graph'] as const;
 
-/** Retrieval channels as SQL. Scores: cosine similarity, normalised BM25, window closeness. */
-export function searchQueries(db: Db): SearchStore {
+/** Whether `filter` narrows the keyword channel (a copy in the process holds no memory's attributes). */
+const keywordFiltered = (f: MemoryFilter) =>
+  Boolean(f.types?.length || f.tags?.length || f.documentId || f.mentionedBefore);
+
+/**
+ * Retrieval channels as SQL. Scores: cosine similarity, normalised BM25, window closeness.
+ * `keywords`: copies of banks' postings in the process (`keyword-memory.ts`), which answer the
+ * keyword channel of an unfiltered `searchChannels` when one is of the snapshot's version.
+ */
+export function searchQueries(db: Db, keywords: KeywordMemory | null = null): SearchStore {
   let checkedAt = 0;
   let visibilityChecked = false;
   const exactSearch = (
@@ -332,8 +344,8 @@ export function searchQueries(db: Db): SearchStore {
     db.transaction(async (tx) => search(tx, (await walkSetUp(tx, projectId, bankId, dims, limit)).n));
   /** The statement of `withVectorWalk` and `openBankSearch`: the bank's row, the walk set up. */
   const walkSetUp = async (tx: Queryable, projectId: string, bankId: string, dims: number, limit: number) => {
-    const rows = await tx.query<EncryptionRow & { n: number }>(
-      `SELECT b.memory_count AS n, ${ENCRYPTION_COLUMNS},
+    const rows = await tx.query<EncryptionRow & { n: number; version: string }>(
+      `SELECT b.memory_count AS n, ${BANK_VERSION} AS version, ${ENCRYPTION_COLUMNS},
          set_config('hnsw.iterative_scan', 'relaxed_order', true),
          set_config('hnsw.ef_search', $3, true), set_config('hnsw.max_scan_tuples', $4, true),
          set_config('plan_cache_mode', CASE WHEN to_regclass($5) IS NULL THEN 'auto' ELSE 'force_custom_plan' END, true)
@@ -348,7 +360,7 @@ export function searchQueries(db: Db): SearchStore {
       ],
     );
     const r = rows[0];
-    return { n: r?.n ?? 0, encryption: r ? encryptionOf(r) : null };
+    return { n: r?.n ?? 0, encryption: r ? encryptionOf(r) : null, version: r?.version ?? null };
   };
   const indexable = (vector: Float32Array) => (HNSW_DIMENSIONS as readonly number[]).includes(vector.length);
   const short = (hits: Hit[], limit: number, size: number) => hits.length < Math.min(limit, size);
@@ -446,8 +458,8 @@ export function searchQueries(db: Db): SearchStore {
     },
 
     async openBankSearch(projectId, bankId, dims, limit) {
-      const { n, encryption } = await walkSetUp(db, projectId, bankId, dims, limit);
-      return { size: n, encryption, walk: { dims, limit } };
+      const { n, encryption, version } = await walkSetUp(db, projectId, bankId, dims, limit);
+      return { size: n, encryption, walk: { dims, limit }, version };
     },
 
     async searchChannels(projectId, bankId, q, filter, limit, opened) {
@@ -457,28 +469,45 @@ export function searchQueries(db: Db): SearchStore {
         const params: unknown[] = [projectId, bankId, limit];
         const terms = [...new Set(q.terms)];
         const vector = q.vector;
+        // The keyword channel from the bank's copy in the process, when it is of this snapshot's version.
+        const copy =
+          keywords && terms.length && opened?.version && !keywordFiltered(filter)
+            ? keywords.lookup(projectId, bankId, opened.version)
+            : null;
         // The keyword part takes the filter as arguments: without another part the clauses'
         // parameters would go unused, and PostgreSQL refuses a parameter it cannot type.
         const where = vector || q.window || q.graph ? filterClauses(filter, params) : '';
         const parts = [
           vector ? (indexed ? indexedVectorSql : exactVectorSql)(params, vector, where) : null,
-          terms.length ? keywordSql(params, terms, filter, limit) : null,
+          terms.length && !copy ? keywordSql(params, terms, filter, limit) : null,
           q.window ? temporalSql(params, q.window, where) : null,
           q.graph ? graphChannelSql(params, q.graph.probes, q.graph.depth, where) : null,
         ].flatMap((sql, ch) => (sql ? [`SELECT ${ch} AS ch, id, score, k1, k2 FROM (${sql}) c${ch}`] : []));
         const hits: ChannelHits = { semantic: [], keyword: [], temporal: [], graph: [] };
-        if (parts.length === 0) return hits;
         // A row per channel, its hits in two comma-separated lists: hundreds of rows of three
         // fields cost the drivers more to decode than two values (each field a buffer and a
         // string on PGlite), and the drivers' array parsers, a character at a time, ~7% of a
         // Recall's Node CPU more than a split. A float8's text is the shortest that reads back
         // exactly, so the scores are the numbers an array gave.
-        const rows = await tx.query<{ ch: number; ids: string; scores: string }>(
-          `SELECT ch, string_agg(id, ',' ORDER BY k1, k2 DESC) AS ids,
-             string_agg(score::float8::text, ',' ORDER BY k1, k2 DESC) AS scores
-           FROM (${parts.join(' UNION ALL ')}) hits GROUP BY ch`,
-          params,
-        );
+        const pending = parts.length
+          ? tx.query<{ ch: number; ids: string; scores: string }>(
+              `SELECT ch, string_agg(id, ',' ORDER BY k1, k2 DESC) AS ids,
+                 string_agg(score::float8::text, ',' ORDER BY k1, k2 DESC) AS scores
+               FROM (${parts.join(' UNION ALL ')}) hits GROUP BY ch`,
+              params,
+            )
+          : null;
+        // Searched while the database runs the other channels.
+        if (copy)
+          hits.keyword = searchKeywordIndex(copy, terms, {
+            limit,
+            candidates: Math.max(limit, KEYWORD_CANDIDATES),
+            driverPostings: DRIVER_POSTINGS,
+            k1: K1,
+            b: B,
+          }).hits;
+        if (!pending) return hits;
+        const rows = await pending;
         for (const r of rows) {
           const scores = r.scores.split(',');
           hits[CHANNELS[r.ch]!] = r.ids.split(',').map((id, i) => ({ id, score: Number(scores[i]) }));

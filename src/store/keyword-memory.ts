@@ -1,0 +1,295 @@
+/**
+ * The keyword channel's postings of a bank, copied into this process so that a Recall computes
+ * BM25 here (`keyword-memory-search.ts`) instead of in the database: the channel was about half
+ * of a Recall's database CPU (docs/recall.md, "Keyword search in the process").
+ *
+ * A copy is only ever used at the state it was read at. It is labelled with the bank's version
+ * (`BANK_VERSION`: its creation time and its generation, which every writer of its memories
+ * moves under the bank's lock), and a Recall's snapshot reads the version with the bank's row:
+ * the copy answers only when the two are equal, so its hits are the ones the database would give
+ * in that snapshot, whatever other processes wrote. Otherwise the Recall searches in SQL as
+ * without a copy, and the bank is reloaded in the background once it has been searched
+ * `loadAfter` times at one version (a bank written between most of its searches is never
+ * loaded, so no load is wasted on it). One load runs at a time per process, in a snapshot of its
+ * own, and loads are spaced (`LOAD_SPACING`); copies are bounded in bytes, least recently
+ * searched dropped first, and a bank bigger than the bound is never copied.
+ */
+import type { Db, Queryable } from './db.js';
+
+/** Default bound of the postings one process keeps (`MNEMO_KEYWORD_CACHE_MB`). */
+export const DEFAULT_KEYWORD_CACHE_MB = 256;
+
+/** Searches of a bank at one version, without a copy of that version, that start a load. */
+const LOAD_AFTER = 8;
+
+/**
+ * After a load of d ms, none starts for this many times d: loads take at most ~1/11 of one core
+ * however a tenant alternates writes and searches to make its bank load again and again.
+ */
+const LOAD_SPACING = 10;
+
+/** How long a bank found too big (or whose load failed) is not tried again, in ms. */
+const RETRY_MS = 10 * 60_000;
+
+/** Banks whose searches are counted at once; past it the counts start over. */
+const DEMAND_ENTRIES = 10_000;
+
+/** Bytes of a posting (two copies of 12) besides the typed arrays' headers, of a memory and of a term: estimates. */
+const POSTING_BYTES = 24;
+const MEMORY_BYTES = 100;
+const TERM_BYTES = 80;
+
+/**
+ * A bank's version over alias `b` of `banks`: a bank deleted and created again under its id
+ * starts its generation over, so its creation time (to the microsecond) is part of it.
+ */
+export const BANK_VERSION = `(floor(extract(epoch FROM b.created_at) * 1000000)::bigint::text || ':' || b.generation::text)`;
+
+/** A bank's postings at one version, numbered: memories by id order (so that id order is number order), terms by the database's order of them. */
+export interface KeywordIndex {
+  version: string;
+  /** The function's `stats`: memory count (at least 1) and average length (at least 1). */
+  n: number;
+  avgdl: number;
+  /** Memory ids (text) by number, ascending. */
+  ids: string[];
+  /** Term number by term; numbers follow the terms' order in the database (its collation). */
+  terms: Map<string, number>;
+  /** By term number: document frequency and IDF (PostgreSQL's `ln`, at `n`). */
+  df: Int32Array;
+  idf: Float64Array;
+  /** Postings by term, each term's from `start[t]` to `start[t + 1]` in impact order (tf desc, dl, id). */
+  start: Int32Array;
+  doc: Int32Array;
+  tf: Float32Array;
+  /** A posting's length; NaN where the column is NULL. */
+  dl: Float32Array;
+  /** The same postings by memory: memory `d`'s from `docStart[d]` to `docStart[d + 1]`. */
+  docStart: Int32Array;
+  docTerm: Int32Array;
+  docTf: Float32Array;
+  docDl: Float32Array;
+  /** A search's working space, a float per memory, NaN between searches (each runs without yielding). */
+  scratch: Float64Array;
+  /** What the copy takes, estimated. */
+  bytes: number;
+}
+
+/** What a bank of `postings`, `memories` and `terms` takes as a copy. */
+const estimate = (postings: number, memories: number, terms: number) =>
+  postings * POSTING_BYTES + memories * (MEMORY_BYTES + 8 + 12) + terms * (TERM_BYTES + 12);
+
+/**
+ * Reads bank `bankId`'s postings and statistics in `q` (a snapshot, so that they agree); null
+ * for no such bank, or one whose copy would take more than `maxBytes`.
+ */
+export async function loadKeywordIndex(
+  q: Queryable,
+  projectId: string,
+  bankId: string,
+  maxBytes = Number.POSITIVE_INFINITY,
+): Promise<KeywordIndex | null> {
+  const [bank] = await q.query<{ version: string; n: number; avgdl: number }>(
+    `SELECT ${BANK_VERSION} AS version, greatest(b.memory_count, 1)::float8 AS n,
+            greatest(b.term_total::float8 / greatest(b.memory_count, 1), 1) AS avgdl
+     FROM banks b WHERE b.project_id = $1 AND b.id = $2`,
+    [projectId, bankId],
+  );
+  if (!bank) return null;
+  const { version, n, avgdl } = bank;
+  // The IDF as the function computes it (same expression, same types), its text the exact float:
+  // V8's Math.log and PostgreSQL's ln differ in the last bit for some arguments.
+  const termRows = await q.query<{ term: string; df: number; idf: string }>(
+    `SELECT bt.term, bt.df, ln(1 + ($3::float8 - bt.df + 0.5) / (bt.df + 0.5))::text AS idf
+     FROM bank_terms bt WHERE bt.project_id = $1 AND bt.bank_id = $2 AND bt.df > 0 ORDER BY bt.term`,
+    [projectId, bankId, n],
+  );
+  let postingCount = 0;
+  for (const r of termRows) postingCount += r.df;
+  if (estimate(postingCount, n, termRows.length) > maxBytes) return null;
+  const postings = await q.query<{ term: string; id: string; tf: number; dl: number | null }>(
+    `SELECT t.term, t.memory_id::text AS id, t.tf, t.dl FROM memory_terms t
+     WHERE t.project_id = $1 AND t.bank_id = $2`,
+    [projectId, bankId],
+  );
+  const terms = new Map<string, number>();
+  const df = new Int32Array(termRows.length);
+  const idf = new Float64Array(termRows.length);
+  for (const r of termRows) {
+    df[terms.size] = r.df;
+    idf[terms.size] = Number(r.idf);
+    terms.set(r.term, terms.size);
+  }
+  // uuid order is byte order, which the canonical lower-case text keeps.
+  const ids = [...new Set(postings.map((p) => p.id))].sort();
+  const docOf = new Map(ids.map((id, i) => [id, i]));
+  const rows = postings
+    .filter((p) => terms.has(p.term))
+    .map((p) => ({ t: terms.get(p.term)!, d: docOf.get(p.id)!, tf: p.tf, dl: p.dl ?? Number.NaN }));
+  const fill = (order: typeof rows, key: (r: (typeof rows)[number]) => number, count: number) => {
+    const start = new Int32Array(count + 1);
+    for (const r of order) start[key(r) + 1]!++;
+    for (let i = 0; i < count; i++) start[i + 1]! += start[i]!;
+    return start;
+  };
+  // Impact order: tf descending, dl ascending with NULL last (the function's ORDER BY), then id.
+  const byImpact = [...rows].sort(
+    (a, b) =>
+      a.t - b.t ||
+      b.tf - a.tf ||
+      (Number.isNaN(a.dl) ? 1 : 0) - (Number.isNaN(b.dl) ? 1 : 0) ||
+      (Number.isNaN(a.dl) ? 0 : a.dl - b.dl) ||
+      a.d - b.d,
+  );
+  const byDoc = [...rows].sort((a, b) => a.d - b.d || a.t - b.t);
+  return {
+    version,
+    n,
+    avgdl,
+    ids,
+    terms,
+    df,
+    idf,
+    start: fill(byImpact, (r) => r.t, terms.size),
+    doc: Int32Array.from(byImpact, (r) => r.d),
+    tf: Float32Array.from(byImpact, (r) => r.tf),
+    dl: Float32Array.from(byImpact, (r) => r.dl),
+    docStart: fill(byDoc, (r) => r.d, ids.length),
+    docTerm: Int32Array.from(byDoc, (r) => r.t),
+    docTf: Float32Array.from(byDoc, (r) => r.tf),
+    docDl: Float32Array.from(byDoc, (r) => r.dl),
+    scratch: new Float64Array(ids.length).fill(Number.NaN),
+    bytes: estimate(rows.length, ids.length, terms.size),
+  };
+}
+
+/** Counts of a process's copies, for metrics and tests. */
+export interface KeywordMemoryStats {
+  banks: number;
+  bytes: number;
+  /** Searches answered by a copy, and searches of a bank that had none of the snapshot's version. */
+  hits: number;
+  misses: number;
+  loads: number;
+  /** Loads that found the bank too big, and loads that failed. */
+  skipped: number;
+  failed: number;
+}
+
+/** The copies of one process's store, shared by it and its snapshots. */
+export class KeywordMemory {
+  /** Copies by bank, least recently searched first. */
+  readonly #banks = new Map<string, KeywordIndex>();
+  /** Searches without a copy, by bank: the version searched and how many times. */
+  readonly #demand = new Map<string, { version: string; searches: number }>();
+  /** Banks not to load again before this time (too big, or a load failed). */
+  readonly #notBefore = new Map<string, number>();
+  #bytes = 0;
+  #loading: Promise<void> | null = null;
+  /** When the next load may start (`performance.now()`). */
+  #nextLoadAt = 0;
+  readonly #stats = { hits: 0, misses: 0, loads: 0, skipped: 0, failed: 0 };
+
+  readonly #loadAfter: number;
+  readonly #loadSpacing: number;
+
+  /**
+   * `db`: the store's own connection (loads run in snapshots of their own); `maxBytes`: the bound
+   * of all copies; `loadAfter` and `loadSpacing`: LOAD_AFTER and LOAD_SPACING (tests lower them).
+   */
+  constructor(
+    private readonly db: Db,
+    private readonly maxBytes: number,
+    opts: { loadAfter?: number; loadSpacing?: number } = {},
+  ) {
+    this.#loadAfter = opts.loadAfter ?? LOAD_AFTER;
+    this.#loadSpacing = opts.loadSpacing ?? LOAD_SPACING;
+  }
+
+  /**
+   * The bank's copy at `version` (the bank's version in the caller's snapshot), or null: then
+   * the caller searches in SQL, and the search counts towards a load.
+   */
+  lookup(projectId: string, bankId: string, version: string): KeywordIndex | null {
+    const key = `${projectId}\u0000${bankId}`;
+    const index = this.#banks.get(key);
+    if (index?.version === version) {
+      this.#banks.delete(key);
+      this.#banks.set(key, index);
+      this.#stats.hits++;
+      return index;
+    }
+    this.#stats.misses++;
+    let d = this.#demand.get(key);
+    if (d?.version !== version) {
+      if (this.#demand.size >= DEMAND_ENTRIES) this.#demand.clear();
+      d = { version, searches: 0 };
+      this.#demand.set(key, d);
+    }
+    const now = performance.now();
+    if (
+      ++d.searches >= this.#loadAfter &&
+      !this.#loading &&
+      now >= this.#nextLoadAt &&
+      (this.#notBefore.get(key) ?? 0) <= now
+    ) {
+      this.#demand.delete(key);
+      this.#loading = this.#load(key, projectId, bankId).finally(() => {
+        const end = performance.now();
+        this.#nextLoadAt = end + this.#loadSpacing * (end - now);
+        this.#loading = null;
+      });
+    }
+    return null;
+  }
+
+  /** Settles when no load is running (for tests and benches). */
+  async idle(): Promise<void> {
+    while (this.#loading) await this.#loading;
+  }
+
+  stats(): KeywordMemoryStats {
+    return { banks: this.#banks.size, bytes: this.#bytes, ...this.#stats };
+  }
+
+  async #load(key: string, projectId: string, bankId: string): Promise<void> {
+    this.#stats.loads++;
+    let index: KeywordIndex | null;
+    try {
+      index = await this.db.transaction(
+        (tx) => loadKeywordIndex(tx, projectId, bankId, this.maxBytes),
+        'snapshot',
+      );
+    } catch {
+      // A copy is an optimisation: its bank is searched in SQL meanwhile.
+      this.#stats.failed++;
+      this.#later(key);
+      return;
+    }
+    this.#drop(key);
+    if (!index) {
+      this.#stats.skipped++;
+      this.#later(key);
+      return;
+    }
+    this.#notBefore.delete(key);
+    for (const [other, copy] of this.#banks) {
+      if (this.#bytes + index.bytes <= this.maxBytes) break;
+      this.#drop(other, copy);
+    }
+    this.#banks.set(key, index);
+    this.#bytes += index.bytes;
+  }
+
+  /** Not loaded again for RETRY_MS. */
+  #later(key: string): void {
+    if (this.#notBefore.size >= DEMAND_ENTRIES) this.#notBefore.clear();
+    this.#notBefore.set(key, performance.now() + RETRY_MS);
+  }
+
+  #drop(key: string, copy = this.#banks.get(key)): void {
+    if (!copy) return;
+    this.#banks.delete(key);
+    this.#bytes -= copy.bytes;
+  }
+}

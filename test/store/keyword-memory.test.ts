@@ -1,0 +1,218 @@
+/**
+ * The keyword channel computed in the process from a copy of a bank's postings
+ * (`src/store/keyword-memory.ts`): the SQL function's hits, ids, order and scores (to the last bit
+ * where the function's plan allows, see `nearly`), in each form of phase 1 (one or two drivers
+ * joined, three or more summed, every word past the budget). And the copy only ever answers at
+ * the version it was read at: a write through any store is seen by the next search, a filter
+ * goes to SQL, a bank over the bound is never copied, and the least recently searched is dropped.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { NewMemory } from '../../src/core/types.js';
+import type { Db } from '../../src/store/db.js';
+import { KeywordMemory, loadKeywordIndex } from '../../src/store/keyword-memory.js';
+import { type KeywordPath, searchKeywordIndex } from '../../src/store/keyword-memory-search.js';
+import { storeOver, storeWith } from '../../src/store/open.js';
+import type { MemoryFilter } from '../../src/store/records.js';
+import { B, K1 } from '../../src/store/sql/search.js';
+import type { Store } from '../../src/store/store.js';
+import { ENGINES, openTestDb } from '../helpers/engines.js';
+import { newMemory } from '../helpers/memory.js';
+
+const P = 'default';
+const BANK = 'kw-memory';
+const SIZE = 700;
+const WORDS = Array.from({ length: 30 }, (_, i) => `w${i}`);
+
+/** A seeded generator (the same bank and term sets on every run). */
+function seeded(seed: number) {
+  let x = seed;
+  return () => {
+    x = (x * 1103515245 + 12345) % 2 ** 31;
+    return x / 2 ** 31;
+  };
+}
+
+/** Memory `i`: words drawn with falling frequency (w0 in most, w29 in few), tf 1 to 3, and a word of its own. */
+function mem(i: number, random: () => number): NewMemory {
+  const terms = new Map<string, number>([[`own${i}`, 1]]);
+  for (const [k, w] of WORDS.entries())
+    if (random() < 0.6 / (1 + k / 3)) terms.set(w, 1 + Math.floor(random() * random() * 3));
+  return newMemory({
+    text: [...terms.keys()].join(' '),
+    embedding: new Float32Array([1, 0, 0]),
+    terms,
+    tags: [`t${i % 2}`],
+    mentioned_at: new Date('2024-01-01T00:00:00Z'),
+  });
+}
+
+/**
+ * Hits with their scores to 12 places, best first, ties by id descending (the function's order).
+ * The function's own last bit depends on its plan: the order it reads the query's terms in (the
+ * key's order in an index scan, the rows' order on their pages in a bitmap scan, which a small
+ * bank gets) and the order a sort leaves a memory's parts in before phase 1 sums three or more.
+ * The bench bank's plan reads them in key order, and there the hits are the same floats
+ * (bench/keyword-memory.ts); here two memories a bit apart can come out as equal or swapped.
+ */
+const nearly = (hits: { id: string; score: number }[]) =>
+  hits
+    .map((h) => ({ id: h.id, score: Math.round(h.score * 1e12) / 1e12 }))
+    .sort((a, b) => b.score - a.score || (a.id < b.id ? 1 : -1));
+
+for (const engine of ENGINES) {
+  describe(`keyword search in the process (${engine})`, () => {
+    let db: Db;
+    let dispose: () => Promise<void>;
+    before(async () => {
+      ({ db, dispose } = await openTestDb(engine));
+      const s = storeOver(db, { keywordCacheMb: 0 });
+      await s.ensureBank(P, BANK, {});
+      const random = seeded(7);
+      const rows = Array.from({ length: SIZE }, (_, i) => mem(i, random));
+      for (let i = 0; i < rows.length; i += 350) await s.insertMemories(P, BANK, rows.slice(i, i + 350));
+      await s.maintainStatistics();
+    });
+    after(() => dispose());
+
+    test('the hits and scores of the SQL function in every form of phase 1, most to the last bit', async () => {
+      const index = (await db.transaction((tx) => loadKeywordIndex(tx, P, BANK), 'snapshot'))!;
+      const random = seeded(11);
+      const paths: Record<KeywordPath, number> = { none: 0, pair: 0, summed: 0, capped: 0 };
+      let exact = 0;
+      for (let i = 0; i < 60; i++) {
+        const terms = [
+          ...new Set(Array.from({ length: 2 + (i % 9) }, () => WORDS[Math.floor(random() * WORDS.length)]!)),
+        ];
+        if (i % 5 === 0) terms.push(`own${i}`, 'unknown');
+        // Budgets for each form: the rarer words within it, few within it, none.
+        for (const budget of [400, 150, 40]) {
+          const limit = i % 2 ? 30 : 100;
+          const o = { limit, candidates: 100, driverPostings: budget, k1: K1, b: B };
+          const want = await db.query<{ id: string; score: number }>(
+            `SELECT memory_id::text AS id, score::float8::text AS score FROM mnemo_keyword_search($1, $2, $3::text[],
+               $4::int, 100, $5::int, $6::float8, $7::float8, NULL, NULL, 'any', NULL, NULL)`,
+            [P, BANK, terms, limit, budget, K1, B],
+          );
+          const got = searchKeywordIndex(index, terms, o);
+          const sql = want.map((h) => ({ id: h.id, score: Number(h.score) }));
+          paths[got.path]++;
+          if (JSON.stringify(got.hits) === JSON.stringify(sql)) exact++;
+          assert.deepEqual(
+            nearly(got.hits),
+            nearly(sql),
+            `${terms.join(' ')}, budget ${budget} (${got.path})`,
+          );
+        }
+      }
+      for (const p of ['pair', 'summed', 'capped'] as const)
+        assert.ok(paths[p] >= 10, `${p}: ${paths[p]} sets`);
+      // Most are equal float for float; the others differ in the last bit (see `nearly`).
+      assert.ok(exact >= 90, `${exact} of 180 exactly equal`);
+    });
+
+    /** Every channel of `q` in a snapshot of `s`, opened as Recall opens it (the bank's version read). */
+    const search = (s: Store, terms: string[], filter: MemoryFilter = {}, bank = BANK) =>
+      s.readSnapshot(async (x) =>
+        x.searchChannels(
+          P,
+          bank,
+          { vector: null, terms, window: null, graph: null },
+          filter,
+          50,
+          await x.openBankSearch(P, bank, 0, 50),
+        ),
+      );
+    const TERMS = ['w3', 'w0', 'w17', 'w9', 'w22'];
+
+    test('a loaded copy answers with the SQL hits; a filter goes to SQL', async () => {
+      const keywords = new KeywordMemory(db, 2 ** 26, { loadAfter: 2, loadSpacing: 0 });
+      const on = storeWith(db, keywords);
+      const off = storeOver(db, { keywordCacheMb: 0 });
+      const sql = await search(off, TERMS);
+      assert.equal(sql.keyword.length, 50);
+      // Searched twice at one version: loaded in the background; the searches meanwhile in SQL.
+      assert.deepEqual(await search(on, TERMS), sql);
+      assert.deepEqual(await search(on, TERMS), sql);
+      await keywords.idle();
+      assert.deepEqual(keywords.stats(), { ...keywords.stats(), banks: 1, hits: 0, misses: 2, loads: 1 });
+      const copied = await search(on, TERMS);
+      assert.equal(keywords.stats().hits, 1, 'answered by the copy');
+      assert.deepEqual(nearly(copied.keyword), nearly(sql.keyword));
+      const filter = { tags: ['t1'], tagsMatch: 'any_strict' as const };
+      const filtered = await search(on, TERMS, filter);
+      assert.equal(keywords.stats().hits, 1, 'a filtered search is not');
+      assert.deepEqual(filtered, await search(off, TERMS, filter));
+      assert.notDeepEqual(filtered.keyword, copied.keyword, 'the filter applied');
+    });
+
+    test('a write through another store is seen by the next search, and the copy catches up', async () => {
+      const keywords = new KeywordMemory(db, 2 ** 26, { loadAfter: 2, loadSpacing: 0 });
+      const on = storeWith(db, keywords);
+      // Another process's store: its own copies, the same database.
+      const other = storeOver(db, { keywordCacheMb: 0 });
+      const terms = ['w28', 'w29', 'fresh'];
+      await search(on, terms);
+      await search(on, terms);
+      await keywords.idle();
+      const before = await search(on, terms);
+      assert.equal(keywords.stats().hits, 1);
+      const added = newMemory({
+        text: 'fresh w28 w29',
+        embedding: new Float32Array([1, 0, 0]),
+        terms: new Map([
+          ['fresh', 3],
+          ['w28', 2],
+          ['w29', 2],
+        ]),
+        mentioned_at: new Date('2024-01-02T00:00:00Z'),
+      });
+      assert.equal(await other.insertMemories(P, BANK, [added]), 1);
+      const id = added.id;
+      const seen = await search(on, terms);
+      assert.equal(seen.keyword[0]?.id, id, 'the new memory first, at once');
+      assert.equal(keywords.stats().hits, 1, 'searched in SQL: the copy is of the old version');
+      assert.notDeepEqual(seen.keyword, before.keyword);
+      await search(on, terms);
+      await keywords.idle();
+      const caught = await search(on, terms);
+      assert.equal(keywords.stats().hits, 2, 'the copy reloaded at the new version');
+      assert.deepEqual(nearly(caught.keyword), nearly(seen.keyword));
+      assert.ok(await other.deleteMemory(P, BANK, id));
+      const forgotten = await search(on, terms);
+      assert.ok(!forgotten.keyword.some((h) => h.id === id), 'a forgotten memory is gone at once');
+      assert.deepEqual(forgotten.keyword, (await search(other, terms)).keyword);
+    });
+
+    test('a bank over the bound is searched in SQL; the least recently searched copy goes first', async () => {
+      const tiny = new KeywordMemory(db, 1000, { loadAfter: 1, loadSpacing: 0 });
+      const s = storeWith(db, tiny);
+      const want = await search(storeOver(db, { keywordCacheMb: 0 }), TERMS);
+      await search(s, TERMS);
+      await tiny.idle();
+      assert.deepEqual(await search(s, TERMS), want);
+      assert.deepEqual(tiny.stats(), { ...tiny.stats(), banks: 0, bytes: 0, hits: 0, loads: 1, skipped: 1 });
+
+      const other = 'kw-memory-2';
+      const s2 = storeOver(db, { keywordCacheMb: 0 });
+      await s2.ensureBank(P, other, {});
+      await s2.insertMemories(P, other, [mem(0, seeded(3)), mem(1, seeded(5))]);
+      const first = new KeywordMemory(db, 2 ** 26, { loadAfter: 1, loadSpacing: 0 });
+      const big = (await db.transaction((tx) => loadKeywordIndex(tx, P, BANK), 'snapshot'))!;
+      // Room for the big bank's copy and not for another besides.
+      const one = new KeywordMemory(db, big.bytes + 100, { loadAfter: 1, loadSpacing: 0 });
+      for (const k of [first, one]) {
+        const store = storeWith(db, k);
+        await search(store, TERMS, {}, other);
+        await k.idle();
+        await search(store, TERMS);
+        await k.idle();
+      }
+      assert.equal(first.stats().banks, 2);
+      assert.equal(one.stats().banks, 1, 'the small bank went to make room');
+      assert.ok(one.stats().bytes <= big.bytes + 100);
+      await search(storeWith(db, one), TERMS);
+      assert.equal(one.stats().hits, 1, 'the big bank is the one kept');
+    });
+  });
+}
