@@ -12,10 +12,12 @@
  *   [--dir /tmp/mnemo-answers] [--memories 10000] [--questions 300] --out FILE`
  * (PostgreSQL: MNEMO_TEST_DATABASE_URL, whose server the database is made on). `--drop` removes the
  * kept bank instead. `--thread`: PGlite on a thread of its own (`openPgliteThread`).
+ * `--keyword-cache-mb N`: `MNEMO_KEYWORD_CACHE_MB` (0: keyword search in SQL only).
  */
 import { createHash } from 'node:crypto';
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import pg from 'pg';
+import { DEFAULT_KEYWORD_CACHE_MB } from '../src/store/keyword-memory.js';
 import { openStore } from '../src/store/open.js';
 import { testApp } from '../test/helpers/app.js';
 import { BANK, RECALL_MAX_TOKENS, seedItems, variedQueries } from './load-driver.js';
@@ -61,8 +63,11 @@ if (engine === 'postgres') {
 }
 if (!out) throw new Error('--out FILE is needed');
 
+const keywordCacheMb = Number(flag('keyword-cache-mb', String(DEFAULT_KEYWORD_CACHE_MB)));
 const store = await openStore(
-  engine === 'postgres' ? { databaseUrl: url } : { dataDir: dir, embeddedThread: argv.includes('--thread') },
+  engine === 'postgres'
+    ? { databaseUrl: url, keywordCacheMb }
+    : { dataDir: dir, embeddedThread: argv.includes('--thread'), keywordCacheMb },
 );
 const t = await testApp(engine as 'pglite' | 'postgres', { store, recallCacheSize: 0, now: () => NOW });
 const path = `/v1/default/banks/${encodeURIComponent(BANK)}/memories`;
@@ -91,4 +96,6 @@ const results = lines.reduce((n, l) => n + (JSON.parse(l).answer.results.length 
 process.stdout.write(
   `${engine}: ${questions} answers (${results} results) ${fresh ? 'over a new bank' : 'over the kept bank'}, sha256 ${hash.digest('hex')}\n`,
 );
+const copies = store.keywordMemoryStats();
+if (copies) console.log(`keyword searches answered in the process ${copies.hits}, in SQL ${copies.misses}`);
 await t.close();

@@ -21,6 +21,8 @@
  * the engine (`bench/statement-cpu.ts`), summed per statement over the measured Recalls, and what
  * the thread spent outside them; `--plans`: EXPLAIN (ANALYZE, BUFFERS) of the channels and the
  * candidates. `--cache-mb`: PGlite's page cache (the tests' 16 MB otherwise; a server's default is 128).
+ * `--keyword-cache-mb N`: the bound of the banks' postings copied into the process for keyword
+ * search (`MNEMO_KEYWORD_CACHE_MB`; 0 turns it off).
  * `--thread`: PGlite on a thread of its own (`openPgliteThread`); the main thread's CPU per Recall
  * is printed apart. Not with `--each`, which times the exchanges on the main thread.
  */
@@ -33,6 +35,7 @@ import { TEST_CACHE_MB } from '../test/helpers/pglite-templates.js';
 import type { Db } from '../src/store/db.js';
 import { migrate } from '../src/store/migrate.js';
 import { storeOver } from '../src/store/open.js';
+import { DEFAULT_KEYWORD_CACHE_MB } from '../src/store/keyword-memory.js';
 import { openPglite } from '../src/store/pglite.js';
 import { engineThreadTrace, openPgliteThread } from '../src/store/pglite-thread.js';
 import { mainThreadCpuMs, statementCpu } from './statement-cpu.js';
@@ -101,6 +104,8 @@ if (threaded && argv.includes('--each'))
   throw new Error('--each times exchanges on the main thread: not with --thread');
 const exchanges = engine === 'pglite' && argv.includes('--each') ? statementCpu() : null;
 const cacheMb = Number(flag('cache-mb', '0'));
+/** The banks' postings copied into the process (`--keyword-cache-mb`, 0: off; the default is a server's). */
+const keywords = { keywordCacheMb: Number(flag('keyword-cache-mb', String(DEFAULT_KEYWORD_CACHE_MB))) };
 /** The embedded engine's database, to read its prepared statements' plans after the run. */
 let embedded: Db | null = null;
 const store =
@@ -118,9 +123,9 @@ const store =
           embedded = await openPglite(undefined, { cacheMb });
           await migrate(embedded);
         } else embedded = (await openTestDb('pglite')).db;
-        return storeOver(embedded);
+        return storeOver(embedded, keywords);
       })()
-    : await openTestStore(engine);
+    : await openTestStore(engine, keywords);
 const t = await testApp(engine, { store, recallCacheSize: 0 });
 const path = `/v1/default/banks/${encodeURIComponent(BANK)}/memories`;
 for (let i = 0; i < memories; i += 500) {

@@ -19,8 +19,14 @@ import type { Db, Queryable } from './db.js';
 /** Default bound of the postings one process keeps (`MNEMO_KEYWORD_CACHE_MB`). */
 export const DEFAULT_KEYWORD_CACHE_MB = 256;
 
-/** Searches of a bank at one version, without a copy of that version, that start a load. */
+/**
+ * Searches of a bank at one version, without a copy of that version, that start a load. A bank
+ * whose copy went stale before it answered that many searches needs twice as many the next time
+ * (up to MAX_LOAD_AFTER), so that a bank written about as often as it is searched stops being
+ * loaded for nothing; one whose copy did is back at the start.
+ */
 const LOAD_AFTER = 8;
+const MAX_LOAD_AFTER = 1024;
 
 /**
  * After a load of d ms, none starts for this many times d: loads take at most ~1/11 of one core
@@ -73,6 +79,8 @@ export interface KeywordIndex {
   scratch: Float64Array;
   /** What the copy takes, estimated. */
   bytes: number;
+  /** Searches it answered. */
+  searches: number;
 }
 
 /** What a bank of `postings`, `memories` and `terms` takes as a copy. */
@@ -160,6 +168,7 @@ export async function loadKeywordIndex(
     docDl: Float32Array.from(byDoc, (r) => r.dl),
     scratch: new Float64Array(ids.length).fill(Number.NaN),
     bytes: estimate(rows.length, ids.length, terms.size),
+    searches: 0,
   };
 }
 
@@ -182,6 +191,8 @@ export class KeywordMemory {
   readonly #banks = new Map<string, KeywordIndex>();
   /** Searches without a copy, by bank: the version searched and how many times. */
   readonly #demand = new Map<string, { version: string; searches: number }>();
+  /** Searches that start a bank's load, where not `#loadAfter` (see LOAD_AFTER). */
+  readonly #threshold = new Map<string, number>();
   /** Banks not to load again before this time (too big, or a load failed). */
   readonly #notBefore = new Map<string, number>();
   #bytes = 0;
@@ -217,9 +228,18 @@ export class KeywordMemory {
       this.#banks.delete(key);
       this.#banks.set(key, index);
       this.#stats.hits++;
+      index.searches++;
       return index;
     }
     this.#stats.misses++;
+    const threshold = this.#threshold.get(key) ?? this.#loadAfter;
+    if (index) {
+      // Stale: the bank was written since (versions only move on). Was its load worth it?
+      this.#drop(key, index);
+      if (this.#threshold.size >= DEMAND_ENTRIES) this.#threshold.clear();
+      if (index.searches >= threshold) this.#threshold.delete(key);
+      else this.#threshold.set(key, Math.min(2 * threshold, MAX_LOAD_AFTER));
+    }
     let d = this.#demand.get(key);
     if (d?.version !== version) {
       if (this.#demand.size >= DEMAND_ENTRIES) this.#demand.clear();
@@ -228,7 +248,7 @@ export class KeywordMemory {
     }
     const now = performance.now();
     if (
-      ++d.searches >= this.#loadAfter &&
+      ++d.searches >= (this.#threshold.get(key) ?? this.#loadAfter) &&
       !this.#loading &&
       now >= this.#nextLoadAt &&
       (this.#notBefore.get(key) ?? 0) <= now

@@ -16,7 +16,7 @@ import { readFile, rename, writeFile } from 'node:fs/promises';
 import pg from 'pg';
 import type { Db } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
-import { storeOver } from '../../src/store/open.js';
+import { type StoreOptions, storeOver } from '../../src/store/open.js';
 import { migratedPostgresTemplate } from './pg-template.js';
 import { lease } from './pglite-pool.js';
 import { TEST_CACHE_MB, TemplateTarball, type TemplateName, templateFile } from './pglite-templates.js';
@@ -158,9 +158,12 @@ async function openFromTemplate(): Promise<Db> {
 }
 
 /** Opens a migrated store on the named engine; `close` also drops its database. */
-export async function openTestStore(engine: EngineName): Promise<Store & { dispose(): Promise<void> }> {
+export async function openTestStore(
+  engine: EngineName,
+  opts: StoreOptions = {},
+): Promise<Store & { dispose(): Promise<void> }> {
   const { db, dispose } = await openTestDb(engine);
-  return Object.assign(storeOver(db), { dispose });
+  return Object.assign(storeOver(db, opts), { dispose });
 }
 
 /** A migrated database of the engine without a store over it, for tests that read stored rows. */

@@ -173,8 +173,15 @@ for (const engine of ENGINES) {
       assert.equal(seen.keyword[0]?.id, id, 'the new memory first, at once');
       assert.equal(keywords.stats().hits, 1, 'searched in SQL: the copy is of the old version');
       assert.notDeepEqual(seen.keyword, before.keyword);
+      assert.equal(keywords.stats().banks, 0, 'the stale copy is dropped');
+      // It answered one search before it went stale, fewer than the two that loaded it: the bank
+      // now needs four at one version.
+      for (let i = 0; i < 2; i++) await search(on, terms);
+      await keywords.idle();
+      assert.equal(keywords.stats().loads, 1);
       await search(on, terms);
       await keywords.idle();
+      assert.equal(keywords.stats().loads, 2);
       const caught = await search(on, terms);
       assert.equal(keywords.stats().hits, 2, 'the copy reloaded at the new version');
       assert.deepEqual(nearly(caught.keyword), nearly(seen.keyword));
