@@ -10,7 +10,7 @@
  * in the order a sort of its rows leaves them; here they are added in the readers' order. Where
  * they differ, a score can differ in its last bit (with two parts a sum is the same either way).
  */
-import type { Hit } from './records.js';
+import type { Hit, MemoryFilter } from './records.js';
 import type { KeywordIndex } from './keyword-memory.js';
 
 export interface KeywordSearchOptions {
@@ -42,7 +42,9 @@ export function searchKeywordIndex(
   ix: KeywordIndex,
   terms: readonly string[],
   o: KeywordSearchOptions,
+  filter: MemoryFilter = {},
 ): { hits: Hit[]; path: KeywordPath } {
+  const passes = memoryTest(ix, filter);
   const { k1, b, driverPostings } = o;
   const { avgdl } = ix;
   const part = (idf: number, tf: number, dl: number) =>
@@ -70,10 +72,12 @@ export function searchKeywordIndex(
   const readers = capped ? q : drivers;
   const each = capped ? Math.max(Math.trunc(driverPostings / q.length), 1) : Number.POSITIVE_INFINITY;
   for (const r of readers) {
-    const from = ix.start[r.t]!;
-    const to = Math.min(ix.start[r.t + 1]!, from + each);
-    for (let i = from; i < to; i++) {
+    // The first `each` postings (in impact order) that pass the filter, as the function's LIMIT.
+    let taken = 0;
+    for (let i = ix.start[r.t]!; i < ix.start[r.t + 1]! && taken < each; i++) {
       const d = ix.doc[i]!;
+      if (passes && !passes(d)) continue;
+      taken++;
       const s = part(r.idf, ix.tf[i]!, ix.dl[i]!);
       if (Number.isNaN(s1[d]!)) {
         s1[d] = s;
@@ -110,4 +114,51 @@ export function searchKeywordIndex(
     .slice(0, o.limit)
     .map((c) => ({ id: ix.ids[cand[c]!]!, score: Math.min(1, bm25[c]! / mass) }));
   return { hits, path: capped ? 'capped' : pair ? 'pair' : 'summed' };
+}
+
+/**
+ * The function's memory filter (`memoryFilter` in migrations/keyword-search.ts) over the copy's
+ * attributes, as a test of memory `d`; null when `filter` narrows nothing (the function's
+ * `filtered` false). A NULL in the database fails every comparison, as there.
+ */
+export function memoryTest(ix: KeywordIndex, filter: MemoryFilter): ((d: number) => boolean) | null {
+  const { types, tags, documentId, mentionedBefore } = keywordFilterOf(filter);
+  if (!types && !tags && documentId === null && !mentionedBefore) return null;
+  const typeCodes = types && new Set(types.flatMap((t) => ix.typeNames.indexOf(t)));
+  // -2: a document the bank has none of; -1 is a memory's "no document".
+  const document = documentId === null ? null : (ix.documentIds.get(documentId) ?? -2);
+  const before = mentionedBefore ? mentionedBefore.getTime() * 1000 : null;
+  const wanted = tags && new Set(tags);
+  const match = filter.tagsMatch ?? 'any';
+  const tagged = (have: readonly string[] | null): boolean => {
+    if (!have || !wanted) return false;
+    const hasAll = [...wanted].every((t) => have.includes(t));
+    switch (match) {
+      case 'all':
+        return have.length === 0 || hasAll;
+      case 'any_strict':
+        return have.some((t) => wanted.has(t));
+      case 'all_strict':
+        return hasAll;
+      case 'exact':
+        return hasAll && have.every((t) => wanted.has(t));
+      default:
+        return have.length === 0 || have.some((t) => wanted.has(t));
+    }
+  };
+  return (d) =>
+    (!typeCodes || typeCodes.has(ix.type[d]!)) &&
+    (document === null || ix.document[d] === document) &&
+    (before === null || ix.mentioned[d]! <= before) &&
+    (!wanted || tagged(ix.tags[d]!));
+}
+
+/** What of `filter` the keyword function takes (`keywordSql` passes these, empty lists as none). */
+export function keywordFilterOf(filter: MemoryFilter) {
+  return {
+    types: filter.types?.length ? filter.types : null,
+    tags: filter.tags?.length ? filter.tags : null,
+    documentId: filter.documentId ?? null,
+    mentionedBefore: filter.mentionedBefore ?? null,
+  };
 }

@@ -9,8 +9,9 @@
  * the copy answers only when the two are equal, so its hits are the ones the database would give
  * in that snapshot, whatever other processes wrote. Otherwise the Recall searches in SQL as
  * without a copy, and the bank is reloaded in the background once it has been searched
- * `loadAfter` times at one version (a bank written between most of its searches is never
- * loaded, so no load is wasted on it). One load runs at a time per process, in a snapshot of its
+ * LOAD_AFTER times at one version (more for a bank whose copies went stale unused, so that a
+ * bank written between most of its searches stops being loaded). A copy also holds what the
+ * function's filter reads of each memory, so filtered searches use it too. One load runs at a time per process, in a snapshot of its
  * own, and loads are spaced (`LOAD_SPACING`); copies are bounded in bytes, least recently
  * searched dropped first, and a bank bigger than the bound is never copied.
  */
@@ -77,15 +78,24 @@ export interface KeywordIndex {
   docDl: Float32Array;
   /** A search's working space, a float per memory, NaN between searches (each runs without yielding). */
   scratch: Float64Array;
+  /** What the function's filter reads of memory `d`: its type (a number into `typeNames`), ... */
+  typeNames: string[];
+  type: Uint8Array;
+  /** ... its document (a number of `documentIds`, -1 for none), ... */
+  documentIds: Map<string, number>;
+  document: Int32Array;
+  /** ... when it was mentioned (epoch microseconds, the column's precision; NaN for none) and its tags. */
+  mentioned: Float64Array;
+  tags: (readonly string[] | null)[];
   /** What the copy takes, estimated. */
   bytes: number;
   /** Searches it answered. */
   searches: number;
 }
 
-/** What a bank of `postings`, `memories` and `terms` takes as a copy. */
-const estimate = (postings: number, memories: number, terms: number) =>
-  postings * POSTING_BYTES + memories * (MEMORY_BYTES + 8 + 12) + terms * (TERM_BYTES + 12);
+/** What a bank of `postings`, `memories` and `terms` takes as a copy (and `tags`, tags in all). */
+const estimate = (postings: number, memories: number, terms: number, tags = 0) =>
+  postings * POSTING_BYTES + memories * (MEMORY_BYTES + 8 + 12 + 13) + terms * (TERM_BYTES + 12) + tags * 8;
 
 /**
  * Reads bank `bankId`'s postings and statistics in `q` (a snapshot, so that they agree); null
@@ -120,6 +130,19 @@ export async function loadKeywordIndex(
      WHERE t.project_id = $1 AND t.bank_id = $2`,
     [projectId, bankId],
   );
+  // Every memory's attributes, whether or not it has postings (the few without are not read again).
+  const memoryRows = await q.query<{
+    id: string;
+    type: string;
+    document_id: string | null;
+    mentioned: number | null;
+    tags: string[] | null;
+  }>(
+    `SELECT m.id::text AS id, m.type, m.document_id,
+       (extract(epoch FROM m.mentioned_at) * 1000000)::float8 AS mentioned, m.tags
+     FROM memories m WHERE m.project_id = $1 AND m.bank_id = $2`,
+    [projectId, bankId],
+  );
   const terms = new Map<string, number>();
   const df = new Int32Array(termRows.length);
   const idf = new Float64Array(termRows.length);
@@ -150,6 +173,32 @@ export async function loadKeywordIndex(
       a.d - b.d,
   );
   const byDoc = [...rows].sort((a, b) => a.d - b.d || a.t - b.t);
+  const typeNames: string[] = [];
+  const type = new Uint8Array(ids.length);
+  const documentIds = new Map<string, number>();
+  const document = new Int32Array(ids.length).fill(-1);
+  const mentioned = new Float64Array(ids.length).fill(Number.NaN);
+  const tags: (readonly string[] | null)[] = new Array(ids.length).fill(null);
+  /** One copy of each tag's string, whichever memory read it. */
+  const tagNames = new Map<string, string>();
+  let tagCount = 0;
+  for (const m of memoryRows) {
+    const d = docOf.get(m.id);
+    if (d === undefined) continue;
+    let code = typeNames.indexOf(m.type);
+    if (code < 0) code = typeNames.push(m.type) - 1;
+    type[d] = code;
+    if (m.document_id !== null) {
+      let n = documentIds.get(m.document_id);
+      if (n === undefined) documentIds.set(m.document_id, (n = documentIds.size));
+      document[d] = n;
+    }
+    if (m.mentioned !== null) mentioned[d] = m.mentioned;
+    if (m.tags) {
+      tags[d] = m.tags.map((t) => tagNames.get(t) ?? (tagNames.set(t, t), t));
+      tagCount += m.tags.length;
+    }
+  }
   return {
     version,
     n,
@@ -167,7 +216,13 @@ export async function loadKeywordIndex(
     docTf: Float32Array.from(byDoc, (r) => r.tf),
     docDl: Float32Array.from(byDoc, (r) => r.dl),
     scratch: new Float64Array(ids.length).fill(Number.NaN),
-    bytes: estimate(rows.length, ids.length, terms.size),
+    typeNames,
+    type,
+    documentIds,
+    document,
+    mentioned,
+    tags,
+    bytes: estimate(rows.length, ids.length, terms.size, tagCount) + documentIds.size * MEMORY_BYTES,
     searches: 0,
   };
 }

@@ -11,7 +11,11 @@ import { after, before, describe, test } from 'node:test';
 import type { NewMemory } from '../../src/core/types.js';
 import type { Db } from '../../src/store/db.js';
 import { KeywordMemory, loadKeywordIndex } from '../../src/store/keyword-memory.js';
-import { type KeywordPath, searchKeywordIndex } from '../../src/store/keyword-memory-search.js';
+import {
+  type KeywordPath,
+  keywordFilterOf,
+  searchKeywordIndex,
+} from '../../src/store/keyword-memory-search.js';
 import { storeOver, storeWith } from '../../src/store/open.js';
 import type { MemoryFilter } from '../../src/store/records.js';
 import { B, K1 } from '../../src/store/sql/search.js';
@@ -42,10 +46,33 @@ function mem(i: number, random: () => number): NewMemory {
     text: [...terms.keys()].join(' '),
     embedding: new Float32Array([1, 0, 0]),
     terms,
-    tags: [`t${i % 2}`],
-    mentioned_at: new Date('2024-01-01T00:00:00Z'),
+    // What the filters read, varied: types, tags (none too), documents (none too), days.
+    type: i % 3 ? 'world' : 'experience',
+    tags: [[], ['t0'], ['t1'], ['t0', 't1'], ['t2']][i % 5]!,
+    document_id: i % 4 ? null : `doc${i % 3}`,
+    mentioned_at: new Date(Date.UTC(2024, 0, 1 + (i % 40), 0, 0, 0, i)),
   });
 }
+
+/** Filters of every kind the keyword function takes, alone and together. */
+const FILTERS: MemoryFilter[] = [
+  {},
+  { types: ['experience'] },
+  { types: ['world', 'observation'] },
+  ...(['any', 'all', 'any_strict', 'all_strict', 'exact'] as const).flatMap((tagsMatch) => [
+    { tags: ['t0'], tagsMatch },
+    { tags: ['t0', 't1'], tagsMatch },
+  ]),
+  { documentId: 'doc1' },
+  { documentId: 'nowhere' },
+  { mentionedBefore: new Date(Date.UTC(2024, 0, 20, 0, 0, 0, 100)) },
+  {
+    types: ['world'],
+    tags: ['t1'],
+    tagsMatch: 'any_strict',
+    mentionedBefore: new Date(Date.UTC(2024, 0, 30)),
+  },
+];
 
 /**
  * Hits with their scores to 12 places, best first, ties by id descending (the function's order).
@@ -75,40 +102,66 @@ for (const engine of ENGINES) {
     });
     after(() => dispose());
 
-    test('the hits and scores of the SQL function in every form of phase 1, most to the last bit', async () => {
+    test('the hits and scores of the SQL function in every form of phase 1 and with every filter, most to the last bit', async () => {
       const index = (await db.transaction((tx) => loadKeywordIndex(tx, P, BANK), 'snapshot'))!;
       const random = seeded(11);
       const paths: Record<KeywordPath, number> = { none: 0, pair: 0, summed: 0, capped: 0 };
       let exact = 0;
+      let compared = 0;
+      const narrowed = new Set<number>();
       for (let i = 0; i < 60; i++) {
         const terms = [
           ...new Set(Array.from({ length: 2 + (i % 9) }, () => WORDS[Math.floor(random() * WORDS.length)]!)),
         ];
         if (i % 5 === 0) terms.push(`own${i}`, 'unknown');
-        // Budgets for each form: the rarer words within it, few within it, none.
-        for (const budget of [400, 150, 40]) {
-          const limit = i % 2 ? 30 : 100;
-          const o = { limit, candidates: 100, driverPostings: budget, k1: K1, b: B };
-          const want = await db.query<{ id: string; score: number }>(
-            `SELECT memory_id::text AS id, score::float8::text AS score FROM mnemo_keyword_search($1, $2, $3::text[],
-               $4::int, 100, $5::int, $6::float8, $7::float8, NULL, NULL, 'any', NULL, NULL)`,
-            [P, BANK, terms, limit, budget, K1, B],
-          );
-          const got = searchKeywordIndex(index, terms, o);
-          const sql = want.map((h) => ({ id: h.id, score: Number(h.score) }));
-          paths[got.path]++;
-          if (JSON.stringify(got.hits) === JSON.stringify(sql)) exact++;
-          assert.deepEqual(
-            nearly(got.hits),
-            nearly(sql),
-            `${terms.join(' ')}, budget ${budget} (${got.path})`,
-          );
+        // Every third term set under every filter, the others unfiltered.
+        for (const [k, filter] of (i % 3 ? [FILTERS[0]!] : FILTERS).entries()) {
+          const f = keywordFilterOf(filter);
+          // Budgets for each form: the rarer words within it, few within it, none.
+          for (const budget of [400, 150, 40]) {
+            const limit = i % 2 ? 30 : 100;
+            const o = { limit, candidates: 100, driverPostings: budget, k1: K1, b: B };
+            const want = await db.query<{ id: string; score: number }>(
+              `SELECT memory_id::text AS id, score::float8::text AS score FROM mnemo_keyword_search($1, $2, $3::text[],
+                 $4::int, 100, $5::int, $6::float8, $7::float8, $8::text[], $9::text[], $10::text, $11::text, $12::timestamptz)`,
+              [
+                P,
+                BANK,
+                terms,
+                limit,
+                budget,
+                K1,
+                B,
+                f.types,
+                f.tags,
+                filter.tagsMatch ?? 'any',
+                f.documentId,
+                f.mentionedBefore,
+              ],
+            );
+            const got = searchKeywordIndex(index, terms, o, filter);
+            const sql = want.map((h) => ({ id: h.id, score: Number(h.score) }));
+            paths[got.path]++;
+            compared++;
+            if (JSON.stringify(got.hits) === JSON.stringify(sql)) exact++;
+            if (
+              k > 0 &&
+              JSON.stringify(got.hits) !== JSON.stringify(searchKeywordIndex(index, terms, o).hits)
+            )
+              narrowed.add(k);
+            assert.deepEqual(
+              nearly(got.hits),
+              nearly(sql),
+              `${terms.join(' ')}, budget ${budget} (${got.path}), filter ${JSON.stringify(filter)}`,
+            );
+          }
         }
       }
       for (const p of ['pair', 'summed', 'capped'] as const)
         assert.ok(paths[p] >= 10, `${p}: ${paths[p]} sets`);
+      assert.equal(narrowed.size, FILTERS.length - 1, 'every filter left some memories out');
       // Most are equal float for float; the others differ in the last bit (see `nearly`).
-      assert.ok(exact >= 90, `${exact} of 180 exactly equal`);
+      assert.ok(exact >= compared / 2, `${exact} of ${compared} exactly equal`);
     });
 
     /** Every channel of `q` in a snapshot of `s`, opened as Recall opens it (the bank's version read). */
@@ -125,7 +178,7 @@ for (const engine of ENGINES) {
       );
     const TERMS = ['w3', 'w0', 'w17', 'w9', 'w22'];
 
-    test('a loaded copy answers with the SQL hits; a filter goes to SQL', async () => {
+    test('a loaded copy answers with the SQL hits, filtered or not', async () => {
       const keywords = new KeywordMemory(db, 2 ** 26, { loadAfter: 2, loadSpacing: 0 });
       const on = storeWith(db, keywords);
       const off = storeOver(db, { keywordCacheMb: 0 });
@@ -141,8 +194,8 @@ for (const engine of ENGINES) {
       assert.deepEqual(nearly(copied.keyword), nearly(sql.keyword));
       const filter = { tags: ['t1'], tagsMatch: 'any_strict' as const };
       const filtered = await search(on, TERMS, filter);
-      assert.equal(keywords.stats().hits, 1, 'a filtered search is not');
-      assert.deepEqual(filtered, await search(off, TERMS, filter));
+      assert.equal(keywords.stats().hits, 2, 'a filtered search too');
+      assert.deepEqual(nearly(filtered.keyword), nearly((await search(off, TERMS, filter)).keyword));
       assert.notDeepEqual(filtered.keyword, copied.keyword, 'the filter applied');
     });
 

@@ -6,7 +6,7 @@ import { type BankEncryption, ENCRYPTION_COLUMNS, type EncryptionRow, encryption
 import { graphChannelSql } from './entities.js';
 import { filterClauses, vectorLiteral } from './filters.js';
 import { BANK_VERSION, type KeywordMemory } from '../keyword-memory.js';
-import { searchKeywordIndex } from '../keyword-memory-search.js';
+import { keywordFilterOf, searchKeywordIndex } from '../keyword-memory-search.js';
 
 export type { Hit } from '../records.js';
 
@@ -213,11 +213,12 @@ function indexedVectorSql(params: unknown[], vector: Float32Array, where: string
  */
 function keywordSql(params: unknown[], terms: string[], filter: MemoryFilter, limit: number): string {
   const p = (v: unknown) => param(params, v);
+  const f = keywordFilterOf(filter);
   return `SELECT k.memory_id::text AS id, k.score, k.ord::float8 AS k1, 0::bigint AS k2
      FROM mnemo_keyword_search($1::text, $2::text, ${p(terms)}::text[], $3::int,
        ${p(Math.max(limit, KEYWORD_CANDIDATES))}::int, ${p(DRIVER_POSTINGS)}::int, ${p(K1)}::float8, ${p(B)}::float8,
-       ${p(filter.types?.length ? filter.types : null)}::text[], ${p(filter.tags?.length ? filter.tags : null)}::text[],
-       ${p(filter.tagsMatch ?? 'any')}::text, ${p(filter.documentId ?? null)}::text, ${p(filter.mentionedBefore ?? null)}::timestamptz)
+       ${p(f.types)}::text[], ${p(f.tags)}::text[], ${p(filter.tagsMatch ?? 'any')}::text, ${p(f.documentId)}::text,
+       ${p(f.mentionedBefore)}::timestamptz)
        WITH ORDINALITY AS k(memory_id, score, ord)`;
 }
 
@@ -295,14 +296,10 @@ const hitsOf = (db: Queryable, sql: string, params: unknown[]) =>
 
 const CHANNELS = ['semantic', 'keyword', 'temporal', 'graph'] as const;
 
-/** Whether `filter` narrows the keyword channel (a copy in the process holds no memory's attributes). */
-const keywordFiltered = (f: MemoryFilter) =>
-  Boolean(f.types?.length || f.tags?.length || f.documentId || f.mentionedBefore);
-
 /**
  * Retrieval channels as SQL. Scores: cosine similarity, normalised BM25, window closeness.
  * `keywords`: copies of banks' postings in the process (`keyword-memory.ts`), which answer the
- * keyword channel of an unfiltered `searchChannels` when one is of the snapshot's version.
+ * keyword channel of `searchChannels` when one is of the snapshot's version.
  */
 export function searchQueries(db: Db, keywords: KeywordMemory | null = null): SearchStore {
   let checkedAt = 0;
@@ -471,7 +468,7 @@ export function searchQueries(db: Db, keywords: KeywordMemory | null = null): Se
         const vector = q.vector;
         // The keyword channel from the bank's copy in the process, when it is of this snapshot's version.
         const copy =
-          keywords && terms.length && opened?.version && !keywordFiltered(filter)
+          keywords && terms.length && opened?.version
             ? keywords.lookup(projectId, bankId, opened.version)
             : null;
         // The keyword part takes the filter as arguments: without another part the clauses'
@@ -499,13 +496,18 @@ export function searchQueries(db: Db, keywords: KeywordMemory | null = null): Se
           : null;
         // Searched while the database runs the other channels.
         if (copy)
-          hits.keyword = searchKeywordIndex(copy, terms, {
-            limit,
-            candidates: Math.max(limit, KEYWORD_CANDIDATES),
-            driverPostings: DRIVER_POSTINGS,
-            k1: K1,
-            b: B,
-          }).hits;
+          hits.keyword = searchKeywordIndex(
+            copy,
+            terms,
+            {
+              limit,
+              candidates: Math.max(limit, KEYWORD_CANDIDATES),
+              driverPostings: DRIVER_POSTINGS,
+              k1: K1,
+              b: B,
+            },
+            filter,
+          ).hits;
         if (!pending) return hits;
         const rows = await pending;
         for (const r of rows) {
