@@ -189,13 +189,15 @@ export async function loadKeywordIndex(
     if (code < 0) code = typeNames.push(m.type) - 1;
     type[d] = code;
     if (m.document_id !== null) {
-      let n = documentIds.get(m.document_id);
-      if (n === undefined) documentIds.set(m.document_id, (n = documentIds.size));
-      document[d] = n;
+      if (!documentIds.has(m.document_id)) documentIds.set(m.document_id, documentIds.size);
+      document[d] = documentIds.get(m.document_id)!;
     }
     if (m.mentioned !== null) mentioned[d] = m.mentioned;
     if (m.tags) {
-      tags[d] = m.tags.map((t) => tagNames.get(t) ?? (tagNames.set(t, t), t));
+      tags[d] = m.tags.map((t) => {
+        if (!tagNames.has(t)) tagNames.set(t, t);
+        return tagNames.get(t)!;
+      });
       tagCount += m.tags.length;
     }
   }
