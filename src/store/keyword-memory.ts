@@ -22,12 +22,20 @@ export const DEFAULT_KEYWORD_CACHE_MB = 256;
 
 /**
  * Searches of a bank at one version, without a copy of that version, that start a load. A bank
- * whose copy went stale before it answered that many searches needs twice as many the next time
- * (up to MAX_LOAD_AFTER), so that a bank written about as often as it is searched stops being
- * loaded for nothing; one whose copy did is back at the start.
+ * whose copy went stale before it saved what its load cost (SEARCH_SAVING_MS a search answered,
+ * against the load's wall time) needs twice as many the next time (up to MAX_LOAD_AFTER), so
+ * that a bank written about as often as it is searched stops being loaded for nothing; one
+ * whose copy paid off is back at the start.
  */
 const LOAD_AFTER = 8;
 const MAX_LOAD_AFTER = 1024;
+
+/**
+ * What a search answered by a copy saves, in ms, at least: ~2.8 ms of database CPU on
+ * PostgreSQL and ~5 ms of the embedded engine's thread at the 10k bench bank, less the
+ * search's ~0.3 ms in the process (docs/recall.md).
+ */
+const SEARCH_SAVING_MS = 2;
 
 /**
  * After a load of d ms, none starts for this many times d: loads take at most ~1/11 of one core
@@ -89,8 +97,9 @@ export interface KeywordIndex {
   tags: (readonly string[] | null)[];
   /** What the copy takes, estimated. */
   bytes: number;
-  /** Searches it answered. */
+  /** Searches it answered, and how long its load took (ms, wall). */
   searches: number;
+  loadMs: number;
 }
 
 /** What a bank of `postings`, `memories` and `terms` takes as a copy (and `tags`, tags in all). */
@@ -226,6 +235,7 @@ export async function loadKeywordIndex(
     tags,
     bytes: estimate(rows.length, ids.length, terms.size, tagCount) + documentIds.size * MEMORY_BYTES,
     searches: 0,
+    loadMs: 0,
   };
 }
 
@@ -260,18 +270,21 @@ export class KeywordMemory {
 
   readonly #loadAfter: number;
   readonly #loadSpacing: number;
+  readonly #searchSavingMs: number;
 
   /**
    * `db`: the store's own connection (loads run in snapshots of their own); `maxBytes`: the bound
-   * of all copies; `loadAfter` and `loadSpacing`: LOAD_AFTER and LOAD_SPACING (tests lower them).
+   * of all copies; `loadAfter`, `loadSpacing` and `searchSavingMs`: LOAD_AFTER, LOAD_SPACING and
+   * SEARCH_SAVING_MS (tests set them).
    */
   constructor(
     private readonly db: Db,
     private readonly maxBytes: number,
-    opts: { loadAfter?: number; loadSpacing?: number } = {},
+    opts: { loadAfter?: number; loadSpacing?: number; searchSavingMs?: number } = {},
   ) {
     this.#loadAfter = opts.loadAfter ?? LOAD_AFTER;
     this.#loadSpacing = opts.loadSpacing ?? LOAD_SPACING;
+    this.#searchSavingMs = opts.searchSavingMs ?? SEARCH_SAVING_MS;
   }
 
   /**
@@ -294,7 +307,7 @@ export class KeywordMemory {
       // Stale: the bank was written since (versions only move on). Was its load worth it?
       this.#drop(key, index);
       if (this.#threshold.size >= DEMAND_ENTRIES) this.#threshold.clear();
-      if (index.searches >= threshold) this.#threshold.delete(key);
+      if (index.searches * this.#searchSavingMs >= index.loadMs) this.#threshold.delete(key);
       else this.#threshold.set(key, Math.min(2 * threshold, MAX_LOAD_AFTER));
     }
     let d = this.#demand.get(key);
@@ -331,6 +344,7 @@ export class KeywordMemory {
 
   async #load(key: string, projectId: string, bankId: string): Promise<void> {
     this.#stats.loads++;
+    const started = performance.now();
     let index: KeywordIndex | null;
     try {
       index = await this.db.transaction(
@@ -349,6 +363,7 @@ export class KeywordMemory {
       this.#later(key);
       return;
     }
+    index.loadMs = performance.now() - started;
     this.#notBefore.delete(key);
     for (const [other, copy] of this.#banks) {
       if (this.#bytes + index.bytes <= this.maxBytes) break;

@@ -200,7 +200,8 @@ for (const engine of ENGINES) {
     });
 
     test('a write through another store is seen by the next search, and the copy catches up', async () => {
-      const keywords = new KeywordMemory(db, 2 ** 26, { loadAfter: 2, loadSpacing: 0 });
+      // A search answered saves nothing here: a copy that goes stale was never worth its load.
+      const keywords = new KeywordMemory(db, 2 ** 26, { loadAfter: 2, loadSpacing: 0, searchSavingMs: 0 });
       const on = storeWith(db, keywords);
       // Another process's store: its own copies, the same database.
       const other = storeOver(db, { keywordCacheMb: 0 });
@@ -227,8 +228,8 @@ for (const engine of ENGINES) {
       assert.equal(keywords.stats().hits, 1, 'searched in SQL: the copy is of the old version');
       assert.notDeepEqual(seen.keyword, before.keyword);
       assert.equal(keywords.stats().banks, 0, 'the stale copy is dropped');
-      // It answered one search before it went stale, fewer than the two that loaded it: the bank
-      // now needs four at one version.
+      // It went stale before it saved what its load cost: the bank now needs four searches at
+      // one version, twice the two that loaded it.
       for (let i = 0; i < 2; i++) await search(on, terms);
       await keywords.idle();
       assert.equal(keywords.stats().loads, 1);
@@ -242,6 +243,30 @@ for (const engine of ENGINES) {
       const forgotten = await search(on, terms);
       assert.ok(!forgotten.keyword.some((h) => h.id === id), 'a forgotten memory is gone at once');
       assert.deepEqual(forgotten.keyword, (await search(other, terms)).keyword);
+    });
+
+    test('a copy that saved what its load cost leaves its bank loading as soon as before', async () => {
+      const keywords = new KeywordMemory(db, 2 ** 26, { loadAfter: 2, loadSpacing: 0, searchSavingMs: 1e9 });
+      const on = storeWith(db, keywords);
+      const terms = ['w27', 'again'];
+      for (let i = 0; i < 2; i++) await search(on, terms);
+      await keywords.idle();
+      await search(on, terms);
+      assert.deepEqual(keywords.stats(), { ...keywords.stats(), hits: 1, loads: 1 });
+      const added = newMemory({
+        text: 'again w27',
+        embedding: new Float32Array([1, 0, 0]),
+        terms: new Map([
+          ['again', 1],
+          ['w27', 1],
+        ]),
+      });
+      await storeOver(db, { keywordCacheMb: 0 }).insertMemories(P, BANK, [added]);
+      for (let i = 0; i < 2; i++) await search(on, terms);
+      await keywords.idle();
+      assert.equal(keywords.stats().loads, 2, 'two searches at the new version loaded it again');
+      assert.equal((await search(on, terms)).keyword[0]?.id, added.id);
+      assert.equal(keywords.stats().hits, 2);
     });
 
     test('a bank over the bound is searched in SQL; the least recently searched copy goes first', async () => {
