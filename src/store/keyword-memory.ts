@@ -102,6 +102,9 @@ export interface KeywordIndex {
   loadMs: number;
 }
 
+/** The tags of every untagged memory (not one empty array each). */
+const NO_TAGS: readonly string[] = Object.freeze([]);
+
 /** What a bank of `postings`, `memories` and `terms` takes as a copy (and `tags`, tags in all). */
 const estimate = (postings: number, memories: number, terms: number, tags = 0) =>
   postings * POSTING_BYTES + memories * (MEMORY_BYTES + 8 + 12 + 13) + terms * (TERM_BYTES + 12) + tags * 8;
@@ -134,22 +137,24 @@ export async function loadKeywordIndex(
   let postingCount = 0;
   for (const r of termRows) postingCount += r.df;
   if (estimate(postingCount, n, termRows.length) > maxBytes) return null;
-  const postings = await q.query<{ term: string; id: string; tf: number; dl: number | null }>(
-    `SELECT t.term, t.memory_id::text AS id, t.tf, t.dl FROM memory_terms t
-     WHERE t.project_id = $1 AND t.bank_id = $2`,
-    [projectId, bankId],
-  );
-  // Every memory's attributes, whether or not it has postings (the few without are not read again).
+  // Memories numbered in id order (uuid order is byte order, which the canonical text keeps,
+  // and the function's tie-break), with what the filter reads of them.
   const memoryRows = await q.query<{
     id: string;
     type: string;
     document_id: string | null;
     mentioned: number | null;
-    tags: string[] | null;
+    tags: string | null;
   }>(
+    // Tags as JSON: the drivers read an array a character at a time.
     `SELECT m.id::text AS id, m.type, m.document_id,
-       (extract(epoch FROM m.mentioned_at) * 1000000)::float8 AS mentioned, m.tags
-     FROM memories m WHERE m.project_id = $1 AND m.bank_id = $2`,
+       (extract(epoch FROM m.mentioned_at) * 1000000)::float8 AS mentioned, to_json(m.tags)::text AS tags
+     FROM memories m WHERE m.project_id = $1 AND m.bank_id = $2 ORDER BY m.id`,
+    [projectId, bankId],
+  );
+  const postingRows = await q.query<{ term: string; id: string; tf: number; dl: number | null }>(
+    `SELECT t.term, t.memory_id::text AS id, t.tf, t.dl FROM memory_terms t
+     WHERE t.project_id = $1 AND t.bank_id = $2 ORDER BY t.term, t.tf DESC, t.dl, t.memory_id`,
     [projectId, bankId],
   );
   const terms = new Map<string, number>();
@@ -160,40 +165,69 @@ export async function loadKeywordIndex(
     idf[terms.size] = Number(r.idf);
     terms.set(r.term, terms.size);
   }
-  // uuid order is byte order, which the canonical lower-case text keeps.
-  const ids = [...new Set(postings.map((p) => p.id))].sort();
-  const docOf = new Map(ids.map((id, i) => [id, i]));
-  const rows = postings
-    .filter((p) => terms.has(p.term))
-    .map((p) => ({ t: terms.get(p.term)!, d: docOf.get(p.id)!, tf: p.tf, dl: p.dl ?? Number.NaN }));
-  const fill = (order: typeof rows, key: (r: (typeof rows)[number]) => number, count: number) => {
-    const start = new Int32Array(count + 1);
-    for (const r of order) start[key(r) + 1]!++;
-    for (let i = 0; i < count; i++) start[i + 1]! += start[i]!;
-    return start;
-  };
-  // Impact order: tf descending, dl ascending with NULL last (the function's ORDER BY), then id.
-  const byImpact = [...rows].sort(
-    (a, b) =>
-      a.t - b.t ||
-      b.tf - a.tf ||
-      (Number.isNaN(a.dl) ? 1 : 0) - (Number.isNaN(b.dl) ? 1 : 0) ||
-      (Number.isNaN(a.dl) ? 0 : a.dl - b.dl) ||
-      a.d - b.d,
-  );
-  const byDoc = [...rows].sort((a, b) => a.d - b.d || a.t - b.t);
+  const termCount = terms.size;
+  const memoryCount = memoryRows.length;
+  const docOf = new Map<string, number>();
+  for (const [d, m] of memoryRows.entries()) docOf.set(m.id, d);
+  // The postings as read, in typed arrays (no object per posting), counted by term.
+  const rowTerm = new Int32Array(postingRows.length);
+  const rowDoc = new Int32Array(postingRows.length);
+  const rowTf = new Float32Array(postingRows.length);
+  const rowDl = new Float32Array(postingRows.length);
+  const start = new Int32Array(termCount + 1);
+  let total = 0;
+  for (const r of postingRows) {
+    const t = terms.get(r.term);
+    const d = docOf.get(r.id);
+    if (t === undefined || d === undefined) continue;
+    rowTerm[total] = t;
+    rowDoc[total] = d;
+    rowTf[total] = r.tf;
+    rowDl[total] = r.dl ?? Number.NaN;
+    start[t + 1]!++;
+    total++;
+  }
+  for (let t = 0; t < termCount; t++) start[t + 1]! += start[t]!;
+  // By term (a counting sort), then each term's in impact order: tf descending, dl ascending
+  // with NULL last (the function's ORDER BY), then the memory.
+  const order = new Int32Array(total);
+  const place = start.slice(0, termCount);
+  for (let i = 0; i < total; i++) order[place[rowTerm[i]!]!++] = i;
+  const doc = new Int32Array(total);
+  const tf = new Float32Array(total);
+  const dl = new Float32Array(total);
+  const docStart = new Int32Array(memoryCount + 1);
+  for (const [at, i] of order.entries()) {
+    doc[at] = rowDoc[i]!;
+    tf[at] = rowTf[i]!;
+    dl[at] = rowDl[i]!;
+    docStart[rowDoc[i]! + 1]!++;
+  }
+  // The same postings by memory, each memory's terms in term order (a counting sort).
+  for (let d = 0; d < memoryCount; d++) docStart[d + 1]! += docStart[d]!;
+  const next = docStart.slice(0, memoryCount);
+  const docTerm = new Int32Array(total);
+  const docTf = new Float32Array(total);
+  const docDl = new Float32Array(total);
+  for (let t = 0; t < termCount; t++)
+    for (let i = start[t]!; i < start[t + 1]!; i++) {
+      const j = next[doc[i]!]!++;
+      docTerm[j] = t;
+      docTf[j] = tf[i]!;
+      docDl[j] = dl[i]!;
+    }
+  const ids: string[] = new Array(memoryCount);
   const typeNames: string[] = [];
-  const type = new Uint8Array(ids.length);
+  const type = new Uint8Array(memoryCount);
   const documentIds = new Map<string, number>();
-  const document = new Int32Array(ids.length).fill(-1);
-  const mentioned = new Float64Array(ids.length).fill(Number.NaN);
-  const tags: (readonly string[] | null)[] = new Array(ids.length).fill(null);
+  const document = new Int32Array(memoryCount).fill(-1);
+  const mentioned = new Float64Array(memoryCount).fill(Number.NaN);
+  const tags: (readonly string[] | null)[] = new Array(memoryCount).fill(null);
   /** One copy of each tag's string, whichever memory read it. */
   const tagNames = new Map<string, string>();
   let tagCount = 0;
-  for (const m of memoryRows) {
-    const d = docOf.get(m.id);
-    if (d === undefined) continue;
+  for (const [d, m] of memoryRows.entries()) {
+    ids[d] = m.id;
     let code = typeNames.indexOf(m.type);
     if (code < 0) code = typeNames.push(m.type) - 1;
     type[d] = code;
@@ -202,12 +236,13 @@ export async function loadKeywordIndex(
       document[d] = documentIds.get(m.document_id)!;
     }
     if (m.mentioned !== null) mentioned[d] = m.mentioned;
-    if (m.tags) {
-      tags[d] = m.tags.map((t) => {
+    if (m.tags === '[]') tags[d] = NO_TAGS;
+    else if (m.tags !== null) {
+      tags[d] = (JSON.parse(m.tags) as string[]).map((t) => {
         if (!tagNames.has(t)) tagNames.set(t, t);
         return tagNames.get(t)!;
       });
-      tagCount += m.tags.length;
+      tagCount += tags[d]!.length;
     }
   }
   return {
@@ -218,22 +253,22 @@ export async function loadKeywordIndex(
     terms,
     df,
     idf,
-    start: fill(byImpact, (r) => r.t, terms.size),
-    doc: Int32Array.from(byImpact, (r) => r.d),
-    tf: Float32Array.from(byImpact, (r) => r.tf),
-    dl: Float32Array.from(byImpact, (r) => r.dl),
-    docStart: fill(byDoc, (r) => r.d, ids.length),
-    docTerm: Int32Array.from(byDoc, (r) => r.t),
-    docTf: Float32Array.from(byDoc, (r) => r.tf),
-    docDl: Float32Array.from(byDoc, (r) => r.dl),
-    scratch: new Float64Array(ids.length).fill(Number.NaN),
+    start,
+    doc,
+    tf,
+    dl,
+    docStart,
+    docTerm,
+    docTf,
+    docDl,
+    scratch: new Float64Array(memoryCount).fill(Number.NaN),
     typeNames,
     type,
     documentIds,
     document,
     mentioned,
     tags,
-    bytes: estimate(rows.length, ids.length, terms.size, tagCount) + documentIds.size * MEMORY_BYTES,
+    bytes: estimate(total, memoryCount, termCount, tagCount) + documentIds.size * MEMORY_BYTES,
     searches: 0,
     loadMs: 0,
   };
