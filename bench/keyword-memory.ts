@@ -40,7 +40,7 @@ const used = () => {
 gc?.();
 const heap0 = used();
 const load0 = performance.now();
-const loaded = await db.transaction((tx) => loadKeywordIndex(tx, P, BANK), 'snapshot');
+const loaded = await loadKeywordIndex(db, P, BANK);
 if (!loaded) throw new Error(`no bank ${BANK} in ${database}: run bench/recall-answers.ts first`);
 const index = loaded;
 const loadMs = performance.now() - load0;

@@ -87,7 +87,7 @@ export function createMetrics(store: Store): Metrics {
     help:
       "Banks' postings copied into this process for keyword search: banks and bytes held, and since " +
       'the start searches answered from a copy (hits) or in SQL (misses), loads, loads skipped (bank ' +
-      'over the bound) and failed; absent when off',
+      'over the bound), abandoned (bank written meanwhile) and failed; absent when off',
     labelNames: ['kind'],
     registers: [registry],
     collect() {

@@ -11,9 +11,10 @@
  * without a copy, and the bank is reloaded in the background once it has been searched
  * LOAD_AFTER times at one version (more for a bank whose copies went stale unused, so that a
  * bank written between most of its searches stops being loaded). A copy also holds what the
- * function's filter reads of each memory, so filtered searches use it too. One load runs at a time per process, in a snapshot of its
- * own, and loads are spaced (`LOAD_SPACING`); copies are bounded in bytes, least recently
- * searched dropped first, and a bank bigger than the bound is never copied.
+ * function's filter reads of each memory, so filtered searches use it too. One load runs at a
+ * time per process, in short snapshots of its own (`loadKeywordIndex`), and loads are spaced
+ * (`LOAD_SPACING`); copies are bounded in bytes, least recently searched dropped first, and a
+ * bank bigger than the bound is never copied.
  */
 import type { Db, Queryable } from './db.js';
 
@@ -48,6 +49,9 @@ const RETRY_MS = 10 * 60_000;
 
 /** Banks whose searches are counted at once; past it the counts start over. */
 const DEMAND_ENTRIES = 10_000;
+
+/** Postings a load reads per snapshot (see `loadKeywordIndex`). */
+const PAGE_POSTINGS = 10_000;
 
 /** Bytes of a posting (two copies of 12) besides the typed arrays' headers, of a memory and of a term: estimates. */
 const POSTING_BYTES = 24;
@@ -109,54 +113,91 @@ const NO_TAGS: readonly string[] = Object.freeze([]);
 const estimate = (postings: number, memories: number, terms: number, tags = 0) =>
   postings * POSTING_BYTES + memories * (MEMORY_BYTES + 8 + 12 + 13) + terms * (TERM_BYTES + 12) + tags * 8;
 
+/** A load found the bank written (its version moved) between two of its snapshots. */
+export class BankChanged extends Error {}
+
 /**
- * Reads bank `bankId`'s postings and statistics in `q` (a snapshot, so that they agree); null
- * for no such bank, or one whose copy would take more than `maxBytes`.
+ * Reads bank `bankId`'s postings, statistics and memories and builds its copy; null for no such
+ * bank, or one whose copy would take more than `maxBytes`. Read in several short snapshots, each
+ * checking the bank's version first (`BankChanged` when it moved): a snapshot holds the embedded
+ * engine, and one reading a 10k bank's postings held it for ~0.3 s, every Recall waiting. Equal
+ * versions are the same data, as every write moves the version under the bank's lock.
  */
 export async function loadKeywordIndex(
-  q: Queryable,
+  db: Db,
   projectId: string,
   bankId: string,
   maxBytes = Number.POSITIVE_INFINITY,
+  pagePostings = PAGE_POSTINGS,
 ): Promise<KeywordIndex | null> {
-  const [bank] = await q.query<{ version: string; n: number; avgdl: number }>(
-    `SELECT ${BANK_VERSION} AS version, greatest(b.memory_count, 1)::float8 AS n,
-            greatest(b.term_total::float8 / greatest(b.memory_count, 1), 1) AS avgdl
-     FROM banks b WHERE b.project_id = $1 AND b.id = $2`,
-    [projectId, bankId],
-  );
-  if (!bank) return null;
-  const { version, n, avgdl } = bank;
-  // The IDF as the function computes it (same expression, same types), its text the exact float:
-  // V8's Math.log and PostgreSQL's ln differ in the last bit for some arguments.
-  const termRows = await q.query<{ term: string; df: number; idf: string }>(
-    `SELECT bt.term, bt.df, ln(1 + ($3::float8 - bt.df + 0.5) / (bt.df + 0.5))::text AS idf
-     FROM bank_terms bt WHERE bt.project_id = $1 AND bt.bank_id = $2 AND bt.df > 0 ORDER BY bt.term`,
-    [projectId, bankId, n],
-  );
+  const params = [projectId, bankId];
+  const first = await db.transaction(async (q) => {
+    const [bank] = await q.query<{ version: string; n: number; avgdl: number }>(
+      `SELECT ${BANK_VERSION} AS version, greatest(b.memory_count, 1)::float8 AS n,
+              greatest(b.term_total::float8 / greatest(b.memory_count, 1), 1) AS avgdl
+       FROM banks b WHERE b.project_id = $1 AND b.id = $2`,
+      params,
+    );
+    if (!bank) return null;
+    // The IDF as the function computes it (same expression, same types), its text the exact
+    // float: V8's Math.log and PostgreSQL's ln differ in the last bit for some arguments.
+    const termRows = await q.query<{ term: string; df: number; idf: string }>(
+      `SELECT bt.term, bt.df, ln(1 + ($3::float8 - bt.df + 0.5) / (bt.df + 0.5))::text AS idf
+       FROM bank_terms bt WHERE bt.project_id = $1 AND bt.bank_id = $2 AND bt.df > 0 ORDER BY bt.term`,
+      [...params, bank.n],
+    );
+    return { ...bank, termRows };
+  }, 'snapshot');
+  if (!first) return null;
+  const { version, n, avgdl, termRows } = first;
   let postingCount = 0;
   for (const r of termRows) postingCount += r.df;
   if (estimate(postingCount, n, termRows.length) > maxBytes) return null;
+  /** `read` in a snapshot of the bank at `version`. */
+  const atVersion = <T>(read: (q: Queryable) => Promise<T>) =>
+    db.transaction(async (q) => {
+      const [bank] = await q.query<{ version: string }>(
+        `SELECT ${BANK_VERSION} AS version FROM banks b WHERE b.project_id = $1 AND b.id = $2`,
+        params,
+      );
+      if (bank?.version !== version) throw new BankChanged();
+      return read(q);
+    }, 'snapshot');
   // Memories numbered in id order (uuid order is byte order, which the canonical text keeps,
   // and the function's tie-break), with what the filter reads of them.
-  const memoryRows = await q.query<{
-    id: string;
-    type: string;
-    document_id: string | null;
-    mentioned: number | null;
-    tags: string | null;
-  }>(
-    // Tags as JSON: the drivers read an array a character at a time.
-    `SELECT m.id::text AS id, m.type, m.document_id,
-       (extract(epoch FROM m.mentioned_at) * 1000000)::float8 AS mentioned, to_json(m.tags)::text AS tags
-     FROM memories m WHERE m.project_id = $1 AND m.bank_id = $2 ORDER BY m.id`,
-    [projectId, bankId],
+  const memoryRows = await atVersion((q) =>
+    q.query<{
+      id: string;
+      type: string;
+      document_id: string | null;
+      mentioned: number | null;
+      tags: string | null;
+    }>(
+      // Tags as JSON: the drivers read an array a character at a time.
+      `SELECT m.id::text AS id, m.type, m.document_id,
+         (extract(epoch FROM m.mentioned_at) * 1000000)::float8 AS mentioned, to_json(m.tags)::text AS tags
+       FROM memories m WHERE m.project_id = $1 AND m.bank_id = $2 ORDER BY m.id`,
+      params,
+    ),
   );
-  const postingRows = await q.query<{ term: string; id: string; tf: number; dl: number | null }>(
-    `SELECT t.term, t.memory_id::text AS id, t.tf, t.dl FROM memory_terms t
-     WHERE t.project_id = $1 AND t.bank_id = $2 ORDER BY t.term, t.tf DESC, t.dl, t.memory_id`,
-    [projectId, bankId],
-  );
+  // The postings in the function's impact order within each term (tf descending, dl ascending
+  // with NULL last, the memory), by ranges of whole terms of about `pagePostings`.
+  const postingRows: { term: string; id: string; tf: number; dl: number | null }[] = [];
+  for (let from = 0; from < termRows.length; ) {
+    let to = from;
+    for (let sum = 0; to < termRows.length && (to === from || sum + termRows[to]!.df <= pagePostings); to++)
+      sum += termRows[to]!.df;
+    const page = await atVersion((q) =>
+      q.query<{ term: string; id: string; tf: number; dl: number | null }>(
+        `SELECT t.term, t.memory_id::text AS id, t.tf, t.dl FROM memory_terms t
+         WHERE t.project_id = $1 AND t.bank_id = $2 AND t.term >= $3 AND t.term <= $4
+         ORDER BY t.term, t.tf DESC, t.dl, t.memory_id`,
+        [...params, termRows[from]!.term, termRows[to - 1]!.term],
+      ),
+    );
+    for (const r of page) postingRows.push(r);
+    from = to;
+  }
   const terms = new Map<string, number>();
   const df = new Int32Array(termRows.length);
   const idf = new Float64Array(termRows.length);
@@ -282,8 +323,9 @@ export interface KeywordMemoryStats {
   hits: number;
   misses: number;
   loads: number;
-  /** Loads that found the bank too big, and loads that failed. */
+  /** Loads that found the bank too big, that found it written while they read it, and that failed. */
   skipped: number;
+  abandoned: number;
   failed: number;
 }
 
@@ -301,7 +343,7 @@ export class KeywordMemory {
   #loading: Promise<void> | null = null;
   /** When the next load may start (`performance.now()`). */
   #nextLoadAt = 0;
-  readonly #stats = { hits: 0, misses: 0, loads: 0, skipped: 0, failed: 0 };
+  readonly #stats = { hits: 0, misses: 0, loads: 0, skipped: 0, abandoned: 0, failed: 0 };
 
   readonly #loadAfter: number;
   readonly #loadSpacing: number;
@@ -382,14 +424,15 @@ export class KeywordMemory {
     const started = performance.now();
     let index: KeywordIndex | null;
     try {
-      index = await this.db.transaction(
-        (tx) => loadKeywordIndex(tx, projectId, bankId, this.maxBytes),
-        'snapshot',
-      );
-    } catch {
-      // A copy is an optimisation: its bank is searched in SQL meanwhile.
-      this.#stats.failed++;
-      this.#later(key);
+      index = await loadKeywordIndex(this.db, projectId, bankId, this.maxBytes);
+    } catch (err) {
+      // Written meanwhile: loaded again when searched enough at its new version.
+      if (err instanceof BankChanged) this.#stats.abandoned++;
+      else {
+        // A copy is an optimisation: its bank is searched in SQL meanwhile.
+        this.#stats.failed++;
+        this.#later(key);
+      }
       return;
     }
     this.#drop(key);

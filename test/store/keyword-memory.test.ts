@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { NewMemory } from '../../src/core/types.js';
 import type { Db } from '../../src/store/db.js';
-import { KeywordMemory, loadKeywordIndex } from '../../src/store/keyword-memory.js';
+import { BankChanged, KeywordMemory, loadKeywordIndex } from '../../src/store/keyword-memory.js';
 import {
   type KeywordPath,
   keywordFilterOf,
@@ -103,7 +103,7 @@ for (const engine of ENGINES) {
     after(() => dispose());
 
     test('the hits and scores of the SQL function in every form of phase 1 and with every filter, most to the last bit', async () => {
-      const index = (await db.transaction((tx) => loadKeywordIndex(tx, P, BANK), 'snapshot'))!;
+      const index = (await loadKeywordIndex(db, P, BANK))!;
       const random = seeded(11);
       const paths: Record<KeywordPath, number> = { none: 0, pair: 0, summed: 0, capped: 0 };
       let exact = 0;
@@ -269,6 +269,40 @@ for (const engine of ENGINES) {
       assert.equal(keywords.stats().hits, 2);
     });
 
+    test('a load reads in pages at one version, and gives up when the bank is written meanwhile', async () => {
+      const whole = (await loadKeywordIndex(db, P, BANK))!;
+      const paged = (await loadKeywordIndex(db, P, BANK, Number.POSITIVE_INFINITY, 300))!;
+      assert.ok(whole.doc.length > 3000, `${whole.doc.length} postings: many pages of 300`);
+      assert.deepEqual(paged, whole);
+      // A write lands after the load's first snapshot.
+      let snapshots = 0;
+      const writing: Db = {
+        ...db,
+        transaction: async (fn, mode) => {
+          const done = await db.transaction(fn, mode);
+          if (mode === 'snapshot' && ++snapshots === 1)
+            await storeOver(db, { keywordCacheMb: 0 }).insertMemories(P, BANK, [mem(SIZE + 1, seeded(9))]);
+          return done;
+        },
+      };
+      await assert.rejects(loadKeywordIndex(writing, P, BANK), BankChanged);
+      const keywords = new KeywordMemory(writing, 2 ** 26, { loadAfter: 1, loadSpacing: 0 });
+      snapshots = 0;
+      await search(storeWith(db, keywords), TERMS);
+      await keywords.idle();
+      assert.deepEqual(keywords.stats(), {
+        ...keywords.stats(),
+        banks: 0,
+        loads: 1,
+        abandoned: 1,
+        failed: 0,
+      });
+      // Not held back: the next search at the new version loads it.
+      await search(storeWith(db, keywords), TERMS);
+      await keywords.idle();
+      assert.deepEqual(keywords.stats(), { ...keywords.stats(), banks: 1, loads: 2, abandoned: 1 });
+    });
+
     test('a bank over the bound is searched in SQL; the least recently searched copy goes first', async () => {
       const tiny = new KeywordMemory(db, 1000, { loadAfter: 1, loadSpacing: 0 });
       const s = storeWith(db, tiny);
@@ -283,7 +317,7 @@ for (const engine of ENGINES) {
       await s2.ensureBank(P, other, {});
       await s2.insertMemories(P, other, [mem(0, seeded(3)), mem(1, seeded(5))]);
       const first = new KeywordMemory(db, 2 ** 26, { loadAfter: 1, loadSpacing: 0 });
-      const big = (await db.transaction((tx) => loadKeywordIndex(tx, P, BANK), 'snapshot'))!;
+      const big = (await loadKeywordIndex(db, P, BANK))!;
       // Room for the big bank's copy and not for another besides.
       const one = new KeywordMemory(db, big.bytes + 100, { loadAfter: 1, loadSpacing: 0 });
       for (const k of [first, one]) {
