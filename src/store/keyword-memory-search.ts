@@ -89,7 +89,8 @@ export function searchKeywordIndex(
 
   // Phase 2: the words phase 1 did not read in full, each candidate's in `q`'s order.
   const restK = new Map<number, number>();
-  for (const x of q) if (capped || !drivers.includes(x)) restK.set(x.t, restK.size);
+  const driven = new Set(drivers);
+  for (const x of q) if (capped || !driven.has(x)) restK.set(x.t, restK.size);
   const rest = [...restK.keys()];
   const slots = new Float64Array(rest.length);
   const bm25 = new Float64Array(cand.length);
