@@ -2,7 +2,7 @@
  * The JSON text of a response body, exactly as `JSON.stringify` writes it, but with its dates
  * written here. V8's `Date.prototype.toJSON` calls back into JavaScript from C++ for
  * `toISOString`, which formats through snprintf: about 0.5 µs a date. A Recall answer carries
- * ~200 of them (five per memory), and they were 0.18 of the 0.25 ms its serialisation took.
+ * ~200 of them (up to five per memory), and they were 0.18 of the 0.25 ms its serialisation took.
  */
 export function jsonText(body: unknown): string {
   return JSON.stringify(datesWritten(body));
@@ -15,7 +15,7 @@ export function jsonText(body: unknown): string {
  */
 function datesWritten(v: unknown): unknown {
   if (typeof v !== 'object' || v === null) return v;
-  if (v instanceof Date) return (v as { toJSON: unknown }).toJSON === Date.prototype.toJSON ? isoDate(v) : v;
+  if (v instanceof Date) return nativeDate(v) ? isoDate(v) : v;
   const proto = Object.getPrototypeOf(v);
   if (Array.isArray(v)) {
     if (proto !== Array.prototype || 'toJSON' in v) return v;
@@ -36,11 +36,38 @@ function datesWritten(v: unknown): unknown {
     const y = datesWritten(x);
     if (y === x) continue;
     out ??= { ...(v as Record<string, unknown>) };
-    // Defined, not assigned: an own `__proto__` key must stay a key.
-    Object.defineProperty(out, k, { value: y, enumerable: true, writable: true, configurable: true });
+    // An own `__proto__` key must stay a key: assigned, it would set the copy's prototype.
+    if (k === '__proto__') Object.defineProperty(out, k, { value: y, enumerable: true, writable: true });
+    else out[k] = y;
   }
   return out ?? v;
 }
+
+// Date's own methods, whatever a subclass, an instance or a later patch puts in their place.
+const {
+  toJSON,
+  toISOString,
+  valueOf: dateValue,
+  getTime,
+  getUTCFullYear,
+  getUTCMonth,
+  getUTCDate,
+  getUTCHours,
+  getUTCMinutes,
+  getUTCSeconds,
+  getUTCMilliseconds,
+} = Date.prototype;
+const toPrimitive = Date.prototype[Symbol.toPrimitive];
+
+/**
+ * What `toJSON` calls on the date (its primitive value, then `toISOString`) is Date's own: its
+ * JSON form is then the one `isoDate` writes from the time value.
+ */
+const nativeDate = (d: Date) =>
+  d.toJSON === toJSON &&
+  d.toISOString === toISOString &&
+  d.valueOf === dateValue &&
+  d[Symbol.toPrimitive] === toPrimitive;
 
 /** '00' to '99'. */
 const TWO = Array.from({ length: 100 }, (_, i) => String(i).padStart(2, '0'));
@@ -50,10 +77,9 @@ const TWO = Array.from({ length: 100 }, (_, i) => String(i).padStart(2, '0'));
  * year outside 0000-9999 (written with a sign and six digits) is left to `toISOString`.
  */
 function isoDate(d: Date): string | null {
-  const t = d.getTime();
-  if (Number.isNaN(t)) return null;
-  const year = d.getUTCFullYear();
-  if (year < 0 || year > 9999) return d.toISOString();
-  const ms = d.getUTCMilliseconds();
-  return `${TWO[(year / 100) | 0]}${TWO[year % 100]}-${TWO[d.getUTCMonth() + 1]}-${TWO[d.getUTCDate()]}T${TWO[d.getUTCHours()]}:${TWO[d.getUTCMinutes()]}:${TWO[d.getUTCSeconds()]}.${TWO[(ms / 10) | 0]}${ms % 10}Z`;
+  if (Number.isNaN(getTime.call(d))) return null;
+  const year = getUTCFullYear.call(d);
+  if (year < 0 || year > 9999) return toISOString.call(d);
+  const ms = getUTCMilliseconds.call(d);
+  return `${TWO[(year / 100) | 0]}${TWO[year % 100]}-${TWO[getUTCMonth.call(d) + 1]}-${TWO[getUTCDate.call(d)]}T${TWO[getUTCHours.call(d)]}:${TWO[getUTCMinutes.call(d)]}:${TWO[getUTCSeconds.call(d)]}.${TWO[(ms / 10) | 0]}${ms % 10}Z`;
 }

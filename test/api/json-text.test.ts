@@ -60,11 +60,29 @@ describe('jsonText', () => {
     assert.equal(jsonText(edges), JSON.stringify(edges));
   });
 
-  test('a date or an object with its own toJSON is written by it', () => {
+  test("a date whose JSON form is not Date's own, or an object with its own toJSON, is written by it", () => {
     const odd = new Date(0);
     Object.defineProperty(odd, 'toJSON', { value: () => 'odd' });
+    const iso = new Date(1);
+    Object.defineProperty(iso, 'toISOString', { value: () => 'iso' });
+    const getters = new Date(2);
+    Object.defineProperty(getters, 'getUTCFullYear', { value: () => 1234 });
+    class Local extends Date {
+      override toISOString() {
+        return 'local';
+      }
+    }
+    class Invalid extends Date {
+      override valueOf() {
+        return Number.NaN;
+      }
+    }
     const body = {
       odd,
+      iso,
+      getters,
+      local: new Local(3),
+      invalid: new Invalid(4),
       own: { toJSON: () => ({ at: new Date(5) }) },
       list: Object.assign([new Date(7)], { toJSON: () => 1 }),
     };
