@@ -6,7 +6,6 @@ import type { AppEnv } from '../env.js';
 import { authOf } from '../auth.js';
 import { validationError } from '../errors.js';
 import { ignoredFields, ignoredFieldsHeader } from '../ignored.js';
-import { jsonText } from '../json-text.js';
 
 /** Bytes of a JSON body past which its handling gives the event loop a turn after validation. */
 const BIG_BODY = 64 * 1024;
@@ -100,10 +99,11 @@ export function send<R, T extends object, S extends Success>(
   status: S,
 ): R & TypedResponse<JSONParsed<T>, S, 'json'>;
 export function send(c: Context<AppEnv>, body: object, status: Success = 200): Response {
-  let text = Object.isFrozen(body) ? serialised.get(body) : undefined;
+  if (!Object.isFrozen(body)) return c.json(body, status);
+  let text = serialised.get(body);
   if (text === undefined) {
-    text = jsonText(body);
-    if (Object.isFrozen(body)) serialised.set(body, text);
+    text = JSON.stringify(body);
+    serialised.set(body, text);
   }
   return c.body(text, status, { 'content-type': 'application/json' });
 }
