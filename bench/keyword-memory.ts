@@ -11,7 +11,7 @@
  *   [--database mnemo_answers] [--random 300]`
  */
 import { analyzeQuery } from '../src/core/recall/query.js';
-import { loadKeywordIndex } from '../src/store/keyword-memory.js';
+import { loadKeywordIndex } from '../src/store/keyword-index.js';
 import { type KeywordPath, searchKeywordIndex } from '../src/store/keyword-memory-search.js';
 import { openDatabase, storeOver } from '../src/store/open.js';
 import { B, DRIVER_POSTINGS, K1 } from '../src/store/sql/search.js';

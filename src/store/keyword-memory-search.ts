@@ -11,7 +11,7 @@
  * they differ, a score can differ in its last bit (with two parts a sum is the same either way).
  */
 import type { Hit, MemoryFilter } from './records.js';
-import type { KeywordIndex } from './keyword-memory.js';
+import type { KeywordIndex } from './keyword-index.js';
 
 export interface KeywordSearchOptions {
   /** `p_limit`, `p_candidates` and `p_driver_postings` of the function. */

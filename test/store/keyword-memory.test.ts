@@ -10,7 +10,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { NewMemory } from '../../src/core/types.js';
 import type { Db } from '../../src/store/db.js';
-import { BankChanged, KeywordMemory, loadKeywordIndex } from '../../src/store/keyword-memory.js';
+import { BankChanged, loadKeywordIndex } from '../../src/store/keyword-index.js';
+import { KeywordMemory } from '../../src/store/keyword-memory.js';
 import {
   type KeywordPath,
   keywordFilterOf,

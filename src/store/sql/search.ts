@@ -5,7 +5,8 @@ import { bankIndexName } from './bank-index-name.js';
 import { type BankEncryption, ENCRYPTION_COLUMNS, type EncryptionRow, encryptionOf } from './encryption.js';
 import { graphChannelSql } from './entities.js';
 import { filterClauses, vectorLiteral } from './filters.js';
-import { BANK_VERSION, type KeywordMemory } from '../keyword-memory.js';
+import { BANK_VERSION } from '../keyword-index.js';
+import type { KeywordMemory } from '../keyword-memory.js';
 import { keywordFilterOf, searchKeywordIndex } from '../keyword-memory-search.js';
 
 export type { Hit } from '../records.js';

@@ -1,0 +1,271 @@
+/**
+ * A bank's keyword postings copied into the process (`KeywordIndex`) and how they are read
+ * (`loadKeywordIndex`); `keyword-memory.ts` keeps them per process, `keyword-memory-search.ts`
+ * searches them.
+ */
+import type { Db, Queryable } from './db.js';
+
+/** Postings a load reads per snapshot (see `loadKeywordIndex`). */
+const PAGE_POSTINGS = 10_000;
+
+/** Bytes of a posting (two copies of 12) besides the typed arrays' headers, of a memory and of a term: estimates. */
+const POSTING_BYTES = 24;
+const MEMORY_BYTES = 100;
+const TERM_BYTES = 80;
+
+/**
+ * A bank's version over alias `b` of `banks`: a bank deleted and created again under its id
+ * starts its generation over, so its creation time (to the microsecond) is part of it.
+ */
+export const BANK_VERSION = `(floor(extract(epoch FROM b.created_at) * 1000000)::bigint::text || ':' || b.generation::text)`;
+
+/** A bank's postings at one version, numbered: memories by id order (so that id order is number order), terms by the database's order of them. */
+export interface KeywordIndex {
+  version: string;
+  /** The function's `stats`: memory count (at least 1) and average length (at least 1). */
+  n: number;
+  avgdl: number;
+  /** Memory ids (text) by number, ascending. */
+  ids: string[];
+  /** Term number by term; numbers follow the terms' order in the database (its collation). */
+  terms: Map<string, number>;
+  /** By term number: document frequency and IDF (PostgreSQL's `ln`, at `n`). */
+  df: Int32Array;
+  idf: Float64Array;
+  /** Postings by term, each term's from `start[t]` to `start[t + 1]` in impact order (tf desc, dl, id). */
+  start: Int32Array;
+  doc: Int32Array;
+  tf: Float32Array;
+  /** A posting's length; NaN where the column is NULL. */
+  dl: Float32Array;
+  /** The same postings by memory: memory `d`'s from `docStart[d]` to `docStart[d + 1]`. */
+  docStart: Int32Array;
+  docTerm: Int32Array;
+  docTf: Float32Array;
+  docDl: Float32Array;
+  /** A search's working space, a float per memory, NaN between searches (each runs without yielding). */
+  scratch: Float64Array;
+  /** What the function's filter reads of memory `d`: its type (a number into `typeNames`), ... */
+  typeNames: string[];
+  type: Uint8Array;
+  /** ... its document (a number of `documentIds`, -1 for none), ... */
+  documentIds: Map<string, number>;
+  document: Int32Array;
+  /** ... when it was mentioned (epoch microseconds, the column's precision; NaN for none) and its tags. */
+  mentioned: Float64Array;
+  tags: (readonly string[] | null)[];
+  /** What the copy takes, estimated. */
+  bytes: number;
+  /** Searches it answered, and how long its load took (ms, wall). */
+  searches: number;
+  loadMs: number;
+}
+
+/** The tags of every untagged memory (not one empty array each). */
+const NO_TAGS: readonly string[] = Object.freeze([]);
+
+/** What a bank of `postings`, `memories` and `terms` takes as a copy (and `tags`, tags in all). */
+const estimate = (postings: number, memories: number, terms: number, tags = 0) =>
+  postings * POSTING_BYTES + memories * (MEMORY_BYTES + 8 + 12 + 13) + terms * (TERM_BYTES + 12) + tags * 8;
+
+/** A load found the bank written (its version moved) between two of its snapshots. */
+export class BankChanged extends Error {}
+
+/**
+ * Reads bank `bankId`'s postings, statistics and memories and builds its copy; null for no such
+ * bank, or one whose copy would take more than `maxBytes`. Read in several short snapshots, each
+ * checking the bank's version first (`BankChanged` when it moved): a snapshot holds the embedded
+ * engine, and one reading a 10k bank's postings held it for ~0.3 s, every Recall waiting. Equal
+ * versions are the same data, as every write moves the version under the bank's lock.
+ */
+export async function loadKeywordIndex(
+  db: Db,
+  projectId: string,
+  bankId: string,
+  maxBytes = Number.POSITIVE_INFINITY,
+  pagePostings = PAGE_POSTINGS,
+): Promise<KeywordIndex | null> {
+  const params = [projectId, bankId];
+  const first = await db.transaction(async (q) => {
+    const [bank] = await q.query<{ version: string; n: number; avgdl: number }>(
+      `SELECT ${BANK_VERSION} AS version, greatest(b.memory_count, 1)::float8 AS n,
+              greatest(b.term_total::float8 / greatest(b.memory_count, 1), 1) AS avgdl
+       FROM banks b WHERE b.project_id = $1 AND b.id = $2`,
+      params,
+    );
+    if (!bank) return null;
+    // The IDF as the function computes it (same expression, same types), its text the exact
+    // float: V8's Math.log and PostgreSQL's ln differ in the last bit for some arguments.
+    const termRows = await q.query<{ term: string; df: number; idf: string }>(
+      `SELECT bt.term, bt.df, ln(1 + ($3::float8 - bt.df + 0.5) / (bt.df + 0.5))::text AS idf
+       FROM bank_terms bt WHERE bt.project_id = $1 AND bt.bank_id = $2 AND bt.df > 0 ORDER BY bt.term`,
+      [...params, bank.n],
+    );
+    return { ...bank, termRows };
+  }, 'snapshot');
+  if (!first) return null;
+  const { version, n, avgdl, termRows } = first;
+  let postingCount = 0;
+  for (const r of termRows) postingCount += r.df;
+  if (estimate(postingCount, n, termRows.length) > maxBytes) return null;
+  /** `read` in a snapshot of the bank at `version`. */
+  const atVersion = <T>(read: (q: Queryable) => Promise<T>) =>
+    db.transaction(async (q) => {
+      const [bank] = await q.query<{ version: string }>(
+        `SELECT ${BANK_VERSION} AS version FROM banks b WHERE b.project_id = $1 AND b.id = $2`,
+        params,
+      );
+      if (bank?.version !== version) throw new BankChanged();
+      return read(q);
+    }, 'snapshot');
+  // Memories numbered in id order (uuid order is byte order, which the canonical text keeps,
+  // and the function's tie-break), with what the filter reads of them.
+  const memoryRows = await atVersion((q) =>
+    q.query<{
+      id: string;
+      type: string;
+      document_id: string | null;
+      mentioned: number | null;
+      tags: string | null;
+    }>(
+      // Tags as JSON: the drivers read an array a character at a time.
+      `SELECT m.id::text AS id, m.type, m.document_id,
+         (extract(epoch FROM m.mentioned_at) * 1000000)::float8 AS mentioned, to_json(m.tags)::text AS tags
+       FROM memories m WHERE m.project_id = $1 AND m.bank_id = $2 ORDER BY m.id`,
+      params,
+    ),
+  );
+  // The postings in the function's impact order within each term (tf descending, dl ascending
+  // with NULL last, the memory), by ranges of whole terms of about `pagePostings`.
+  const postingRows: { term: string; id: string; tf: number; dl: number | null }[] = [];
+  for (let from = 0; from < termRows.length; ) {
+    let to = from;
+    for (let sum = 0; to < termRows.length && (to === from || sum + termRows[to]!.df <= pagePostings); to++)
+      sum += termRows[to]!.df;
+    const page = await atVersion((q) =>
+      q.query<{ term: string; id: string; tf: number; dl: number | null }>(
+        `SELECT t.term, t.memory_id::text AS id, t.tf, t.dl FROM memory_terms t
+         WHERE t.project_id = $1 AND t.bank_id = $2 AND t.term >= $3 AND t.term <= $4
+         ORDER BY t.term, t.tf DESC, t.dl, t.memory_id`,
+        [...params, termRows[from]!.term, termRows[to - 1]!.term],
+      ),
+    );
+    for (const r of page) postingRows.push(r);
+    from = to;
+  }
+  const terms = new Map<string, number>();
+  const df = new Int32Array(termRows.length);
+  const idf = new Float64Array(termRows.length);
+  for (const r of termRows) {
+    df[terms.size] = r.df;
+    idf[terms.size] = Number(r.idf);
+    terms.set(r.term, terms.size);
+  }
+  const termCount = terms.size;
+  const memoryCount = memoryRows.length;
+  const docOf = new Map<string, number>();
+  for (const [d, m] of memoryRows.entries()) docOf.set(m.id, d);
+  // The postings as read, in typed arrays (no object per posting), counted by term.
+  const rowTerm = new Int32Array(postingRows.length);
+  const rowDoc = new Int32Array(postingRows.length);
+  const rowTf = new Float32Array(postingRows.length);
+  const rowDl = new Float32Array(postingRows.length);
+  const start = new Int32Array(termCount + 1);
+  let total = 0;
+  for (const r of postingRows) {
+    const t = terms.get(r.term);
+    const d = docOf.get(r.id);
+    if (t === undefined || d === undefined) continue;
+    rowTerm[total] = t;
+    rowDoc[total] = d;
+    rowTf[total] = r.tf;
+    rowDl[total] = r.dl ?? Number.NaN;
+    start[t + 1]!++;
+    total++;
+  }
+  for (let t = 0; t < termCount; t++) start[t + 1]! += start[t]!;
+  // By term, a counting sort: stable, so each term's postings keep the impact order the database
+  // read them in.
+  const order = new Int32Array(total);
+  const place = start.slice(0, termCount);
+  for (let i = 0; i < total; i++) order[place[rowTerm[i]!]!++] = i;
+  const doc = new Int32Array(total);
+  const tf = new Float32Array(total);
+  const dl = new Float32Array(total);
+  const docStart = new Int32Array(memoryCount + 1);
+  for (const [at, i] of order.entries()) {
+    doc[at] = rowDoc[i]!;
+    tf[at] = rowTf[i]!;
+    dl[at] = rowDl[i]!;
+    docStart[rowDoc[i]! + 1]!++;
+  }
+  // The same postings by memory, each memory's terms in term order (a counting sort).
+  for (let d = 0; d < memoryCount; d++) docStart[d + 1]! += docStart[d]!;
+  const next = docStart.slice(0, memoryCount);
+  const docTerm = new Int32Array(total);
+  const docTf = new Float32Array(total);
+  const docDl = new Float32Array(total);
+  for (let t = 0; t < termCount; t++)
+    for (let i = start[t]!; i < start[t + 1]!; i++) {
+      const j = next[doc[i]!]!++;
+      docTerm[j] = t;
+      docTf[j] = tf[i]!;
+      docDl[j] = dl[i]!;
+    }
+  const ids: string[] = new Array(memoryCount);
+  const typeNames: string[] = [];
+  const type = new Uint8Array(memoryCount);
+  const documentIds = new Map<string, number>();
+  const document = new Int32Array(memoryCount).fill(-1);
+  const mentioned = new Float64Array(memoryCount).fill(Number.NaN);
+  const tags: (readonly string[] | null)[] = new Array(memoryCount).fill(null);
+  /** One copy of each tag's string, whichever memory read it. */
+  const tagNames = new Map<string, string>();
+  let tagCount = 0;
+  for (const [d, m] of memoryRows.entries()) {
+    ids[d] = m.id;
+    let code = typeNames.indexOf(m.type);
+    if (code < 0) code = typeNames.push(m.type) - 1;
+    type[d] = code;
+    if (m.document_id !== null) {
+      if (!documentIds.has(m.document_id)) documentIds.set(m.document_id, documentIds.size);
+      document[d] = documentIds.get(m.document_id)!;
+    }
+    if (m.mentioned !== null) mentioned[d] = m.mentioned;
+    if (m.tags === '[]') tags[d] = NO_TAGS;
+    else if (m.tags !== null) {
+      tags[d] = (JSON.parse(m.tags) as string[]).map((t) => {
+        if (!tagNames.has(t)) tagNames.set(t, t);
+        return tagNames.get(t)!;
+      });
+      tagCount += tags[d]!.length;
+    }
+  }
+  return {
+    version,
+    n,
+    avgdl,
+    ids,
+    terms,
+    df,
+    idf,
+    start,
+    doc,
+    tf,
+    dl,
+    docStart,
+    docTerm,
+    docTf,
+    docDl,
+    scratch: new Float64Array(memoryCount).fill(Number.NaN),
+    typeNames,
+    type,
+    documentIds,
+    document,
+    mentioned,
+    tags,
+    bytes: estimate(total, memoryCount, termCount, tagCount) + documentIds.size * MEMORY_BYTES,
+    searches: 0,
+    loadMs: 0,
+  };
+}
