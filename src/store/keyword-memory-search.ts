@@ -2,13 +2,14 @@
  * `mnemo_keyword_search` (migration 54) over a `KeywordIndex` in this process. Every float is
  * computed as the function computes it: a posting's part is
  * `idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))` in that order, phase 2 sums a
- * candidate's words in the query terms' order (the function's `rest` numbered in `q`'s order,
- * which an index scan of `bank_terms` gives: the database's term order, which the index's term
- * numbers follow), and the IDF mass in that order too. Two orders are the function's plan's, not reproducible here: a bitmap scan of
- * `bank_terms` (a small bank's plan) reads the terms in the order of their rows on the page, and
- * the summed phase 1 (three or more drivers, or every word past the budget) adds a memory's parts
- * in the order a sort of its rows leaves them; here they are added in the readers' order. Where
- * they differ, a score can differ in its last bit (with two parts a sum is the same either way).
+ * candidate's words in the query terms' order
+ * (the function's `rest` numbered in `q`'s order, which an index scan of `bank_terms` gives: the
+ * database's term order, which the index's term numbers follow), and the IDF mass in that order
+ * too. Two orders are the function's plan's, not reproducible here: a bitmap scan of `bank_terms`
+ * (a small bank's plan) reads the terms in the order of their rows on the page, and the summed
+ * phase 1 (three or more drivers, or every word past the budget) adds a memory's parts in the order
+ * a sort of its rows leaves them; here they are added in the readers' order. Where they differ, a
+ * score can differ in its last bit (with two parts a sum is the same either way).
  */
 import type { Hit, MemoryFilter } from './records.js';
 import type { KeywordIndex } from './keyword-index.js';
@@ -31,9 +32,9 @@ interface QueryTerm {
   idf: number;
 }
 
-/** Top `count` of `docs` by `score` descending, ties by id (`asc`: ascending, else descending). */
-function top(docs: number[], score: Float64Array, count: number, asc: boolean): number[] {
-  docs.sort((a, b) => score[b]! - score[a]! || (asc ? a - b : b - a));
+/** Top `count` of `docs` by `score` descending, ties by id ascending (the function's `cand`). */
+function top(docs: number[], score: Float64Array, count: number): number[] {
+  docs.sort((a, b) => score[b]! - score[a]! || a - b);
   return docs.length > count ? docs.slice(0, count) : docs;
 }
 
@@ -85,14 +86,13 @@ export function searchKeywordIndex(
       } else s1[d] = s1[d]! + s;
     }
   }
-  const cand = top(touched, s1, o.candidates, true);
+  const cand = top(touched, s1, o.candidates);
 
   // Phase 2: the words phase 1 did not read in full, each candidate's in `q`'s order.
   const restK = new Map<number, number>();
   const driven = new Set(drivers);
   for (const x of q) if (capped || !driven.has(x)) restK.set(x.t, restK.size);
-  const rest = [...restK.keys()];
-  const slots = new Float64Array(rest.length);
+  const slots = new Float64Array(restK.size);
   const bm25 = new Float64Array(cand.length);
   for (const [c, d] of cand.entries()) {
     slots.fill(Number.NaN);
