@@ -90,8 +90,19 @@ export class NearestWords {
 /**
  * Every way a stored row could hold a vector, as an attacker would try them: the pgvector
  * column, and any other text or bytes of the row decoded (base64/base64url, after a prefix) as
- * float32s of the embedder's size.
+ * float32s of the embedder's size, kept when they read as one: every number finite, the largest
+ * within 10,000 times the median size (an embedding's spread, however scaled; random bytes read
+ * as float32s spread over some 76 orders of magnitude). Without that test, ciphertext read as a
+ * vector was noise whose nearest ten words now and then held one of a row's words (1 of 20 in one
+ * run of many).
  */
+function plausible(v: Float32Array): boolean {
+  if (!v.every(Number.isFinite)) return false;
+  const sizes = Array.from(v, Math.abs).sort((a, b) => a - b);
+  const median = sizes[sizes.length >> 1]!;
+  return median > 0 && sizes[sizes.length - 1]! <= 10_000 * median;
+}
+
 function candidateVectors(row: Record<string, unknown>, dims: number): Float32Array[] {
   const out: Float32Array[] = [];
   for (const value of Object.values(row)) {
@@ -106,7 +117,8 @@ function candidateVectors(row: Record<string, unknown>, dims: number): Float32Ar
     for (const off of [0, 12]) {
       if (off + dims * 4 > bytes.length) continue;
       const copy = Buffer.from(bytes.subarray(off, off + dims * 4));
-      out.push(new Float32Array(copy.buffer, copy.byteOffset, dims));
+      const v = new Float32Array(copy.buffer, copy.byteOffset, dims);
+      if (plausible(v)) out.push(v);
     }
   }
   return out;
