@@ -165,40 +165,30 @@ export async function loadKeywordIndex(
   const memoryCount = memoryRows.length;
   const docOf = new Map<string, number>();
   for (const [d, m] of memoryRows.entries()) docOf.set(m.id, d);
-  // The postings as read, in typed arrays (no object per posting), counted by term.
-  const rowTerm = new Int32Array(postingRows.length);
-  const rowDoc = new Int32Array(postingRows.length);
-  const rowTf = new Float32Array(postingRows.length);
-  const rowDl = new Float32Array(postingRows.length);
+  // The pages come in term order (the order of `termRows`, the same column's), each term's
+  // postings in impact order: they go into place as they come.
   const start = new Int32Array(termCount + 1);
+  let doc = new Int32Array(postingRows.length);
+  let tf = new Float32Array(postingRows.length);
+  let dl = new Float32Array(postingRows.length);
+  const docStart = new Int32Array(memoryCount + 1);
   let total = 0;
+  let last = 0;
   for (const r of postingRows) {
     const t = terms.get(r.term);
     const d = docOf.get(r.id);
     if (t === undefined || d === undefined) continue;
-    rowTerm[total] = t;
-    rowDoc[total] = d;
-    rowTf[total] = r.tf;
-    rowDl[total] = r.dl ?? Number.NaN;
-    start[t + 1]!++;
+    if (t < last) throw new Error('keyword postings out of term order');
+    for (; last < t; last++) start[last + 1] = total;
+    doc[total] = d;
+    tf[total] = r.tf;
+    dl[total] = r.dl ?? Number.NaN;
+    docStart[d + 1]!++;
     total++;
   }
-  for (let t = 0; t < termCount; t++) start[t + 1]! += start[t]!;
-  // By term, a counting sort: stable, so each term's postings keep the impact order the database
-  // read them in.
-  const order = new Int32Array(total);
-  const place = start.slice(0, termCount);
-  for (let i = 0; i < total; i++) order[place[rowTerm[i]!]!++] = i;
-  const doc = new Int32Array(total);
-  const tf = new Float32Array(total);
-  const dl = new Float32Array(total);
-  const docStart = new Int32Array(memoryCount + 1);
-  for (const [at, i] of order.entries()) {
-    doc[at] = rowDoc[i]!;
-    tf[at] = rowTf[i]!;
-    dl[at] = rowDl[i]!;
-    docStart[rowDoc[i]! + 1]!++;
-  }
+  for (; last < termCount; last++) start[last + 1] = total;
+  // Rows of no known term (none at a consistent version) left out.
+  if (total < doc.length) [doc, tf, dl] = [doc.slice(0, total), tf.slice(0, total), dl.slice(0, total)];
   // The same postings by memory, each memory's terms in term order (a counting sort).
   for (let d = 0; d < memoryCount; d++) docStart[d + 1]! += docStart[d]!;
   const next = docStart.slice(0, memoryCount);

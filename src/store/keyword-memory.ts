@@ -69,12 +69,15 @@ export interface KeywordMemoryStats {
 export class KeywordMemory {
   /** Copies by bank, least recently searched first. */
   readonly #banks = new Map<string, KeywordIndex>();
-  /** Searches without a copy, by bank: the version searched and how many times. */
-  readonly #demand = new Map<string, { version: string; searches: number }>();
-  /** Searches that start a bank's load, where not `#loadAfter` (see LOAD_AFTER). */
-  readonly #threshold = new Map<string, number>();
-  /** Banks not to load again before this time (too big, or a load failed). */
-  readonly #notBefore = new Map<string, number>();
+  /**
+   * Banks searched without a copy: the version searched and how many times, the searches that
+   * start a load (LOAD_AFTER, or more, see there), and the time before which none starts (a bank
+   * found too big, or whose load failed).
+   */
+  readonly #demand = new Map<
+    string,
+    { version: string; searches: number; loadAfter: number; notBefore: number }
+  >();
   #bytes = 0;
   #loading: Promise<void> | null = null;
   /** When the next load may start (`performance.now()`). */
@@ -115,28 +118,22 @@ export class KeywordMemory {
       return index;
     }
     this.#stats.misses++;
-    const threshold = this.#threshold.get(key) ?? this.#loadAfter;
+    const d = this.#demandOf(key);
     if (index) {
       // Stale: the bank was written since (versions only move on). Was its load worth it?
       this.#drop(key, index);
-      if (this.#threshold.size >= DEMAND_ENTRIES) this.#threshold.clear();
-      if (index.searches * this.#searchSavingMs >= index.loadMs) this.#threshold.delete(key);
-      else this.#threshold.set(key, Math.min(2 * threshold, MAX_LOAD_AFTER));
+      d.loadAfter =
+        index.searches * this.#searchSavingMs >= index.loadMs
+          ? this.#loadAfter
+          : Math.min(2 * d.loadAfter, MAX_LOAD_AFTER);
     }
-    let d = this.#demand.get(key);
-    if (d?.version !== version) {
-      if (this.#demand.size >= DEMAND_ENTRIES) this.#demand.clear();
-      d = { version, searches: 0 };
-      this.#demand.set(key, d);
+    if (d.version !== version) {
+      d.version = version;
+      d.searches = 0;
     }
     const now = performance.now();
-    if (
-      ++d.searches >= (this.#threshold.get(key) ?? this.#loadAfter) &&
-      !this.#loading &&
-      now >= this.#nextLoadAt &&
-      (this.#notBefore.get(key) ?? 0) <= now
-    ) {
-      this.#demand.delete(key);
+    if (++d.searches >= d.loadAfter && !this.#loading && now >= this.#nextLoadAt && d.notBefore <= now) {
+      d.searches = 0;
       this.#loading = this.#load(key, projectId, bankId).finally(() => {
         const end = performance.now();
         this.#nextLoadAt = end + this.#loadSpacing * (end - now);
@@ -178,7 +175,7 @@ export class KeywordMemory {
       return;
     }
     index.loadMs = performance.now() - started;
-    this.#notBefore.delete(key);
+    this.#demandOf(key).notBefore = 0;
     for (const [other, copy] of this.#banks) {
       if (this.#bytes + index.bytes <= this.maxBytes) break;
       this.#drop(other, copy);
@@ -189,8 +186,18 @@ export class KeywordMemory {
 
   /** Not loaded again for RETRY_MS. */
   #later(key: string): void {
-    if (this.#notBefore.size >= DEMAND_ENTRIES) this.#notBefore.clear();
-    this.#notBefore.set(key, performance.now() + RETRY_MS);
+    this.#demandOf(key).notBefore = performance.now() + RETRY_MS;
+  }
+
+  /** The bank's entry in `#demand`, made when it has none (the map starts over past DEMAND_ENTRIES). */
+  #demandOf(key: string) {
+    let d = this.#demand.get(key);
+    if (!d) {
+      if (this.#demand.size >= DEMAND_ENTRIES) this.#demand.clear();
+      d = { version: '', searches: 0, loadAfter: this.#loadAfter, notBefore: 0 };
+      this.#demand.set(key, d);
+    }
+    return d;
   }
 
   #drop(key: string, copy = this.#banks.get(key)): void {
