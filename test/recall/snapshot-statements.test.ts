@@ -1,9 +1,10 @@
 /**
  * The statements a computed Recall sends inside its snapshot, in a plain bank and in an encrypted
  * one: the bank's encryption state comes with the vector walk's set-up (one statement, not two),
- * then the channels and the candidates. Both engines; fails with the state read apart. On the
- * embedded engine's own thread (`MNEMO_TEST_PGLITE_THREAD=1`) a plain bank's candidates end the
- * snapshot (`queryLast`); a sealed bank's never do (its vectors are read after them).
+ * then the channels and the candidates. Both engines; fails with the state read apart. On
+ * PostgreSQL and on the embedded engine's own thread (`MNEMO_TEST_PGLITE_THREAD=1`) a plain bank's
+ * candidates end the snapshot (`queryLast`: sent with its COMMIT, or ended in the thread); a
+ * sealed bank's never do (its vectors are read after them).
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -18,11 +19,11 @@ for (const engine of ENGINES) {
     let t: TestApp;
     /** The statements of each snapshot transaction, in order. */
     const snapshots: string[][] = [];
-    /** Whether the engine ends a snapshot with its last statement (the embedded engine's thread). */
+    /** Whether the engine ends a snapshot with its last statement (PostgreSQL, the embedded engine's thread). */
     let ends = false;
     before(async () => {
       const { db, dispose } = await openTestDb(engine);
-      ends = db.ownThread === true && db.engine === 'pglite';
+      ends = db.engine === 'postgres' || db.ownThread === true;
       const counted = (tx: Queryable, seen: string[]): Queryable => ({
         query: (sql, params) => {
           seen.push(sql);
