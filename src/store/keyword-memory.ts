@@ -143,6 +143,14 @@ export class KeywordMemory {
     return null;
   }
 
+  /**
+   * The bank's copy as of its last search, without counting a search (`lookup` counts it once the
+   * snapshot's version is known): a copy stays only while the bank's searches find it current.
+   */
+  current(projectId: string, bankId: string): KeywordIndex | null {
+    return this.#banks.get(`${projectId}\u0000${bankId}`) ?? null;
+  }
+
   /** Settles when no load is running (for tests and benches). */
   async idle(): Promise<void> {
     while (this.#loading) await this.#loading;

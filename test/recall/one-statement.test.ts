@@ -1,11 +1,13 @@
 /**
  * Recall runs its retrieval channels in one statement (`searchChannels`): each channel's hits,
  * in order and with their scores, are exactly what that channel's own query returns, with and
- * without filters, a time window and the graph, on both engines.
+ * without filters, a time window and the graph, on both engines; also when sent with the
+ * snapshot's first statement for a bank thought of another size.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { analyzeQuery } from '../../src/core/recall/query.js';
+import { EXACT_SEARCH_LIMIT } from '../../src/store/exact-search.js';
 import type { MemoryFilter } from '../../src/store/records.js';
 import { bankPath, type TestApp, testApp } from '../helpers/app.js';
 import { ENGINES } from '../helpers/engines.js';
@@ -97,6 +99,26 @@ for (const engine of ENGINES) {
           graph: await s.graphSearch('default', 'one', q.entityProbes, c.filter, limit, 1),
         };
         assert.deepEqual(one, alone);
+        // Sent with the snapshot's first statement (`openSearchChannels`), written for the bank's
+        // size, or for a size past the exact-search limit (its vectors then searched again).
+        for (const expectedSize of [60, EXACT_SEARCH_LIMIT + 1]) {
+          const sent = await s.readSnapshot((store) =>
+            store.searchChannels(
+              'default',
+              'one',
+              {
+                vector: q.vector,
+                terms: q.terms,
+                window,
+                graph: { probes: q.entityProbes, depth: 1 },
+                expectedSize,
+              },
+              c.filter,
+              limit,
+            ),
+          );
+          assert.deepEqual(sent, alone, `written for ${expectedSize} memories`);
+        }
         if (i < 3) assert.ok(one.semantic.length > 0 && one.keyword.length > 0, 'the case finds memories');
         if (window) assert.ok(one.temporal.length > 0, 'the window holds memories');
         // A channel given null is off.

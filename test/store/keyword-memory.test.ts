@@ -246,6 +246,44 @@ for (const engine of ENGINES) {
       assert.deepEqual(forgotten.keyword, (await search(other, terms)).keyword);
     });
 
+    test("channels sent with the snapshot's first statement, the copy gone stale meanwhile: the keyword channel searched again", async () => {
+      const keywords = new KeywordMemory(db, 2 ** 26, { loadAfter: 1, loadSpacing: 0, searchSavingMs: 0 });
+      const on = storeWith(db, keywords);
+      const other = storeOver(db, { keywordCacheMb: 0 });
+      const terms = ['w27', 'w29', 'later'];
+      // Written for the bank's current copy (`openSearchChannels`), checked against the snapshot's version.
+      const sent = async (s: Store) =>
+        (
+          await s.readSnapshot((x) =>
+            x.openSearchChannels(P, BANK, { vector: null, terms, window: null, graph: null }, {}, 50, SIZE),
+          )
+        ).hits;
+      await sent(on);
+      await keywords.idle();
+      const copied = await sent(on);
+      assert.equal(keywords.stats().hits, 1, 'answered by the copy');
+      assert.deepEqual(nearly(copied.keyword), nearly((await search(other, terms)).keyword));
+      const added = newMemory({
+        text: 'later w27 w29',
+        embedding: new Float32Array([1, 0, 0]),
+        terms: new Map([
+          ['later', 3],
+          ['w27', 2],
+          ['w29', 2],
+        ]),
+        mentioned_at: new Date('2024-01-03T00:00:00Z'),
+      });
+      assert.equal(await other.insertMemories(P, BANK, [added]), 1);
+      try {
+        const seen = await sent(on);
+        assert.equal(seen.keyword[0]?.id, added.id, 'the new memory first, at once');
+        assert.deepEqual(seen.keyword, (await search(other, terms)).keyword);
+        assert.equal(keywords.stats().banks, 0, 'the stale copy is dropped');
+      } finally {
+        assert.ok(await other.deleteMemory(P, BANK, added.id));
+      }
+    });
+
     test('a copy that saved what its load cost leaves its bank loading as soon as before', async () => {
       const keywords = new KeywordMemory(db, 2 ** 26, { loadAfter: 2, loadSpacing: 0, searchSavingMs: 1e9 });
       const on = storeWith(db, keywords);

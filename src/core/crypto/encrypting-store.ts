@@ -20,6 +20,10 @@ import type { Keyring } from './keyring.js';
 import { webhookSealing } from './webhook-sealing.js';
 import { mentalModelForm, sealedMentalModels } from './sealed-mental-models.js';
 import { DEFAULT_VECTOR_CACHE_MB, openStoredVector, VectorCache } from './vector-cache.js';
+import { RecentKeys } from './recent-keys.js';
+
+/** Banks with a data key a process remembers as such (`searchChannels`); one forgotten costs a statement. */
+const KEYED_BANKS = 10_000;
 
 export interface EncryptionHooks {
   /** A bank's encryption setting flipped: queue the operation that converts its rows. */
@@ -347,9 +351,11 @@ export function encryptingStore(
   inner: Store,
   keyring: Keyring | null,
   hooks: EncryptionHooks,
-  opts: { snapshot?: boolean; vectors?: VectorCache } = {},
+  opts: { snapshot?: boolean; vectors?: VectorCache; keyed?: RecentKeys } = {},
 ): Store {
   const vectors = opts.vectors ?? new VectorCache(DEFAULT_VECTOR_CACHE_MB * 2 ** 20);
+  // Banks seen with a data key: their channels wait for the snapshot's state (terms are hashed).
+  const keyed = opts.keyed ?? new RecentKeys(KEYED_BANKS);
   // Inside a read-only snapshot a bank's key cannot change under the reader: one lookup per
   // bank serves every read of it (a Recall reads each bank three times).
   const openers = opts.snapshot ? new Map<string, Opener>() : null;
@@ -598,10 +604,20 @@ export function encryptingStore(
     },
 
     async searchChannels(projectId, bankId, q, filter, limit) {
-      // In a snapshot, the bank's state comes with the vector walk's set-up: one statement.
-      const opened = openers
-        ? await inner.openBankSearch(projectId, bankId, q.vector?.length ?? 0, limit)
-        : undefined;
+      // In a snapshot, the bank's state comes with the vector walk's set-up: one statement, and
+      // the channels with it when the bank is thought plain (searched again if it has a key).
+      const key = `${projectId}\u0000${bankId}`;
+      let opened: Awaited<ReturnType<Store['openBankSearch']>> | undefined;
+      if (openers && q.expectedSize !== undefined && !keyed.has(key)) {
+        const both = await inner.openSearchChannels(projectId, bankId, q, filter, limit, q.expectedSize);
+        opened = both.opened;
+        if (!opened.encryption?.key) {
+          opener(projectId, bankId).known(opened.encryption);
+          return both.hits;
+        }
+        keyed.add(key);
+      } else if (openers)
+        opened = await inner.openBankSearch(projectId, bankId, q.vector?.length ?? 0, limit);
       if (opened) opener(projectId, bankId).known(opened.encryption);
       const codec = await searchCodec(projectId, bankId);
       const terms = codec ? [...q.terms, ...q.terms.map((t) => codec.term(t))] : q.terms;
@@ -923,7 +939,7 @@ export function encryptingStore(
 
     readSnapshot: (fn) =>
       inner.readSnapshot((snapshot) =>
-        fn(encryptingStore(snapshot, keyring, hooks, { snapshot: true, vectors })),
+        fn(encryptingStore(snapshot, keyring, hooks, { snapshot: true, vectors, keyed })),
       ),
   };
   return store;

@@ -167,6 +167,7 @@ async function searchBankIn(
       terms: q.terms,
       window,
       graph: graphOn ? { probes: q.entityProbes, depth: budget.graphDepth } : null,
+      expectedSize: bank.memory_count,
     },
     filter,
     budget.pool,

@@ -5,7 +5,7 @@ import { bankIndexName } from './bank-index-name.js';
 import { type BankEncryption, ENCRYPTION_COLUMNS, type EncryptionRow, encryptionOf } from './encryption.js';
 import { graphChannelSql } from './entities.js';
 import { filterClauses, vectorLiteral } from './filters.js';
-import { BANK_VERSION } from '../keyword-index.js';
+import { BANK_VERSION, type KeywordIndex } from '../keyword-index.js';
 import type { KeywordMemory } from '../keyword-memory.js';
 import { keywordFilterOf, searchKeywordIndex } from '../keyword-memory-search.js';
 
@@ -18,6 +18,11 @@ export interface ChannelQuery {
   window: { start: Date; end: Date } | null;
   /** Entity probes of the graph channel (see `graphSearch`), and its depth. */
   graph: { probes: string[]; depth: number } | null;
+  /**
+   * The bank's memory count as last read (its row, before the snapshot): in a snapshot, the
+   * channels can then go with its first statement (`openSearchChannels`).
+   */
+  expectedSize?: number;
 }
 
 /** Each channel's hits, best first (empty when it was off). */
@@ -62,6 +67,23 @@ export interface SearchStore {
    * reads the state before the channels and the walk needs its own statement before them.
    */
   openBankSearch(projectId: string, bankId: string, dims: number, limit: number): Promise<BankSearch>;
+  /**
+   * Inside a snapshot only: `openBankSearch` and `searchChannels` of a plain bank sent together
+   * (one round trip; the embedded engine not held between them while the process answers), the
+   * channels written for the bank as last seen: `expectedSize` memories (its row as read before
+   * the snapshot) and its current keyword copy. When the snapshot shows it otherwise (past the
+   * exact-search size the other way, written since its copy), what differs is searched again,
+   * so the hits are always `searchChannels`' after `openBankSearch`. For a bank with a data key
+   * they are not: its terms are hashed (the encryption layer searches again with `opened`).
+   */
+  openSearchChannels(
+    projectId: string,
+    bankId: string,
+    q: ChannelQuery,
+    filter: MemoryFilter,
+    limit: number,
+    expectedSize: number,
+  ): Promise<{ opened: BankSearch; hits: ChannelHits }>;
   semanticSearch(
     projectId: string,
     bankId: string,
@@ -292,6 +314,15 @@ function completeShortWalk(walked: Hit[], recent: Hit[], limit: number): Hit[] {
 }
 
 /** One channel's query alone, best first. */
+/** The keyword channel of `terms` from a bank's copy in the process (`keyword-memory-search.ts`). */
+const keywordFromCopy = (copy: KeywordIndex, terms: string[], filter: MemoryFilter, limit: number) =>
+  searchKeywordIndex(
+    copy,
+    terms,
+    { limit, candidates: Math.max(limit, KEYWORD_CANDIDATES), driverPostings: DRIVER_POSTINGS, k1: K1, b: B },
+    filter,
+  ).hits;
+
 const hitsOf = (db: Queryable, sql: string, params: unknown[]) =>
   db.query<Hit>(`SELECT id, score FROM (${sql}) c ORDER BY k1, k2 DESC`, params);
 
@@ -363,7 +394,91 @@ export function searchQueries(db: Db, keywords: KeywordMemory | null = null): Se
   const indexable = (vector: Float32Array) => (HNSW_DIMENSIONS as readonly number[]).includes(vector.length);
   const short = (hits: Hit[], limit: number, size: number) => hits.length < Math.min(limit, size);
 
-  return {
+  const keywordSearch = (
+    q: Queryable,
+    projectId: string,
+    bankId: string,
+    terms: string[],
+    filter: MemoryFilter,
+    limit: number,
+  ) => {
+    const params: unknown[] = [projectId, bankId, limit];
+    return hitsOf(q, keywordSql(params, terms, filter, limit), params);
+  };
+
+  /**
+   * Every channel of `q` in one statement, sent at once, for a bank of `size` memories (its vectors
+   * searched through the index past the exact-search size); the keyword channel from `copy` when
+   * one is given, searched in the process while the database runs the others.
+   */
+  const channels = async (
+    tx: Queryable,
+    projectId: string,
+    bankId: string,
+    q: ChannelQuery,
+    filter: MemoryFilter,
+    limit: number,
+    size: number,
+    copy: KeywordIndex | null,
+  ): Promise<ChannelHits> => {
+    const indexed = size > EXACT_SEARCH_LIMIT;
+    const params: unknown[] = [projectId, bankId, limit];
+    const terms = [...new Set(q.terms)];
+    const vector = q.vector;
+    // The keyword part takes the filter as arguments: without another part the clauses'
+    // parameters would go unused, and PostgreSQL refuses a parameter it cannot type.
+    const where = vector || q.window || q.graph ? filterClauses(filter, params) : '';
+    const parts = [
+      vector ? (indexed ? indexedVectorSql : exactVectorSql)(params, vector, where) : null,
+      terms.length && !copy ? keywordSql(params, terms, filter, limit) : null,
+      q.window ? temporalSql(params, q.window, where) : null,
+      q.graph ? graphChannelSql(params, q.graph.probes, q.graph.depth, where) : null,
+    ].flatMap((sql, ch) => (sql ? [`SELECT ${ch} AS ch, id, score, k1, k2 FROM (${sql}) c${ch}`] : []));
+    const hits: ChannelHits = { semantic: [], keyword: [], temporal: [], graph: [] };
+    // A row per channel, its hits in two comma-separated lists: hundreds of rows of three
+    // fields cost the drivers more to decode than two values (each field a buffer and a
+    // string on PGlite), and the drivers' array parsers, a character at a time, ~7% of a
+    // Recall's Node CPU more than a split. A float8's text is the shortest that reads back
+    // exactly, so the scores are the numbers an array gave.
+    const pending = parts.length
+      ? tx.query<{ ch: number; ids: string; scores: string }>(
+          `SELECT ch, string_agg(id, ',' ORDER BY k1, k2 DESC) AS ids,
+             string_agg(score::float8::text, ',' ORDER BY k1, k2 DESC) AS scores
+           FROM (${parts.join(' UNION ALL ')}) hits GROUP BY ch`,
+          params,
+        )
+      : null;
+    // Searched while the database runs the other channels.
+    if (copy) hits.keyword = keywordFromCopy(copy, terms, filter, limit);
+    if (!pending) return hits;
+    for (const r of await pending) {
+      const scores = r.scores.split(',');
+      hits[CHANNELS[r.ch]!] = r.ids.split(',').map((id, i) => ({ id, score: Number(scores[i]) }));
+    }
+    return hits;
+  };
+
+  /** A walk of the index that came back short (see `withVectorWalk`), completed by the bank's newest rows. */
+  const completeShort = async (
+    tx: Queryable,
+    projectId: string,
+    bankId: string,
+    q: ChannelQuery,
+    filter: MemoryFilter,
+    limit: number,
+    size: number,
+    hits: ChannelHits,
+  ): Promise<ChannelHits> => {
+    if (q.vector && size > EXACT_SEARCH_LIMIT && short(hits.semantic, limit, size))
+      hits.semantic = completeShortWalk(
+        hits.semantic,
+        await exactSearch(tx, projectId, bankId, q.vector, filter, limit, recentExactVectorSql),
+        limit,
+      );
+    return hits;
+  };
+
+  const store: SearchStore = {
     async maintainStatistics() {
       // Without statistics the planner guesses, and guesses badly: a keyword query ten times
       // slower at a few hundred memories, and the foreign-key checks of a Retain scanning the
@@ -445,9 +560,7 @@ export function searchQueries(db: Db, keywords: KeywordMemory | null = null): Se
 
     async keywordSearch(projectId, bankId, terms, filter, limit) {
       const unique = [...new Set(terms)];
-      if (unique.length === 0) return [];
-      const params: unknown[] = [projectId, bankId, limit];
-      return hitsOf(db, keywordSql(params, unique, filter, limit), params);
+      return unique.length ? keywordSearch(db, projectId, bankId, unique, filter, limit) : [];
     },
 
     async temporalSearch(projectId, bankId, window, filter, limit) {
@@ -461,72 +574,60 @@ export function searchQueries(db: Db, keywords: KeywordMemory | null = null): Se
     },
 
     async searchChannels(projectId, bankId, q, filter, limit, opened) {
-      // One statement for every channel: a round trip costs more than most of these queries.
-      const run = async (tx: Queryable, size: number): Promise<ChannelHits> => {
-        const indexed = size > EXACT_SEARCH_LIMIT;
-        const params: unknown[] = [projectId, bankId, limit];
-        const terms = [...new Set(q.terms)];
-        const vector = q.vector;
-        // The keyword channel from the bank's copy in the process, when it is of this snapshot's version.
-        const copy =
-          keywords && terms.length && opened?.version
-            ? keywords.lookup(projectId, bankId, opened.version)
-            : null;
-        // The keyword part takes the filter as arguments: without another part the clauses'
-        // parameters would go unused, and PostgreSQL refuses a parameter it cannot type.
-        const where = vector || q.window || q.graph ? filterClauses(filter, params) : '';
-        const parts = [
-          vector ? (indexed ? indexedVectorSql : exactVectorSql)(params, vector, where) : null,
-          terms.length && !copy ? keywordSql(params, terms, filter, limit) : null,
-          q.window ? temporalSql(params, q.window, where) : null,
-          q.graph ? graphChannelSql(params, q.graph.probes, q.graph.depth, where) : null,
-        ].flatMap((sql, ch) => (sql ? [`SELECT ${ch} AS ch, id, score, k1, k2 FROM (${sql}) c${ch}`] : []));
-        const hits: ChannelHits = { semantic: [], keyword: [], temporal: [], graph: [] };
-        // A row per channel, its hits in two comma-separated lists: hundreds of rows of three
-        // fields cost the drivers more to decode than two values (each field a buffer and a
-        // string on PGlite), and the drivers' array parsers, a character at a time, ~7% of a
-        // Recall's Node CPU more than a split. A float8's text is the shortest that reads back
-        // exactly, so the scores are the numbers an array gave.
-        const pending = parts.length
-          ? tx.query<{ ch: number; ids: string; scores: string }>(
-              `SELECT ch, string_agg(id, ',' ORDER BY k1, k2 DESC) AS ids,
-                 string_agg(score::float8::text, ',' ORDER BY k1, k2 DESC) AS scores
-               FROM (${parts.join(' UNION ALL ')}) hits GROUP BY ch`,
-              params,
-            )
+      const terms = [...new Set(q.terms)];
+      // The keyword channel from the bank's copy in the process, when it is of this snapshot's version.
+      const copy =
+        keywords && terms.length && opened?.version
+          ? keywords.lookup(projectId, bankId, opened.version)
           : null;
-        // Searched while the database runs the other channels.
-        if (copy)
-          hits.keyword = searchKeywordIndex(
-            copy,
-            terms,
-            {
-              limit,
-              candidates: Math.max(limit, KEYWORD_CANDIDATES),
-              driverPostings: DRIVER_POSTINGS,
-              k1: K1,
-              b: B,
-            },
-            filter,
-          ).hits;
-        if (!pending) return hits;
-        const rows = await pending;
-        for (const r of rows) {
-          const scores = r.scores.split(',');
-          hits[CHANNELS[r.ch]!] = r.ids.split(',').map((id, i) => ({ id, score: Number(scores[i]) }));
-        }
-        if (vector && indexed && short(hits.semantic, limit, size))
-          hits.semantic = completeShortWalk(
-            hits.semantic,
-            await exactSearch(tx, projectId, bankId, vector, filter, limit, recentExactVectorSql),
-            limit,
-          );
-        return hits;
-      };
+      const run = async (tx: Queryable, size: number) =>
+        completeShort(
+          tx,
+          projectId,
+          bankId,
+          q,
+          filter,
+          limit,
+          size,
+          await channels(tx, projectId, bankId, q, filter, limit, size, copy),
+        );
       if (!q.vector || !indexable(q.vector)) return run(db, 0);
       const walk = opened?.walk;
       if (walk?.dims === q.vector.length && walk.limit === limit) return run(db, opened!.size);
       return withVectorWalk(projectId, bankId, q.vector.length, limit, run);
     },
+
+    async openSearchChannels(projectId, bankId, q, filter, limit, expectedSize) {
+      const dims = q.vector?.length ?? 0;
+      const terms = [...new Set(q.terms)];
+      const vectorSize = (size: number) => (q.vector && indexable(q.vector) ? size : 0);
+      // Written for the bank as last seen (its size, its current copy), sent with the set-up.
+      const guess = keywords && terms.length ? keywords.current(projectId, bankId) : null;
+      const setUp = walkSetUp(db, projectId, bankId, dims, limit);
+      const searched = channels(db, projectId, bankId, q, filter, limit, vectorSize(expectedSize), guess);
+      const [set, hits] = await Promise.all([setUp, searched]);
+      const opened: BankSearch = {
+        size: set.n,
+        encryption: set.encryption,
+        walk: { dims, limit },
+        version: set.version,
+      };
+      const indexed = (size: number) => vectorSize(size) > EXACT_SEARCH_LIMIT;
+      // The bank crossed the exact-search size since: its vectors searched the other way, as `searchChannels` would.
+      if (indexed(expectedSize) !== indexed(set.n))
+        return { opened, hits: await store.searchChannels(projectId, bankId, q, filter, limit, opened) };
+      const copy =
+        keywords && terms.length && set.version ? keywords.lookup(projectId, bankId, set.version) : null;
+      // The copy guessed is not of this snapshot's version (the bank was written since): the keyword channel again.
+      if (guess && copy !== guess)
+        hits.keyword = copy
+          ? keywordFromCopy(copy, terms, filter, limit)
+          : await keywordSearch(db, projectId, bankId, terms, filter, limit);
+      return {
+        opened,
+        hits: await completeShort(db, projectId, bankId, q, filter, limit, vectorSize(set.n), hits),
+      };
+    },
   };
+  return store;
 }
