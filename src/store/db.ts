@@ -10,7 +10,8 @@ export interface Queryable {
    * A snapshot's last statement (`transaction(fn, 'snapshot')` only): runs it and ends the
    * snapshot with it, so that the engine is not held until the caller's answer to it arrives
    * (the embedded engine on its own thread: one message instead of two, and no wait between
-   * them). Nothing may be sent in the snapshot after it. Where absent, `query` does.
+   * them; PostgreSQL: the COMMIT written with it). Nothing may be sent in the snapshot after it.
+   * Where absent, `query` does.
    */
   queryLast?<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
 }
