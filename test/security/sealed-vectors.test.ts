@@ -220,6 +220,16 @@ for (const engine of ENGINES) {
         (st) => st?.key?.converting === false,
         60_000,
       );
+      // And its operation ended: the migration queues no conversion beside one still running (it
+      // clears `converting` before its operation is marked done), and this one would then never come.
+      await until(
+        () =>
+          db.query<{ n: number }>(
+            "SELECT count(*)::int AS n FROM operations WHERE bank_id = 'legacy' AND kind = 'reencrypt' AND status IN ('pending', 'processing')",
+          ),
+        (r) => r[0]?.n === 0,
+        60_000,
+      );
       // As such a bank was: sealed text and hashed terms, plain vectors.
       const rows = await db.query<{ id: string; text: string }>(
         "SELECT id::text AS id, text FROM memories WHERE bank_id = 'legacy'",
