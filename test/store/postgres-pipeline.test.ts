@@ -20,8 +20,8 @@ describe('statements sent together in a transaction (postgres)', {
   before(async () => {
     const made = await createTestDatabase('empty');
     drop = made.drop;
-    url = made.url;
-    db = await openPostgres(made.url, { poolSize: 1 });
+    url = made.url!;
+    db = await openPostgres(url, { poolSize: 1 });
     await db.exec('CREATE TABLE t (id int PRIMARY KEY, v text)');
   });
   after(async () => {
