@@ -1,10 +1,11 @@
 /**
- * The statements a computed Recall sends inside its snapshot, in a plain bank and in an encrypted
- * one: the bank's encryption state comes with the vector walk's set-up (one statement, not two),
- * then the channels and the candidates. Both engines; fails with the state read apart. On
- * PostgreSQL and on the embedded engine's own thread (`MNEMO_TEST_PGLITE_THREAD=1`) a plain bank's
- * candidates end the snapshot (`queryLast`: sent with its COMMIT, or ended in the thread); a
- * sealed bank's never do (its vectors are read after them).
+ * The statements a computed Recall sends inside its snapshots, in a plain bank and in an encrypted
+ * one. A plain bank: the bank's encryption state and version with the vector walk's set-up (one
+ * statement), and the channels, in one snapshot; then its version and the candidates in another.
+ * An encrypted one: all in one snapshot, the state read once. Both engines; fails with the state
+ * read apart. On PostgreSQL and on the embedded engine's own thread (`MNEMO_TEST_PGLITE_THREAD=1`)
+ * a plain bank's channels and candidates each end their snapshot (`queryLast`: sent with its
+ * COMMIT, or ended in the thread); a sealed bank's statements never do (its vectors are read after).
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -19,6 +20,7 @@ for (const engine of ENGINES) {
     let t: TestApp;
     /** The statements of each snapshot transaction, in order. */
     const snapshots: string[][] = [];
+    let interleave: { at: number; write: () => Promise<void> } | null = null;
     /** Whether the engine ends a snapshot with its last statement (PostgreSQL, the embedded engine's thread). */
     let ends = false;
     before(async () => {
@@ -42,12 +44,19 @@ for (const engine of ENGINES) {
       });
       const counting: Db = {
         ...db,
-        transaction: (fn, mode) =>
-          db.transaction((tx) => {
+        transaction: async (fn, mode) => {
+          // A write run before the snapshot numbered `interleave.at` begins (once).
+          if (mode === 'snapshot' && interleave?.at === snapshots.length) {
+            const { write } = interleave;
+            interleave = null;
+            await write();
+          }
+          return db.transaction((tx) => {
             const seen: string[] = [];
             if (mode === 'snapshot') snapshots.push(seen);
             return fn(counted(tx, seen));
-          }, mode),
+          }, mode);
+        },
       };
       t = await testApp(engine, {
         store: Object.assign(storeOver(counting), { dispose }),
@@ -72,28 +81,77 @@ for (const engine of ENGINES) {
     });
     after(() => t.close());
 
-    for (const bank of ['plain', 'sealed']) {
-      test(`${bank} bank: the state and the walk, the channels, the candidates`, async () => {
-        const n = snapshots.length;
-        const r = await t.call('POST', bankPath(bank, '/memories/recall'), {
-          body: { query: 'what happens at dawn in the lighthouse?' },
-        });
-        assert.equal(r.status, 200);
-        assert.ok(r.body.results.length > 0);
-        assert.equal(snapshots.length, n + 1);
-        const sent = snapshots[n]!.map((sql) => sql.replace(/\s+/g, ' '));
-        const list = sent.map((sql) => sql.slice(0, 80)).join('\n');
-        // One read of the bank's row in the snapshot: its state, its size and the walk set up.
-        assert.equal(sent.filter((sql) => /bank_keys|set_config/.test(sql)).length, 1, list);
-        assert.match(sent[0]!, /memory_count.*bank_keys/, list);
-        // The plain bank then sends the channels and the candidates; the sealed one reads its
-        // vectors in memory (statements of the vector cache), as before.
-        if (bank === 'plain') assert.equal(sent.length, 3, list);
-        // The candidates end a plain bank's snapshot where the engine can (no COMMIT to wait for).
-        const last = sent.filter((sql) => sql.startsWith('LAST '));
-        if (bank === 'plain' && ends) assert.deepEqual(last, [sent[2]], list);
-        else assert.deepEqual(last, [], list);
+    const recall = async (bank: string) => {
+      const n = snapshots.length;
+      const r = await t.call('POST', bankPath(bank, '/memories/recall'), {
+        body: { query: 'what happens at dawn in the lighthouse?' },
       });
-    }
+      assert.equal(r.status, 200);
+      assert.ok(r.body.results.length > 0);
+      return snapshots.slice(n).map((sent) => sent.map((sql) => sql.replace(/\s+/g, ' ')));
+    };
+    const listed = (snaps: string[][]) =>
+      snaps.map((sent) => sent.map((sql) => sql.slice(0, 80)).join('\n')).join('\n--\n');
+    const lasts = (sent: string[]) => sent.filter((sql) => sql.startsWith('LAST '));
+
+    test('plain bank: the state, the walk and the channels, then the candidates at that version', async () => {
+      const snaps = await recall('plain');
+      const list = listed(snaps);
+      assert.equal(snaps.length, 2, list);
+      const [channels, candidates] = snaps as [string[], string[]];
+      // One read of the bank's row: its state, its size, its version and the walk set up; then the channels.
+      assert.equal(channels.length, 2, list);
+      assert.match(channels[0]!, /memory_count.*bank_keys/, list);
+      assert.match(channels[1]!, /string_agg/, list);
+      // Then the bank's version and the candidates.
+      assert.equal(candidates.length, 2, list);
+      assert.match(candidates[0]!, /generation/, list);
+      assert.doesNotMatch(candidates[0]!, /bank_keys|set_config/, list);
+      assert.match(candidates[1]!, /similarity/, list);
+      // Each ends its snapshot where the engine can (no COMMIT to wait for).
+      assert.deepEqual(lasts(channels), ends ? [channels[1]] : [], list);
+      assert.deepEqual(lasts(candidates), ends ? [candidates[1]] : [], list);
+    });
+
+    test('plain bank: a write between the channels and the candidates, and all is read again in one snapshot', async () => {
+      const ids = (r: { body: { results: { id: string }[] } }) => r.body.results.map((m) => m.id);
+      const query = { query: 'what happens at dawn in the lighthouse?' };
+      const first = await t.call('POST', bankPath('plain', '/memories/recall'), { body: query });
+      const victim = ids(first)[0]!;
+      const n = snapshots.length;
+      // Before the candidates' snapshot: the best hit of the channels just read is forgotten.
+      interleave = {
+        at: n + 1,
+        write: async () => {
+          const r = await t.call('DELETE', bankPath('plain', `/memories/${victim}`));
+          assert.ok(r.status < 300, JSON.stringify(r.body));
+        },
+      };
+      const raced = await t.call('POST', bankPath('plain', '/memories/recall'), { body: query });
+      assert.equal(interleave, null, 'the write ran');
+      const snaps = snapshots.slice(n);
+      const list = listed(snaps.map((sent) => sent.map((sql) => sql.replace(/\s+/g, ' '))));
+      // The channels, the candidates refused (the bank's version moved), then all in one snapshot.
+      assert.equal(snaps.length, 3, list);
+      assert.equal(snaps[2]!.length, 3, list);
+      assert.ok(!ids(raced).includes(victim));
+      const after = await t.call('POST', bankPath('plain', '/memories/recall'), { body: query });
+      assert.deepEqual(raced.body.results, after.body.results);
+    });
+
+    test('sealed bank: in one snapshot, its state read once, nothing ending it early', async () => {
+      // The first Recall finds the data key (the channels written for a plain bank are not used);
+      // later ones go to one snapshot at once.
+      await recall('sealed');
+      const snaps = await recall('sealed');
+      const list = listed(snaps);
+      assert.deepEqual(snaps[0], [], `the first sends nothing: ${list}`);
+      assert.equal(snaps.length, 2, list);
+      const sent = snaps[1]!;
+      assert.equal(sent.filter((sql) => /bank_keys|set_config/.test(sql)).length, 1, list);
+      assert.match(sent[0]!, /memory_count.*bank_keys/, list);
+      // It reads its vectors in memory (statements of the vector cache) after the candidates.
+      assert.deepEqual(lasts(sent), [], list);
+    });
   });
 }

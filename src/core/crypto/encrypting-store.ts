@@ -548,6 +548,17 @@ export function encryptingStore(
       );
     },
 
+    async getCandidatesAt(projectId, bankId, ids, vector, version) {
+      // A bank seen with a data key reads its candidates where it can read its key and vectors too.
+      if (keyed.has(`${projectId}\u0000${bankId}`)) return null;
+      const rows = await inner.getCandidatesAt(projectId, bankId, ids, vector, version);
+      if (!rows) return null;
+      const o = opener(projectId, bankId);
+      const plain = rows.map((m) => o.plainMemory(m));
+      // Anything sealed: opening it would read the bank's key after the snapshot ended.
+      return plain.every((p) => p !== null) ? plain : null;
+    },
+
     async consolidationSources(projectId, bankId, afterSeq, limit, opts) {
       const o = opener(projectId, bankId);
       const rows = await inner.consolidationSources(projectId, bankId, afterSeq, limit, opts);
@@ -640,6 +651,22 @@ export function encryptingStore(
       );
       if (target && q.vector) hits.semantic = await vectors.search(inner, target, q.vector, filter, limit);
       return hits;
+    },
+
+    async lastSearchChannels(projectId, bankId, q, filter, limit) {
+      const key = `${projectId}\u0000${bankId}`;
+      if (!openers || q.expectedSize === undefined || keyed.has(key)) return null;
+      const { opened, hits } = await inner.openLastSearchChannels(
+        projectId,
+        bankId,
+        q,
+        filter,
+        limit,
+        q.expectedSize,
+      );
+      if (opened.encryption?.key) keyed.add(key);
+      else opener(projectId, bankId).known(opened.encryption);
+      return hits && opened.version && !opened.encryption?.key ? { ...hits, version: opened.version } : null;
     },
 
     async graphSearch(projectId, bankId, probes, filter, limit, depth) {

@@ -94,10 +94,12 @@ const round = (x: number) => Math.round(x * 1e6) / 1e6;
  * `rerank` candidates are read, scored by every stage, and ordered by the reranker (or by the
  * fused score when reranking is off).
  *
- * Every channel of one bank reads one snapshot: a document replaced meanwhile shows its old
- * or its new memories, never a mix or nothing. The candidates are its last read (it ends with
- * them); they are scored once it has ended, so that it does not hold the embedded engine
- * meanwhile.
+ * Every channel of one bank reads one state of it: a document replaced meanwhile shows its old
+ * or its new memories, never a mix or nothing. The channels end their snapshot, and the
+ * candidates are read in a second one only if the bank is still at the version the first read
+ * (every write moves it, so equal versions are the same data); else all of it again in one
+ * snapshot, the candidates its last read. They are scored once it has ended, so that it does not
+ * hold the embedded engine meanwhile.
  */
 async function searchBank(
   s: Deps<Snapshots<BankSearchStore>, 'embedder'>,
@@ -106,19 +108,50 @@ async function searchBank(
   q: AnalyzedQuery,
   onChannels?: RecallOptions['onChannels'],
 ): Promise<Scored[]> {
-  const read = await s.store.readSnapshot((store) => searchBankIn({ ...s, store }, bank, req, q, onChannels));
+  const ids = (read: ChannelsRead) => read.fused.map((f) => f.id);
+  // Two snapshots, each sent at once, so that the engine never waits for this process between
+  // statements: the channels (ending the first), then the candidates at the bank's version then.
+  const quick = await s.store.readSnapshot((store) => channelsIn({ ...s, store }, bank, req, q, true));
+  if (quick?.version) {
+    const version = quick.version;
+    const candidates = await s.store.readSnapshot((store) =>
+      store.getCandidatesAt(bank.project_id, bank.id, ids(quick), q.vector, version),
+    );
+    if (candidates) {
+      onChannels?.(quick.channelIds);
+      return scoreCandidates(q, { ...quick, candidates });
+    }
+  }
+  // Else (the bank not as last seen, written between the two, a data key, a short walk) in one
+  // snapshot that holds the engine between its statements.
+  const read = await s.store.readSnapshot(async (store) => {
+    const channels = (await channelsIn({ ...s, store }, bank, req, q, false))!;
+    // The snapshot's last read: it ends with it.
+    const candidates = await store.getCandidates(bank.project_id, bank.id, ids(channels), q.vector, {
+      endsSnapshot: true,
+    });
+    return { ...channels, candidates };
+  });
+  onChannels?.(read.channelIds);
   return scoreCandidates(q, read);
 }
 
-/** What a bank's snapshot read for one Recall: the channels' hits and the candidates. */
-interface BankRead {
+/** What a bank's channels found for one Recall, fused. */
+interface ChannelsRead {
   hits: Awaited<ReturnType<SearchStore['searchChannels']>>;
+  channelIds: ChannelIds;
   window: { start: Date; end: Date } | null;
   graphOn: boolean;
   semanticOn: boolean;
   /** The bank's `enable_reranking`. */
   reranking: boolean;
   fused: { id: string; score: number }[];
+  /** The bank's version they were read at (`lastSearchChannels` only). */
+  version?: string;
+}
+
+/** ... and the candidates read for them. */
+interface BankRead extends ChannelsRead {
   candidates: (Memory & { similarity: number | null })[];
 }
 
@@ -134,13 +167,17 @@ async function eventWindow(s: Deps<BankSearchStore>, bank: Bank, q: AnalyzedQuer
   return at ? anchoredWindow(q.anchor, new Date(at)) : null;
 }
 
-async function searchBankIn(
+/**
+ * The bank's channels, fused. `last`: as the snapshot's last statements (`lastSearchChannels`),
+ * null when they cannot be.
+ */
+async function channelsIn(
   s: Deps<BankSearchStore, 'embedder'>,
   bank: Bank,
   req: RecallRequest,
   q: AnalyzedQuery,
-  onChannels?: RecallOptions['onChannels'],
-): Promise<BankRead> {
+  last: boolean,
+): Promise<ChannelsRead | null> {
   const cfg = effectiveConfig(bank.config);
   const budget = BUDGETS[req.budget ?? cfg.recall_default_budget];
   const channels = budget.channels as readonly string[];
@@ -159,37 +196,26 @@ async function searchBankIn(
   // Vectors of another embedder say nothing about this query's: no semantic channel until re-embedded.
   const semanticOn = !staleVectors(s, bank);
   // Every channel in one statement: a round trip costs more than most of the channels' work.
-  const hits = await s.store.searchChannels(
-    p,
-    bank.id,
-    {
-      vector: semanticOn ? q.vector : null,
-      terms: q.terms,
-      window,
-      graph: graphOn ? { probes: q.entityProbes, depth: budget.graphDepth } : null,
-      expectedSize: bank.memory_count,
-    },
-    filter,
-    budget.pool,
-  );
+  const query = {
+    vector: semanticOn ? q.vector : null,
+    terms: q.terms,
+    window,
+    graph: graphOn ? { probes: q.entityProbes, depth: budget.graphDepth } : null,
+    expectedSize: bank.memory_count,
+  };
+  const ending = last ? await s.store.lastSearchChannels(p, bank.id, query, filter, budget.pool) : null;
+  if (last && !ending) return null;
+  const hits = ending ?? (await s.store.searchChannels(p, bank.id, query, filter, budget.pool));
   const lists: RankedList[] = [
     { channel: 'keyword', weight: CHANNEL_WEIGHTS.keyword, ids: hits.keyword.map((h) => h.id) },
     { channel: 'semantic', weight: CHANNEL_WEIGHTS.semantic, ids: hits.semantic.map((h) => h.id) },
     { channel: 'temporal', weight: CHANNEL_WEIGHTS.temporal, ids: hits.temporal.map((h) => h.id) },
     { channel: 'graph', weight: CHANNEL_WEIGHTS.graph, ids: hits.graph.map((h) => h.id) },
   ];
-  onChannels?.(Object.fromEntries(lists.map((l) => [l.channel, l.ids])) as ChannelIds);
+  const channelIds = Object.fromEntries(lists.map((l) => [l.channel, l.ids])) as ChannelIds;
   const fused = fuse(lists).slice(0, budget.rerank);
-  // Candidates are read with their similarity in one query; with stale vectors it means nothing.
-  // The snapshot's last read: it ends with it.
-  const candidates = await s.store.getCandidates(
-    p,
-    bank.id,
-    fused.map((f) => f.id),
-    q.vector,
-    { endsSnapshot: true },
-  );
-  return { hits, window, graphOn, semanticOn, reranking: cfg.enable_reranking, fused, candidates };
+  const version = ending?.version;
+  return { hits, channelIds, window, graphOn, semanticOn, reranking: cfg.enable_reranking, fused, version };
 }
 
 /** The candidates a bank's snapshot read, scored by every stage and ordered by the reranker (or by the fused score). */

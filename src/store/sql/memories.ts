@@ -2,6 +2,7 @@ import { FACT_TYPES } from '../../contract/vocabulary.js';
 import type { Memory, MemoryFilter, NewMemory, Page } from '../records.js';
 import type { Db, Queryable } from '../db.js';
 import { breathe } from '../breathe.js';
+import { BANK_VERSION } from '../keyword-index.js';
 import { lockBank } from './bank-lock.js';
 import { lockBankForWrite, termGroupsClause } from './encryption.js';
 import { decodeCursor, encodeCursor, filterClauses, vectorLiteral } from './filters.js';
@@ -67,6 +68,18 @@ export interface MemoryStore {
     vector: Float32Array,
     opts?: { endsSnapshot?: boolean },
   ): Promise<(Memory & { similarity: number | null })[]>;
+  /**
+   * In a snapshot of its own, as its only statements (sent at once, the candidates ending it):
+   * `getCandidates` when the bank is at `version` (`BANK_VERSION`, as `lastSearchChannels` read
+   * it in an earlier snapshot: the same data), else null.
+   */
+  getCandidatesAt(
+    projectId: string,
+    bankId: string,
+    ids: string[],
+    vector: Float32Array,
+    version: string,
+  ): Promise<(Memory & { similarity: number | null })[] | null>;
   /**
    * Replaces the vectors of existing memories (a re-embed); ids not in the bank are ignored. A row
    * with `embedding_sealed` stores that instead of a plain vector. With `encrypted`, the rows were
@@ -562,6 +575,16 @@ export function memoryQueries(db: Db): MemoryStore {
       };
       // Rows of MEMORY_FIELDS and the similarity: no copy per candidate to drop a column.
       return db.engine === 'postgres' || db.ownThread ? (ids.length ? read(ids) : []) : readByIds(ids, read);
+    },
+
+    async getCandidatesAt(projectId, bankId, ids, vector, version) {
+      const now = db.query<{ version: string }>(
+        `SELECT ${BANK_VERSION} AS version FROM banks b WHERE b.project_id = $1 AND b.id = $2`,
+        [projectId, bankId],
+      );
+      const rows = this.getCandidates(projectId, bankId, ids, vector, { endsSnapshot: true });
+      const [[at], read] = await Promise.all([now, rows]);
+      return at?.version === version ? read : null;
     },
 
     async deleteMemory(projectId, bankId, id) {

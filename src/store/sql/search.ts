@@ -84,6 +84,32 @@ export interface SearchStore {
     limit: number,
     expectedSize: number,
   ): Promise<{ opened: BankSearch; hits: ChannelHits }>;
+  /**
+   * `openSearchChannels` with the channels as the snapshot's last statement (`queryLast`): the
+   * hits are null where it would search again (see `lastSearchChannels`).
+   */
+  openLastSearchChannels(
+    projectId: string,
+    bankId: string,
+    q: ChannelQuery,
+    filter: MemoryFilter,
+    limit: number,
+    expectedSize: number,
+  ): Promise<{ opened: BankSearch; hits: ChannelHits | null }>;
+  /**
+   * In a snapshot, as its last statements: `openSearchChannels` of a plain bank with the channels
+   * ending the snapshot (`queryLast`), so that the engine is not held while the process fuses
+   * them; and the bank's version, to read the candidates at (`getCandidatesAt`). Null when the
+   * channels would need a statement more (the bank not as last seen, a short walk, a data key):
+   * then search in a snapshot of its own. Needs `q.expectedSize`.
+   */
+  lastSearchChannels(
+    projectId: string,
+    bankId: string,
+    q: ChannelQuery,
+    filter: MemoryFilter,
+    limit: number,
+  ): Promise<(ChannelHits & { version: string }) | null>;
   semanticSearch(
     projectId: string,
     bankId: string,
@@ -597,37 +623,80 @@ export function searchQueries(db: Db, keywords: KeywordMemory | null = null): Se
       return withVectorWalk(projectId, bankId, q.vector.length, limit, run);
     },
 
-    async openSearchChannels(projectId, bankId, q, filter, limit, expectedSize) {
-      const dims = q.vector?.length ?? 0;
-      const terms = [...new Set(q.terms)];
-      const vectorSize = (size: number) => (q.vector && indexable(q.vector) ? size : 0);
-      // Written for the bank as last seen (its size, its current copy), sent with the set-up.
-      const guess = keywords && terms.length ? keywords.current(projectId, bankId) : null;
-      const setUp = walkSetUp(db, projectId, bankId, dims, limit);
-      const searched = channels(db, projectId, bankId, q, filter, limit, vectorSize(expectedSize), guess);
-      const [set, hits] = await Promise.all([setUp, searched]);
-      const opened: BankSearch = {
-        size: set.n,
-        encryption: set.encryption,
-        walk: { dims, limit },
-        version: set.version,
-      };
-      const indexed = (size: number) => vectorSize(size) > EXACT_SEARCH_LIMIT;
-      // The bank crossed the exact-search size since: its vectors searched the other way, as `searchChannels` would.
-      if (indexed(expectedSize) !== indexed(set.n))
-        return { opened, hits: await store.searchChannels(projectId, bankId, q, filter, limit, opened) };
-      const copy =
-        keywords && terms.length && set.version ? keywords.lookup(projectId, bankId, set.version) : null;
-      // The copy guessed is not of this snapshot's version (the bank was written since): the keyword channel again.
-      if (guess && copy !== guess)
-        hits.keyword = copy
-          ? keywordFromCopy(copy, terms, filter, limit)
-          : await keywordSearch(db, projectId, bankId, terms, filter, limit);
-      return {
-        opened,
-        hits: await completeShort(db, projectId, bankId, q, filter, limit, vectorSize(set.n), hits),
-      };
+    openSearchChannels: (projectId, bankId, q, filter, limit, expectedSize) =>
+      openSearch(projectId, bankId, q, filter, limit, expectedSize, false) as Promise<{
+        opened: BankSearch;
+        hits: ChannelHits;
+      }>,
+
+    openLastSearchChannels: (projectId, bankId, q, filter, limit, expectedSize) =>
+      openSearch(projectId, bankId, q, filter, limit, expectedSize, true),
+
+    async lastSearchChannels(projectId, bankId, q, filter, limit) {
+      const { opened, hits } = await openSearch(
+        projectId,
+        bankId,
+        q,
+        filter,
+        limit,
+        q.expectedSize ?? 0,
+        true,
+      );
+      return hits && opened.version && !opened.encryption?.key ? { ...hits, version: opened.version } : null;
     },
+  };
+
+  /**
+   * `openSearchChannels`; with `last`, the channels end the snapshot, and where the snapshot shows
+   * the bank otherwise than they were written for (or a walk comes back short) the hits are null
+   * instead of searched again.
+   */
+  const openSearch = async (
+    projectId: string,
+    bankId: string,
+    q: ChannelQuery,
+    filter: MemoryFilter,
+    limit: number,
+    expectedSize: number,
+    last: boolean,
+  ): Promise<{ opened: BankSearch; hits: ChannelHits | null }> => {
+    const dims = q.vector?.length ?? 0;
+    const terms = [...new Set(q.terms)];
+    const vectorSize = (size: number) => (q.vector && indexable(q.vector) ? size : 0);
+    // Written for the bank as last seen (its size, its current copy), sent with the set-up.
+    const guess = keywords && terms.length ? keywords.current(projectId, bankId) : null;
+    const setUp = walkSetUp(db, projectId, bankId, dims, limit);
+    const ending = last ? db.queryLast : undefined;
+    const tx: Queryable = ending ? { query: ending, exec: db.exec } : db;
+    const searched = channels(tx, projectId, bankId, q, filter, limit, vectorSize(expectedSize), guess);
+    const [set, hits] = await Promise.all([setUp, searched]);
+    const opened: BankSearch = {
+      size: set.n,
+      encryption: set.encryption,
+      walk: { dims, limit },
+      version: set.version,
+    };
+    const indexed = (size: number) => vectorSize(size) > EXACT_SEARCH_LIMIT;
+    const copy =
+      keywords && terms.length && set.version ? keywords.lookup(projectId, bankId, set.version) : null;
+    const stale = guess !== null && copy !== guess;
+    const size = vectorSize(set.n);
+    if (last) {
+      const complete =
+        indexed(expectedSize) === indexed(set.n) &&
+        !stale &&
+        !(size > EXACT_SEARCH_LIMIT && short(hits.semantic, limit, size));
+      return { opened, hits: complete ? hits : null };
+    }
+    // The bank crossed the exact-search size since: its vectors searched the other way, as `searchChannels` would.
+    if (indexed(expectedSize) !== indexed(set.n))
+      return { opened, hits: await store.searchChannels(projectId, bankId, q, filter, limit, opened) };
+    // The copy guessed is not of this snapshot's version (the bank was written since): the keyword channel again.
+    if (stale)
+      hits.keyword = copy
+        ? keywordFromCopy(copy, terms, filter, limit)
+        : await keywordSearch(db, projectId, bankId, terms, filter, limit);
+    return { opened, hits: await completeShort(db, projectId, bankId, q, filter, limit, size, hits) };
   };
   return store;
 }
