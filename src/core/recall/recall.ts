@@ -25,7 +25,12 @@ export type BankSearchStore = MemoryStore & SearchStore;
  * Recall's concerns: banks (and their org bank), the search channels, the project's budgets (units
  * charged) and the queue (a re-embed of stale vectors); it writes nothing else.
  */
-export type RecallStore = BankStore & LimitStore & OperationStore & SearchStore & Snapshots<BankSearchStore>;
+export type RecallStore = BankStore &
+  LimitStore &
+  OperationStore &
+  SearchStore &
+  Pick<MemoryStore, 'getCandidatesAt'> &
+  Snapshots<BankSearchStore>;
 
 // The answer's shape has its own module so that Services can name it without importing Recall.
 export { type RecallResponse, type RecallResult, STAGES, type Stage };
@@ -102,21 +107,19 @@ const round = (x: number) => Math.round(x * 1e6) / 1e6;
  * hold the embedded engine meanwhile.
  */
 async function searchBank(
-  s: Deps<Snapshots<BankSearchStore>, 'embedder'>,
+  s: Deps<Pick<MemoryStore, 'getCandidatesAt'> & Snapshots<BankSearchStore>, 'embedder'>,
   bank: Bank,
   req: RecallRequest,
   q: AnalyzedQuery,
   onChannels?: RecallOptions['onChannels'],
 ): Promise<Scored[]> {
   const ids = (read: ChannelsRead) => read.fused.map((f) => f.id);
-  // Two snapshots, each sent at once, so that the engine never waits for this process between
-  // statements: the channels (ending the first), then the candidates at the bank's version then.
+  // A snapshot sent at once, so that the engine never waits for this process between statements:
+  // the channels end it. Then the candidates, in one statement, at the bank's version then.
   const quick = await s.store.readSnapshot((store) => channelsIn({ ...s, store }, bank, req, q, true));
   if (quick?.version) {
     const version = quick.version;
-    const candidates = await s.store.readSnapshot((store) =>
-      store.getCandidatesAt(bank.project_id, bank.id, ids(quick), q.vector, version),
-    );
+    const candidates = await s.store.getCandidatesAt(bank.project_id, bank.id, ids(quick), q.vector, version);
     if (candidates) {
       onChannels?.(quick.channelIds);
       return scoreCandidates(q, { ...quick, candidates });
@@ -344,7 +347,10 @@ function freeze(response: RecallResponse): RecallResponse {
 }
 
 async function search(
-  s: Deps<SearchStore & Snapshots<BankSearchStore>, 'embedder' | 'now'>,
+  s: Deps<
+    SearchStore & Pick<MemoryStore, 'getCandidatesAt'> & Snapshots<BankSearchStore>,
+    'embedder' | 'now'
+  >,
   bank: Bank,
   org: Bank | null,
   req: RecallRequest,

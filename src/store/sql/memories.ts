@@ -69,9 +69,10 @@ export interface MemoryStore {
     opts?: { endsSnapshot?: boolean },
   ): Promise<(Memory & { similarity: number | null })[]>;
   /**
-   * In a snapshot of its own, as its only statements (sent at once, the candidates ending it):
-   * `getCandidates` when the bank is at `version` (`BANK_VERSION`, as `lastSearchChannels` read
-   * it in an earlier snapshot: the same data), else null.
+   * Outside a snapshot: `getCandidates` of `ids` (each a valid memory of the bank at `version`)
+   * when the bank is still at `version` (`BANK_VERSION`, as `lastSearchChannels` read it in an
+   * earlier snapshot: then the same data), else null. One statement (the embedded engine in the
+   * process reads them in parts, in a snapshot of their own).
    */
   getCandidatesAt(
     projectId: string,
@@ -178,6 +179,44 @@ export async function readByIds<T>(ids: string[], read: (part: string[]) => Prom
     out.push(...(await read(ids.slice(i, i + MEMORIES_PER_READ))));
   }
   return out;
+}
+
+/**
+ * A Recall's candidates with their similarity to `vector`. PostgreSQL reads them in one statement
+ * (a round trip costs more than reading them): one statement blocks nobody there, unlike on the
+ * embedded engine in the main thread. On its own thread it holds the engine no longer than parts
+ * would, and saves the round trips; as a snapshot's last statement (`last`) it also ends it there.
+ * `version`: only while the bank is at that version (`BANK_VERSION`), none otherwise.
+ */
+function readCandidates(
+  db: Queryable & { engine?: string; ownThread?: boolean },
+  projectId: string,
+  bankId: string,
+  ids: string[],
+  vector: Float32Array,
+  last: boolean,
+  version: string | null,
+): Promise<(Memory & { similarity: number | null })[]> {
+  type Row = Memory & { similarity: number | null };
+  const literal = vectorLiteral(vector);
+  const sql = `SELECT ${MEMORY_FIELDS},
+       CASE WHEN vector_dims(m.embedding) = $5 THEN 1 - (m.embedding <=> $4::vector) END AS similarity
+     FROM memories m WHERE m.project_id = $1 AND m.bank_id = $2 AND m.id = ANY($3::uuid[])
+       AND m.state = 'valid'${
+         version === null
+           ? ''
+           : ` AND EXISTS (SELECT 1 FROM banks b WHERE b.project_id = $1 AND b.id = $2 AND ${BANK_VERSION} = $6)`
+       }`;
+  const read = (part: string[]) => {
+    const params = [projectId, bankId, part, literal, vector.length, ...(version === null ? [] : [version])];
+    return last && db.queryLast ? db.queryLast<Row>(sql, params) : db.query<Row>(sql, params);
+  };
+  // Rows of MEMORY_FIELDS and the similarity: no copy per candidate to drop a column.
+  return db.engine === 'postgres' || db.ownThread
+    ? ids.length
+      ? read(ids)
+      : Promise.resolve([])
+    : readByIds(ids, read);
 }
 
 type MemoryRow = Memory & { seq: number };
@@ -555,36 +594,20 @@ export function memoryQueries(db: Db): MemoryStore {
       return rows.map(toMemory);
     },
 
-    async getCandidates(projectId, bankId, ids, vector, opts) {
-      const literal = vectorLiteral(vector);
-      // PostgreSQL reads a Recall's candidates in one statement (a round trip costs more than
-      // reading them): one statement blocks nobody there, unlike on the embedded engine in the
-      // main thread. On its own thread it holds the engine no longer than parts would (in the
-      // Recall's snapshot), and saves the round trips; as the snapshot's last statement it
-      // also ends it there.
-      type Row = Memory & { similarity: number | null };
-      const read = (part: string[]) => {
-        const sql = `SELECT ${MEMORY_FIELDS},
-             CASE WHEN vector_dims(m.embedding) = $5 THEN 1 - (m.embedding <=> $4::vector) END AS similarity
-           FROM memories m WHERE m.project_id = $1 AND m.bank_id = $2 AND m.id = ANY($3::uuid[])
-             AND m.state = 'valid'`;
-        const params = [projectId, bankId, part, literal, vector.length];
-        return opts?.endsSnapshot && db.queryLast
-          ? db.queryLast<Row>(sql, params)
-          : db.query<Row>(sql, params);
-      };
-      // Rows of MEMORY_FIELDS and the similarity: no copy per candidate to drop a column.
-      return db.engine === 'postgres' || db.ownThread ? (ids.length ? read(ids) : []) : readByIds(ids, read);
-    },
+    getCandidates: (projectId, bankId, ids, vector, opts) =>
+      readCandidates(db, projectId, bankId, ids, vector, opts?.endsSnapshot ?? false, null),
 
     async getCandidatesAt(projectId, bankId, ids, vector, version) {
-      const now = db.query<{ version: string }>(
-        `SELECT ${BANK_VERSION} AS version FROM banks b WHERE b.project_id = $1 AND b.id = $2`,
-        [projectId, bankId],
-      );
-      const rows = this.getCandidates(projectId, bankId, ids, vector, { endsSnapshot: true });
-      const [[at], read] = await Promise.all([now, rows]);
-      return at?.version === version ? read : null;
+      // Every candidate is a valid memory of the bank at that version (the channels found it
+      // there): one missing means the bank moved on.
+      const rows =
+        db.engine === 'postgres' || db.ownThread
+          ? await readCandidates(db, projectId, bankId, ids, vector, false, version)
+          : await db.transaction(
+              (tx) => readCandidates(tx, projectId, bankId, ids, vector, false, version),
+              'snapshot',
+            );
+      return rows.length === ids.length ? rows : null;
     },
 
     async deleteMemory(projectId, bankId, id) {
