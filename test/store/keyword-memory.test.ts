@@ -257,7 +257,7 @@ for (const engine of ENGINES) {
           await s.readSnapshot((x) =>
             x.openSearchChannels(P, BANK, { vector: null, terms, window: null, graph: null }, {}, 50, SIZE),
           )
-        ).hits;
+        ).hits!;
       await sent(on);
       await keywords.idle();
       const copied = await sent(on);

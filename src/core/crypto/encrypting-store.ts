@@ -624,7 +624,7 @@ export function encryptingStore(
         opened = both.opened;
         if (!opened.encryption?.key) {
           opener(projectId, bankId).known(opened.encryption);
-          return both.hits;
+          return both.hits!;
         }
         keyed.add(key);
       } else if (openers)
@@ -656,13 +656,14 @@ export function encryptingStore(
     async lastSearchChannels(projectId, bankId, q, filter, limit) {
       const key = `${projectId}\u0000${bankId}`;
       if (!openers || q.expectedSize === undefined || keyed.has(key)) return null;
-      const { opened, hits } = await inner.openLastSearchChannels(
+      const { opened, hits } = await inner.openSearchChannels(
         projectId,
         bankId,
         q,
         filter,
         limit,
         q.expectedSize,
+        true,
       );
       if (opened.encryption?.key) keyed.add(key);
       else opener(projectId, bankId).known(opened.encryption);

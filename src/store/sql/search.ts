@@ -75,6 +75,8 @@ export interface SearchStore {
    * exact-search size the other way, written since its copy), what differs is searched again,
    * so the hits are always `searchChannels`' after `openBankSearch`. For a bank with a data key
    * they are not: its terms are hashed (the encryption layer searches again with `opened`).
+   * `last`: the channels end the snapshot (`queryLast`), and the hits are null where they would
+   * be searched again (or a walk came back short).
    */
   openSearchChannels(
     projectId: string,
@@ -83,18 +85,7 @@ export interface SearchStore {
     filter: MemoryFilter,
     limit: number,
     expectedSize: number,
-  ): Promise<{ opened: BankSearch; hits: ChannelHits }>;
-  /**
-   * `openSearchChannels` with the channels as the snapshot's last statement (`queryLast`): the
-   * hits are null where it would search again (see `lastSearchChannels`).
-   */
-  openLastSearchChannels(
-    projectId: string,
-    bankId: string,
-    q: ChannelQuery,
-    filter: MemoryFilter,
-    limit: number,
-    expectedSize: number,
+    last?: boolean,
   ): Promise<{ opened: BankSearch; hits: ChannelHits | null }>;
   /**
    * In a snapshot, as its last statements: `openSearchChannels` of a plain bank with the channels
@@ -354,6 +345,15 @@ const hitsOf = (db: Queryable, sql: string, params: unknown[]) =>
 
 const CHANNELS = ['semantic', 'keyword', 'temporal', 'graph'] as const;
 
+/** What one bank's channels are asked for. */
+interface Asked {
+  projectId: string;
+  bankId: string;
+  q: ChannelQuery;
+  filter: MemoryFilter;
+  limit: number;
+}
+
 /**
  * Retrieval channels as SQL. Scores: cosine similarity, normalised BM25, window closeness.
  * `keywords`: copies of banks' postings in the process (`keyword-memory.ts`), which answer the
@@ -439,11 +439,7 @@ export function searchQueries(db: Db, keywords: KeywordMemory | null = null): Se
    */
   const channels = async (
     tx: Queryable,
-    projectId: string,
-    bankId: string,
-    q: ChannelQuery,
-    filter: MemoryFilter,
-    limit: number,
+    { projectId, bankId, q, filter, limit }: Asked,
     size: number,
     copy: KeywordIndex | null,
   ): Promise<ChannelHits> => {
@@ -487,11 +483,7 @@ export function searchQueries(db: Db, keywords: KeywordMemory | null = null): Se
   /** A walk of the index that came back short (see `withVectorWalk`), completed by the bank's newest rows. */
   const completeShort = async (
     tx: Queryable,
-    projectId: string,
-    bankId: string,
-    q: ChannelQuery,
-    filter: MemoryFilter,
-    limit: number,
+    { projectId, bankId, q, filter, limit }: Asked,
     size: number,
     hits: ChannelHits,
   ): Promise<ChannelHits> => {
@@ -606,34 +598,58 @@ export function searchQueries(db: Db, keywords: KeywordMemory | null = null): Se
         keywords && terms.length && opened?.version
           ? keywords.lookup(projectId, bankId, opened.version)
           : null;
+      const asked = { projectId, bankId, q, filter, limit };
       const run = async (tx: Queryable, size: number) =>
-        completeShort(
-          tx,
-          projectId,
-          bankId,
-          q,
-          filter,
-          limit,
-          size,
-          await channels(tx, projectId, bankId, q, filter, limit, size, copy),
-        );
+        completeShort(tx, asked, size, await channels(tx, asked, size, copy));
       if (!q.vector || !indexable(q.vector)) return run(db, 0);
       const walk = opened?.walk;
       if (walk?.dims === q.vector.length && walk.limit === limit) return run(db, opened!.size);
       return withVectorWalk(projectId, bankId, q.vector.length, limit, run);
     },
 
-    openSearchChannels: (projectId, bankId, q, filter, limit, expectedSize) =>
-      openSearch(projectId, bankId, q, filter, limit, expectedSize, false) as Promise<{
-        opened: BankSearch;
-        hits: ChannelHits;
-      }>,
-
-    openLastSearchChannels: (projectId, bankId, q, filter, limit, expectedSize) =>
-      openSearch(projectId, bankId, q, filter, limit, expectedSize, true),
+    async openSearchChannels(projectId, bankId, q, filter, limit, expectedSize, last = false) {
+      const dims = q.vector?.length ?? 0;
+      const terms = [...new Set(q.terms)];
+      const vectorSize = (size: number) => (q.vector && indexable(q.vector) ? size : 0);
+      // Written for the bank as last seen (its size, its current copy), sent with the set-up.
+      const guess = keywords && terms.length ? keywords.current(projectId, bankId) : null;
+      const setUp = walkSetUp(db, projectId, bankId, dims, limit);
+      const ending = last ? db.queryLast : undefined;
+      const tx: Queryable = ending ? { query: ending, exec: db.exec } : db;
+      const asked = { projectId, bankId, q, filter, limit };
+      const searched = channels(tx, asked, vectorSize(expectedSize), guess);
+      const [set, hits] = await Promise.all([setUp, searched]);
+      const opened: BankSearch = {
+        size: set.n,
+        encryption: set.encryption,
+        walk: { dims, limit },
+        version: set.version,
+      };
+      const indexed = (size: number) => vectorSize(size) > EXACT_SEARCH_LIMIT;
+      const copy =
+        keywords && terms.length && set.version ? keywords.lookup(projectId, bankId, set.version) : null;
+      const stale = guess !== null && copy !== guess;
+      const size = vectorSize(set.n);
+      if (last) {
+        const complete =
+          indexed(expectedSize) === indexed(set.n) &&
+          !stale &&
+          !(size > EXACT_SEARCH_LIMIT && short(hits.semantic, limit, size));
+        return { opened, hits: complete ? hits : null };
+      }
+      // The bank crossed the exact-search size since: its vectors searched the other way, as `searchChannels` would.
+      if (indexed(expectedSize) !== indexed(set.n))
+        return { opened, hits: await store.searchChannels(projectId, bankId, q, filter, limit, opened) };
+      // The copy guessed is not of this snapshot's version (the bank was written since): the keyword channel again.
+      if (stale)
+        hits.keyword = copy
+          ? keywordFromCopy(copy, terms, filter, limit)
+          : await keywordSearch(db, projectId, bankId, terms, filter, limit);
+      return { opened, hits: await completeShort(db, asked, size, hits) };
+    },
 
     async lastSearchChannels(projectId, bankId, q, filter, limit) {
-      const { opened, hits } = await openSearch(
+      const { opened, hits } = await store.openSearchChannels(
         projectId,
         bankId,
         q,
@@ -644,59 +660,6 @@ export function searchQueries(db: Db, keywords: KeywordMemory | null = null): Se
       );
       return hits && opened.version && !opened.encryption?.key ? { ...hits, version: opened.version } : null;
     },
-  };
-
-  /**
-   * `openSearchChannels`; with `last`, the channels end the snapshot, and where the snapshot shows
-   * the bank otherwise than they were written for (or a walk comes back short) the hits are null
-   * instead of searched again.
-   */
-  const openSearch = async (
-    projectId: string,
-    bankId: string,
-    q: ChannelQuery,
-    filter: MemoryFilter,
-    limit: number,
-    expectedSize: number,
-    last: boolean,
-  ): Promise<{ opened: BankSearch; hits: ChannelHits | null }> => {
-    const dims = q.vector?.length ?? 0;
-    const terms = [...new Set(q.terms)];
-    const vectorSize = (size: number) => (q.vector && indexable(q.vector) ? size : 0);
-    // Written for the bank as last seen (its size, its current copy), sent with the set-up.
-    const guess = keywords && terms.length ? keywords.current(projectId, bankId) : null;
-    const setUp = walkSetUp(db, projectId, bankId, dims, limit);
-    const ending = last ? db.queryLast : undefined;
-    const tx: Queryable = ending ? { query: ending, exec: db.exec } : db;
-    const searched = channels(tx, projectId, bankId, q, filter, limit, vectorSize(expectedSize), guess);
-    const [set, hits] = await Promise.all([setUp, searched]);
-    const opened: BankSearch = {
-      size: set.n,
-      encryption: set.encryption,
-      walk: { dims, limit },
-      version: set.version,
-    };
-    const indexed = (size: number) => vectorSize(size) > EXACT_SEARCH_LIMIT;
-    const copy =
-      keywords && terms.length && set.version ? keywords.lookup(projectId, bankId, set.version) : null;
-    const stale = guess !== null && copy !== guess;
-    const size = vectorSize(set.n);
-    if (last) {
-      const complete =
-        indexed(expectedSize) === indexed(set.n) &&
-        !stale &&
-        !(size > EXACT_SEARCH_LIMIT && short(hits.semantic, limit, size));
-      return { opened, hits: complete ? hits : null };
-    }
-    // The bank crossed the exact-search size since: its vectors searched the other way, as `searchChannels` would.
-    if (indexed(expectedSize) !== indexed(set.n))
-      return { opened, hits: await store.searchChannels(projectId, bankId, q, filter, limit, opened) };
-    // The copy guessed is not of this snapshot's version (the bank was written since): the keyword channel again.
-    if (stale)
-      hits.keyword = copy
-        ? keywordFromCopy(copy, terms, filter, limit)
-        : await keywordSearch(db, projectId, bankId, terms, filter, limit);
-    return { opened, hits: await completeShort(db, projectId, bankId, q, filter, limit, size, hits) };
   };
   return store;
 }
