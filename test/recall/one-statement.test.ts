@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { analyzeQuery } from '../../src/core/recall/query.js';
 import { EXACT_SEARCH_LIMIT } from '../../src/store/exact-search.js';
+import { mayEndWithChannels } from '../../src/store/sql/search.js';
 import type { MemoryFilter } from '../../src/store/records.js';
 import { bankPath, type TestApp, testApp } from '../helpers/app.js';
 import { ENGINES } from '../helpers/engines.js';
@@ -75,6 +76,41 @@ for (const engine of ENGINES) {
       );
       assert.deepEqual(one.keyword, await s.keywordSearch('default', 'one', q.terms, filter, 20));
       assert.ok(one.keyword.length > 0, 'the filter keeps memories');
+    });
+
+    test('the channels end the snapshot unless a filter narrows a bank walked through the index', async () => {
+      const s = t.services.store;
+      const q = await analyzeQuery(
+        t.services,
+        'Alice blue canoe Lisbon',
+        new Date('2024-03-01T00:00:00Z'),
+        undefined,
+      );
+      const query = { vector: q.vector, terms: q.terms, window: null, graph: null };
+      const narrow: MemoryFilter = { tags: ['trip'], state: 'valid' };
+      const big = EXACT_SEARCH_LIMIT + 1;
+      // A walk of the index that may come back short: one snapshot at once, not the channels twice.
+      assert.equal(mayEndWithChannels({ ...query, expectedSize: big }, narrow), false);
+      for (const filter of [{ types: ['world' as const] }, { documentId: 'd' }])
+        assert.equal(mayEndWithChannels({ ...query, expectedSize: big }, filter), false);
+      assert.equal(mayEndWithChannels({ ...query, expectedSize: big }, { state: 'valid' }), true);
+      assert.equal(mayEndWithChannels({ ...query, expectedSize: 60 }, narrow), true);
+      assert.equal(mayEndWithChannels({ ...query, vector: null, expectedSize: big }, narrow), true);
+      const ended = await s.readSnapshot((store) =>
+        store.lastSearchChannels('default', 'one', { ...query, expectedSize: 60 }, narrow, 20),
+      );
+      assert.ok(ended?.version, 'answered, with the version read');
+      const { version: _, ...hits } = ended;
+      assert.deepEqual(
+        hits,
+        await s.readSnapshot((store) => store.searchChannels('default', 'one', query, narrow, 20)),
+      );
+      assert.equal(
+        await s.readSnapshot((store) =>
+          store.lastSearchChannels('default', 'one', { ...query, expectedSize: big }, narrow, 20),
+        ),
+        null,
+      );
     });
 
     for (const [i, c] of cases.entries()) {

@@ -654,20 +654,9 @@ export function encryptingStore(
     },
 
     async lastSearchChannels(projectId, bankId, q, filter, limit) {
-      const key = `${projectId}\u0000${bankId}`;
-      if (!openers || q.expectedSize === undefined || keyed.has(key)) return null;
-      const { opened, hits } = await inner.openSearchChannels(
-        projectId,
-        bankId,
-        q,
-        filter,
-        limit,
-        q.expectedSize,
-        true,
-      );
-      if (opened.encryption?.key) keyed.add(key);
-      else opener(projectId, bankId).known(opened.encryption);
-      return hits && opened.version && !opened.encryption?.key ? { ...hits, version: opened.version } : null;
+      // Hits only for a bank without a data key: one with a key is found so by `searchChannels`.
+      if (!openers || keyed.has(`${projectId}\u0000${bankId}`)) return null;
+      return inner.lastSearchChannels(projectId, bankId, q, filter, limit);
     },
 
     async graphSearch(projectId, bankId, probes, filter, limit, depth) {

@@ -92,7 +92,8 @@ export interface SearchStore {
    * ending the snapshot (`queryLast`), so that the engine is not held while the process fuses
    * them; and the bank's version, to read the candidates at (`getCandidatesAt`). Null when the
    * channels would need a statement more (the bank not as last seen, a short walk, a data key):
-   * then search in a snapshot of its own. Needs `q.expectedSize`.
+   * then search in a snapshot of its own; null at once where it may well (`mayEndWithChannels`).
+   * Needs `q.expectedSize`.
    */
   lastSearchChannels(
     projectId: string,
@@ -344,6 +345,20 @@ const hitsOf = (db: Queryable, sql: string, params: unknown[]) =>
   db.query<Hit>(`SELECT id, score FROM (${sql}) c ORDER BY k1, k2 DESC`, params);
 
 const CHANNELS = ['semantic', 'keyword', 'temporal', 'graph'] as const;
+
+/**
+ * Whether a Recall's channels may end its snapshot (`lastSearchChannels`): not when a filter
+ * narrows the memories (types, tags, a document) of a bank walked through the vector index,
+ * whose walk may then come back short and need a statement more; those would pay for their
+ * channels twice, so they go to one snapshot at once.
+ */
+export const mayEndWithChannels = (q: ChannelQuery, filter: MemoryFilter): boolean =>
+  !(
+    q.vector &&
+    (HNSW_DIMENSIONS as readonly number[]).includes(q.vector.length) &&
+    (q.expectedSize ?? 0) > EXACT_SEARCH_LIMIT &&
+    (filter.types?.length || filter.tags?.length || filter.documentId !== undefined)
+  );
 
 /** What one bank's channels are asked for. */
 interface Asked {
@@ -649,6 +664,7 @@ export function searchQueries(db: Db, keywords: KeywordMemory | null = null): Se
     },
 
     async lastSearchChannels(projectId, bankId, q, filter, limit) {
+      if (!mayEndWithChannels(q, filter)) return null;
       const { opened, hits } = await store.openSearchChannels(
         projectId,
         bankId,
