@@ -53,14 +53,12 @@ for (const engine of ENGINES) {
       { query: 'zzzz qqqq', filter: {} },
     ];
 
+    const aliceQuery = () =>
+      analyzeQuery(t.services, 'Alice blue canoe Lisbon', new Date('2024-03-01T00:00:00Z'), undefined);
+
     test('the keyword channel alone under every filter (an encrypted bank searches vectors in memory)', async () => {
       const s = t.services.store;
-      const q = await analyzeQuery(
-        t.services,
-        'Alice blue canoe Lisbon',
-        new Date('2024-03-01T00:00:00Z'),
-        undefined,
-      );
+      const q = await aliceQuery();
       const filter: MemoryFilter = {
         types: ['world', 'experience'],
         tags: ['trip'],
@@ -80,12 +78,7 @@ for (const engine of ENGINES) {
 
     test('the channels end the snapshot unless a filter narrows a bank walked through the index', async () => {
       const s = t.services.store;
-      const q = await analyzeQuery(
-        t.services,
-        'Alice blue canoe Lisbon',
-        new Date('2024-03-01T00:00:00Z'),
-        undefined,
-      );
+      const q = await aliceQuery();
       const query = { vector: q.vector, terms: q.terms, window: null, graph: null };
       const narrow: MemoryFilter = { tags: ['trip'], state: 'valid' };
       const big = EXACT_SEARCH_LIMIT + 1;
