@@ -618,18 +618,18 @@ export function encryptingStore(
       // In a snapshot, the bank's state comes with the vector walk's set-up: one statement, and
       // the channels with it when the bank is thought plain (searched again if it has a key).
       const key = `${projectId}\u0000${bankId}`;
-      let opened: Awaited<ReturnType<Store['openBankSearch']>> | undefined;
-      if (openers && q.expectedSize !== undefined && !keyed.has(key)) {
-        const both = await inner.openSearchChannels(projectId, bankId, q, filter, limit, q.expectedSize);
-        opened = both.opened;
-        if (!opened.encryption?.key) {
-          opener(projectId, bankId).known(opened.encryption);
-          return both.hits!;
-        }
-        keyed.add(key);
-      } else if (openers)
-        opened = await inner.openBankSearch(projectId, bankId, q.vector?.length ?? 0, limit);
+      const speculate = openers && q.expectedSize !== undefined && !keyed.has(key);
+      const { opened, hits: guessed } = speculate
+        ? await inner.openSearchChannels(projectId, bankId, q, filter, limit, q.expectedSize!)
+        : {
+            opened: openers
+              ? await inner.openBankSearch(projectId, bankId, q.vector?.length ?? 0, limit)
+              : undefined,
+            hits: null,
+          };
       if (opened) opener(projectId, bankId).known(opened.encryption);
+      if (guessed && !opened?.encryption?.key) return guessed;
+      if (opened?.encryption?.key) keyed.add(key);
       const codec = await searchCodec(projectId, bankId);
       const terms = codec ? [...q.terms, ...q.terms.map((t) => codec.term(t))] : q.terms;
       const graph =

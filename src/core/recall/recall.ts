@@ -118,8 +118,13 @@ async function searchBank(
   // the channels end it. Then the candidates, in one statement, at the bank's version then.
   const quick = await s.store.readSnapshot((store) => channelsIn({ ...s, store }, bank, req, q, true));
   if (quick?.version) {
-    const version = quick.version;
-    const candidates = await s.store.getCandidatesAt(bank.project_id, bank.id, ids(quick), q.vector, version);
+    const candidates = await s.store.getCandidatesAt(
+      bank.project_id,
+      bank.id,
+      ids(quick),
+      q.vector,
+      quick.version,
+    );
     if (candidates) {
       onChannels?.(quick.channelIds);
       return scoreCandidates(q, { ...quick, candidates });

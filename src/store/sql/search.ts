@@ -331,7 +331,6 @@ function completeShortWalk(walked: Hit[], recent: Hit[], limit: number): Hit[] {
     .slice(0, limit);
 }
 
-/** One channel's query alone, best first. */
 /** The keyword channel of `terms` from a bank's copy in the process (`keyword-memory-search.ts`). */
 const keywordFromCopy = (copy: KeywordIndex, terms: string[], filter: MemoryFilter, limit: number) =>
   searchKeywordIndex(
@@ -341,10 +340,14 @@ const keywordFromCopy = (copy: KeywordIndex, terms: string[], filter: MemoryFilt
     filter,
   ).hits;
 
+/** One channel's query alone, best first. */
 const hitsOf = (db: Queryable, sql: string, params: unknown[]) =>
   db.query<Hit>(`SELECT id, score FROM (${sql}) c ORDER BY k1, k2 DESC`, params);
 
 const CHANNELS = ['semantic', 'keyword', 'temporal', 'graph'] as const;
+
+/** Vectors of a size the vector index holds (others are searched exactly). */
+const indexable = (vector: Float32Array) => (HNSW_DIMENSIONS as readonly number[]).includes(vector.length);
 
 /**
  * Whether a Recall's channels may end its snapshot (`lastSearchChannels`): not when a filter
@@ -355,7 +358,7 @@ const CHANNELS = ['semantic', 'keyword', 'temporal', 'graph'] as const;
 export const mayEndWithChannels = (q: ChannelQuery, filter: MemoryFilter): boolean =>
   !(
     q.vector &&
-    (HNSW_DIMENSIONS as readonly number[]).includes(q.vector.length) &&
+    indexable(q.vector) &&
     (q.expectedSize ?? 0) > EXACT_SEARCH_LIMIT &&
     (filter.types?.length || filter.tags?.length || filter.documentId !== undefined)
   );
@@ -432,7 +435,6 @@ export function searchQueries(db: Db, keywords: KeywordMemory | null = null): Se
     const r = rows[0];
     return { n: r?.n ?? 0, encryption: r ? encryptionOf(r) : null, version: r?.version ?? null };
   };
-  const indexable = (vector: Float32Array) => (HNSW_DIMENSIONS as readonly number[]).includes(vector.length);
   const short = (hits: Hit[], limit: number, size: number) => hits.length < Math.min(limit, size);
 
   const keywordSearch = (
@@ -640,22 +642,23 @@ export function searchQueries(db: Db, keywords: KeywordMemory | null = null): Se
         walk: { dims, limit },
         version: set.version,
       };
-      const indexed = (size: number) => vectorSize(size) > EXACT_SEARCH_LIMIT;
+      const size = vectorSize(set.n);
+      // The bank crossed the exact-search size since: its vectors searched the other way, as `searchChannels` would.
+      if (vectorSize(expectedSize) > EXACT_SEARCH_LIMIT !== size > EXACT_SEARCH_LIMIT)
+        return {
+          opened,
+          hits: last ? null : await store.searchChannels(projectId, bankId, q, filter, limit, opened),
+        };
       const copy =
         keywords && terms.length && set.version ? keywords.lookup(projectId, bankId, set.version) : null;
+      // The copy guessed is not of this snapshot's version (the bank was written since).
       const stale = guess !== null && copy !== guess;
-      const size = vectorSize(set.n);
-      if (last) {
-        const complete =
-          indexed(expectedSize) === indexed(set.n) &&
-          !stale &&
-          !(size > EXACT_SEARCH_LIMIT && short(hits.semantic, limit, size));
-        return { opened, hits: complete ? hits : null };
-      }
-      // The bank crossed the exact-search size since: its vectors searched the other way, as `searchChannels` would.
-      if (indexed(expectedSize) !== indexed(set.n))
-        return { opened, hits: await store.searchChannels(projectId, bankId, q, filter, limit, opened) };
-      // The copy guessed is not of this snapshot's version (the bank was written since): the keyword channel again.
+      if (last)
+        return {
+          opened,
+          hits: stale || (size > EXACT_SEARCH_LIMIT && short(hits.semantic, limit, size)) ? null : hits,
+        };
+      // The keyword channel again, from a copy loaded meanwhile or in SQL.
       if (stale)
         hits.keyword = copy
           ? keywordFromCopy(copy, terms, filter, limit)
