@@ -85,9 +85,10 @@ export function createMetrics(store: Store): Metrics {
   new Gauge({
     name: 'mnemo_keyword_memory',
     help:
-      "Banks' postings copied into this process for keyword search: banks and bytes held, and since " +
-      'the start searches answered from a copy (hits) or in SQL (misses), loads, loads skipped (bank ' +
-      'over the bound), abandoned (bank written meanwhile) and failed; absent when off',
+      "Banks' postings and memories copied into this process for Recall: banks and bytes held, and " +
+      'since the start keyword searches answered from a copy (hits) or in SQL (misses), Recalls whose ' +
+      'candidates a copy gave (candidates), loads, loads skipped (bank over the bound), abandoned ' +
+      '(bank written meanwhile) and failed; absent when off',
     labelNames: ['kind'],
     registers: [registry],
     collect() {

@@ -1,12 +1,17 @@
 /**
- * A bank's keyword postings copied into the process (`KeywordIndex`) and how they are read
- * (`loadKeywordIndex`); `keyword-memory.ts` keeps them per process, `keyword-memory-search.ts`
- * searches them.
+ * A bank's keyword postings and memories copied into the process (`KeywordIndex`) and how they
+ * are read (`loadKeywordIndex`); `keyword-memory.ts` keeps them per process,
+ * `keyword-memory-search.ts` searches them and `copy-candidates.ts` reads a Recall's candidates
+ * from them.
  */
 import type { Db, Queryable } from './db.js';
+import type { Memory } from './records.js';
+import { type CopyRow, readCopyPage } from './sql/memory-rows.js';
 
 /** Postings a load reads per snapshot (see `loadKeywordIndex`). */
 const PAGE_POSTINGS = 10_000;
+/** Memories a load reads per snapshot. */
+const PAGE_MEMORIES = 2_000;
 
 /** Bytes of a posting (two copies of 12) besides the typed arrays' headers, of a memory and of a term: estimates. */
 const POSTING_BYTES = 24;
@@ -54,6 +59,13 @@ export interface KeywordIndex {
   /** ... when it was mentioned (epoch microseconds, the column's precision; NaN for none) and its tags. */
   mentioned: Float64Array;
   tags: (readonly string[] | null)[];
+  /**
+   * Memory `d` as `getCandidates` reads it (frozen, shared by every Recall: each gets a copy of
+   * the object) and its vector (null for none), so that a Recall's candidates come from here
+   * (`candidatesFromCopy`).
+   */
+  memories: readonly Readonly<Memory>[];
+  vectors: (Float32Array | null)[];
   /** What the copy takes, estimated. */
   bytes: number;
   /** Searches it answered, and how long its load took (ms, wall). */
@@ -72,8 +84,9 @@ const estimate = (postings: number, memories: number, terms: number, tags = 0) =
 export class BankChanged extends Error {}
 
 /**
- * Reads bank `bankId`'s postings, statistics and memories and builds its copy; null for no such
- * bank, or one whose copy would take more than `maxBytes`. Read in several short snapshots, each
+ * Reads bank `bankId`'s postings, statistics and memories (as Recall reads them, vectors
+ * included) and builds its copy; null for no such bank, or one whose copy would take more than
+ * `maxBytes`. Read in several short snapshots, each
  * checking the bank's version first (`BankChanged` when it moved): a snapshot holds the embedded
  * engine, and one reading a 10k bank's postings held it for ~0.3 s, every Recall waiting. Equal
  * versions are the same data, as every write moves the version under the bank's lock.
@@ -84,6 +97,7 @@ export async function loadKeywordIndex(
   bankId: string,
   maxBytes = Number.POSITIVE_INFINITY,
   pagePostings = PAGE_POSTINGS,
+  pageMemories = PAGE_MEMORIES,
 ): Promise<KeywordIndex | null> {
   const params = [projectId, bankId];
   const first = await db.transaction(async (q) => {
@@ -119,22 +133,19 @@ export async function loadKeywordIndex(
       return read(q);
     }, 'snapshot');
   // Memories numbered in id order (uuid order is byte order, which the canonical text keeps,
-  // and the function's tie-break), with what the filter reads of them.
-  const memoryRows = await atVersion((q) =>
-    q.query<{
-      id: string;
-      type: string;
-      document_id: string | null;
-      mentioned: number | null;
-      tags: string | null;
-    }>(
-      // Tags as JSON: the drivers read an array a character at a time.
-      `SELECT m.id::text AS id, m.type, m.document_id,
-         (extract(epoch FROM m.mentioned_at) * 1000000)::float8 AS mentioned, to_json(m.tags)::text AS tags
-       FROM memories m WHERE m.project_id = $1 AND m.bank_id = $2 ORDER BY m.id`,
-      params,
-    ),
-  );
+  // and the function's tie-break), each as Recall reads it, in pages of whole rows.
+  const memoryRows: CopyRow[] = [];
+  let rowBytes = 0;
+  for (let after: string | null = null; ; ) {
+    const page = await atVersion((q) => readCopyPage(q, projectId, bankId, after, pageMemories));
+    for (const r of page) {
+      memoryRows.push(r);
+      rowBytes += rowEstimate(r);
+    }
+    if (estimate(postingCount, n, termRows.length) + rowBytes > maxBytes) return null;
+    if (page.length < pageMemories) break;
+    after = page.at(-1)!.id;
+  }
   // The postings in the function's impact order within each term (tf descending, dl ascending
   // with NULL last, the memory), by ranges of whole terms of about `pagePostings`.
   const postingRows: { term: string; id: string; tf: number; dl: number | null }[] = [];
@@ -212,7 +223,10 @@ export async function loadKeywordIndex(
   /** One copy of each tag's string, whichever memory read it. */
   const tagNames = new Map<string, string>();
   let tagCount = 0;
-  for (const [d, m] of memoryRows.entries()) {
+  const memories: Readonly<Memory>[] = new Array(memoryCount);
+  const vectors: (Float32Array | null)[] = new Array(memoryCount).fill(null);
+  for (const [d, row] of memoryRows.entries()) {
+    const { embedding, mentioned_us, size: _, ...m } = row;
     ids[d] = m.id;
     let code = typeNames.indexOf(m.type);
     if (code < 0) code = typeNames.push(m.type) - 1;
@@ -221,15 +235,18 @@ export async function loadKeywordIndex(
       if (!documentIds.has(m.document_id)) documentIds.set(m.document_id, documentIds.size);
       document[d] = documentIds.get(m.document_id)!;
     }
-    if (m.mentioned !== null) mentioned[d] = m.mentioned;
-    if (m.tags === '[]') tags[d] = NO_TAGS;
-    else if (m.tags !== null) {
-      tags[d] = (JSON.parse(m.tags) as string[]).map((t) => {
+    if (mentioned_us !== null) mentioned[d] = mentioned_us;
+    if (m.tags.length === 0) m.tags = NO_TAGS as string[];
+    else {
+      m.tags = m.tags.map((t) => {
         if (!tagNames.has(t)) tagNames.set(t, t);
         return tagNames.get(t)!;
       });
-      tagCount += tags[d]!.length;
+      tagCount += m.tags.length;
     }
+    tags[d] = Object.freeze(m.tags);
+    memories[d] = deepFreeze(m);
+    if (embedding !== null) vectors[d] = new Float32Array(JSON.parse(embedding) as number[]);
   }
   return {
     version,
@@ -254,8 +271,26 @@ export async function loadKeywordIndex(
     document,
     mentioned,
     tags,
-    bytes: estimate(total, memoryCount, termCount, tagCount) + documentIds.size * MEMORY_BYTES,
+    memories,
+    vectors,
+    bytes: estimate(total, memoryCount, termCount, tagCount) + documentIds.size * MEMORY_BYTES + rowBytes,
     searches: 0,
     loadMs: 0,
   };
+}
+
+/** What a memory's row takes in a copy, about: its strings (two bytes a character at most), its vector, its objects. */
+const rowEstimate = (r: CopyRow) =>
+  2 * r.size + (r.embedding === null ? 0 : r.embedding.length / 2) + 40 * r.entities.length + ROW_BYTES;
+
+/** A memory's objects besides its strings and vector (the row, its dates, arrays and metadata): an estimate. */
+const ROW_BYTES = 600;
+
+/** `value` and everything in it frozen: a copy's memories are shared by every Recall that reads them. */
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value) && !(value instanceof Date)) {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
 }

@@ -14,10 +14,13 @@
  * function's filter reads of each memory, so filtered searches use it too. One load runs at a
  * time per process, in short snapshots of its own (`loadKeywordIndex`), and loads are spaced
  * (`LOAD_SPACING`); copies are bounded in bytes, least recently searched dropped first, and a
- * bank bigger than the bound is never copied.
+ * bank bigger than the bound is never copied. A copy holds the memories' rows and vectors as
+ * well, and gives a Recall at its version its candidates (`candidatesAt`).
  */
+import { candidatesFromCopy } from './copy-candidates.js';
 import type { Db } from './db.js';
 import { BankChanged, type KeywordIndex, loadKeywordIndex } from './keyword-index.js';
+import type { Memory } from './records.js';
 
 /** Default bound of the postings one process keeps (`MNEMO_KEYWORD_CACHE_MB`). */
 export const DEFAULT_KEYWORD_CACHE_MB = 256;
@@ -58,6 +61,8 @@ export interface KeywordMemoryStats {
   /** Searches answered by a copy, and searches of a bank that had none of the snapshot's version. */
   hits: number;
   misses: number;
+  /** Recalls whose candidates a copy gave (`candidatesAt`). */
+  candidates: number;
   loads: number;
   /** Loads that found the bank too big, that found it written while they read it, and that failed. */
   skipped: number;
@@ -82,7 +87,7 @@ export class KeywordMemory {
   #loading: Promise<void> | null = null;
   /** When the next load may start (`performance.now()`). */
   #nextLoadAt = 0;
-  readonly #stats = { hits: 0, misses: 0, loads: 0, skipped: 0, abandoned: 0, failed: 0 };
+  readonly #stats = { hits: 0, misses: 0, candidates: 0, loads: 0, skipped: 0, abandoned: 0, failed: 0 };
 
   readonly #loadAfter: number;
   readonly #loadSpacing: number;
@@ -149,6 +154,23 @@ export class KeywordMemory {
    */
   current(projectId: string, bankId: string): KeywordIndex | null {
     return this.#banks.get(`${projectId}\u0000${bankId}`) ?? null;
+  }
+
+  /**
+   * A Recall's candidates from the bank's copy (`candidatesFromCopy`) when it is at `version`,
+   * the bank's version in the snapshot that found them; else null. It counts no search.
+   */
+  candidatesAt(
+    projectId: string,
+    bankId: string,
+    ids: readonly string[],
+    vector: Float32Array,
+    version: string,
+  ): (Memory & { similarity: number | null })[] | null {
+    const index = this.#banks.get(`${projectId}\u0000${bankId}`);
+    const rows = index?.version === version ? candidatesFromCopy(index, ids, vector) : null;
+    if (rows) this.#stats.candidates++;
+    return rows;
   }
 
   /** Settles when no load is running (for tests and benches). */

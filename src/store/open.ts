@@ -75,7 +75,7 @@ export function storeWith(db: Db, keywords: KeywordMemory | null): Store {
     ...documentQueries(db),
     ...tenancyQueries(db),
     ...bankQueries(db),
-    ...memoryQueries(db),
+    ...memoryQueries(db, keywords),
     ...searchQueries(db, keywords),
     ...bankIndexQueries(db),
     ...entityQueries(db),

@@ -310,8 +310,9 @@ for (const engine of ENGINES) {
 
     test('a load reads in pages at one version, and gives up when the bank is written meanwhile', async () => {
       const whole = (await loadKeywordIndex(db, P, BANK))!;
-      const paged = (await loadKeywordIndex(db, P, BANK, Number.POSITIVE_INFINITY, 300))!;
+      const paged = (await loadKeywordIndex(db, P, BANK, Number.POSITIVE_INFINITY, 300, 100))!;
       assert.ok(whole.doc.length > 3000, `${whole.doc.length} postings: many pages of 300`);
+      assert.ok(whole.memories.length > 600, `${whole.memories.length} memories: pages of 100`);
       assert.deepEqual(paged, whole);
       // A write lands after the load's first snapshot.
       let snapshots = 0;
@@ -340,6 +341,97 @@ for (const engine of ENGINES) {
       await search(storeWith(db, keywords), TERMS);
       await keywords.idle();
       assert.deepEqual(keywords.stats(), { ...keywords.stats(), banks: 1, loads: 2, abandoned: 1 });
+    });
+
+    test("a Recall's candidates from a copy: the statement's rows and similarities, at the copy's version only", async () => {
+      const bank = 'kw-rows';
+      const off = storeOver(db, { keywordCacheMb: 0 });
+      await off.ensureBank(P, bank, {});
+      const v = (...x: number[]) => new Float32Array(x);
+      // Every field a candidate carries, varied: entities, context, tags, metadata, dates, a
+      // document; vectors of the query's size, of another size (no similarity), and zero (NaN).
+      const rows = [
+        newMemory({
+          text: 'Alice adopted a beagle named Pepper',
+          embedding: v(0.3, -0.2, 0.9),
+          terms: new Map([['pepper', 1]]),
+          context: 'a walk in the park',
+          entities: [
+            { text: 'Alice', type: 'person' },
+            { text: 'Pepper', type: 'animal' },
+          ],
+          tags: ['pets', 'alice'],
+          metadata: { session_id: 's1', nested: { n: 1, list: [1, 'two'] } },
+          occurred_start: new Date('2024-03-01T10:00:00.123Z'),
+          occurred_end: new Date('2024-03-02T00:00:00Z'),
+          mentioned_at: new Date('2024-03-05T08:30:00.456Z'),
+          document_id: 'doc-a',
+          chunk_id: 'doc-a:0',
+        }),
+        newMemory({ text: 'other size', embedding: v(1, 0), terms: new Map([['other', 1]]) }),
+        newMemory({ text: 'zero vector', embedding: v(0, 0, 0), terms: new Map([['zero', 1]]) }),
+        ...Array.from({ length: 20 }, (_, i) =>
+          newMemory({
+            text: `plain ${i}`,
+            embedding: v(Math.sin(i), Math.cos(i), i / 7),
+            terms: new Map([[`plain${i}`, 1]]),
+            type: i % 2 ? 'experience' : 'world',
+          }),
+        ),
+      ];
+      await off.insertMemories(P, bank, rows);
+      const gone = rows[5]!.id;
+      assert.equal(
+        (await off.curateMemory(P, bank, gone, { state: 'invalidated', reason: 'wrong' })).done,
+        true,
+      );
+      const keywords = new KeywordMemory(db, 2 ** 26, { loadAfter: 1, loadSpacing: 0 });
+      const on = storeWith(db, keywords);
+      await search(on, ['pepper'], {}, bank);
+      await keywords.idle();
+      assert.equal(keywords.stats().banks, 1, 'the bank copied');
+      const version = (await on.readSnapshot((x) => x.openBankSearch(P, bank, 3, 50))).version!;
+      const query = v(0.5, 0.1, -0.4);
+      const ids = rows.map((r) => r.id).filter((id) => id !== gone);
+      const byId = <T extends { id: string }>(list: T[] | null) =>
+        [...(list ?? [])].sort((a, b) => (a.id < b.id ? -1 : 1));
+      const sql = byId(await off.getCandidatesAt(P, bank, ids, query, version));
+      const copied = byId(await on.getCandidatesAt(P, bank, ids, query, version));
+      assert.equal(keywords.stats().candidates, 1, 'read from the copy');
+      assert.equal(copied.length, ids.length);
+      for (const [i, want] of sql.entries()) {
+        const { similarity: got, ...fields } = copied[i]!;
+        const { similarity, ...wanted } = want;
+        assert.deepEqual(fields, wanted);
+        if (similarity === null || Number.isNaN(similarity)) assert.deepEqual(got, similarity);
+        else assert.ok(Math.abs(got! - similarity) < 1e-6, `${got} against ${similarity}`);
+      }
+      const alice = copied.find((m) => m.id === rows[0]!.id)!;
+      assert.deepEqual(alice.entities, ['Alice', 'Pepper']);
+      assert.ok(alice.similarity! < 0, 'a real cosine');
+      assert.equal(copied.find((m) => m.id === rows[1]!.id)!.similarity, null, 'another size');
+      assert.ok(Number.isNaN(copied.find((m) => m.id === rows[2]!.id)!.similarity), 'a zero vector');
+      // Each Recall gets objects of its own: what one changes, the next does not see.
+      const mine = byId(await on.getCandidatesAt(P, bank, ids, query, version));
+      mine[0]!.text = 'changed';
+      assert.deepEqual(byId(await on.getCandidatesAt(P, bank, ids, query, version)), copied);
+      // An invalidated memory is no candidate: neither the copy nor the statement gives any.
+      assert.equal(await on.getCandidatesAt(P, bank, [...ids, gone], query, version), null);
+      assert.equal(keywords.stats().candidates, 3, 'not read from the copy');
+      // Written since: the copy still gives the old version's candidates (what the channels read
+      // there), and the new version's come from the statement.
+      const added = newMemory({ text: 'added later', embedding: v(1, 1, 1), terms: new Map([['added', 1]]) });
+      await off.insertMemories(P, bank, [added]);
+      assert.equal(await off.getCandidatesAt(P, bank, ids, query, version), null, 'the statement: moved on');
+      assert.deepEqual(byId(await on.getCandidatesAt(P, bank, ids, query, version)), copied);
+      assert.equal(keywords.stats().candidates, 4);
+      const now = (await on.readSnapshot((x) => x.openBankSearch(P, bank, 3, 50))).version!;
+      assert.notEqual(now, version);
+      assert.equal(
+        (await on.getCandidatesAt(P, bank, [...ids, added.id], query, now))!.length,
+        ids.length + 1,
+      );
+      assert.equal(keywords.stats().candidates, 4, 'the copy is of the old version');
     });
 
     test('a bank over the bound is searched in SQL; the least recently searched copy goes first', async () => {

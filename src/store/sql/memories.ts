@@ -3,11 +3,13 @@ import type { Memory, MemoryFilter, NewMemory, Page } from '../records.js';
 import type { Db, Queryable } from '../db.js';
 import { breathe } from '../breathe.js';
 import { BANK_VERSION } from '../keyword-index.js';
+import type { KeywordMemory } from '../keyword-memory.js';
 import { lockBank } from './bank-lock.js';
 import { lockBankForWrite, termGroupsClause } from './encryption.js';
 import { decodeCursor, encodeCursor, filterClauses, vectorLiteral } from './filters.js';
 import { checkStoredQuotaIn, lockStoredQuotaIn } from './limits.js';
 import { derivedObservations, redoConsolidation } from './derived.js';
+import { MEMORY_FIELDS } from './memory-rows.js';
 import { holdSliceIn, type OperationSlice } from './operations.js';
 import { type OrderKey, type PayHops, skipRows, walkPage } from './offset-walk.js';
 
@@ -70,8 +72,9 @@ export interface MemoryStore {
   ): Promise<(Memory & { similarity: number | null })[]>;
   /**
    * Outside a snapshot: `getCandidates` of `ids` (each a valid memory of the bank at `version`)
-   * when the bank is still at `version` (`BANK_VERSION`, as `lastSearchChannels` read it in an
-   * earlier snapshot: then the same data), else null. One statement (the embedded engine in the
+   * at `version` (`BANK_VERSION`, as `lastSearchChannels` read it in an earlier snapshot), else
+   * null. From the bank's copy in the process when it is of that version (no statement), else in
+   * one statement while the bank is still at it (then the same data; the embedded engine in the
    * process reads them in parts, in a snapshot of their own).
    */
   getCandidatesAt(
@@ -100,21 +103,6 @@ export interface MemoryStore {
    */
   clearMemories(projectId: string, bankId: string, types?: string[]): Promise<number>;
 }
-
-/**
- * Each link's entity name is read by its key, one index lookup per link (the foreign key
- * guarantees the row). A join let the planner, once the bank had statistics, hash the bank's
- * whole entities table for every memory read: 45 ms a memory at 20,000 entities on the
- * embedded engine, growing with the bank. A row of these columns is a `Memory` as it is.
- */
-const MEMORY_FIELDS = `m.id::text AS id, m.bank_id, m.type, m.text, m.context, m.occurred_start, m.occurred_end,
-  m.mentioned_at, m.tags, m.metadata, m.document_id, m.chunk_id, m.created_at,
-  m.state, m.invalidation_reason, m.edited_at,
-  coalesce((SELECT array_agg(l.name ORDER BY l.name) FROM (
-    SELECT (SELECT e.name FROM entities e
-            WHERE e.project_id = me.project_id AND e.bank_id = me.bank_id AND e.id = me.entity_id) AS name
-    FROM memory_entities me
-    WHERE me.project_id = m.project_id AND me.bank_id = m.bank_id AND me.memory_id = m.id) l), '{}') AS entities`;
 
 /** The fields and the bank's order (`seq`), which listings page by and `toMemory` drops. */
 const MEMORY_COLUMNS = `${MEMORY_FIELDS}, m.seq`;
@@ -456,7 +444,7 @@ async function dropDerivedObservations(
 }
 
 /** Memories: writes, listing and deletion. */
-export function memoryQueries(db: Db): MemoryStore {
+export function memoryQueries(db: Db, keywords: KeywordMemory | null = null): MemoryStore {
   return {
     async insertMemories(projectId, bankId, memories, opts = {}) {
       return db.transaction(async (tx) => {
@@ -598,6 +586,9 @@ export function memoryQueries(db: Db): MemoryStore {
       readCandidates(db, projectId, bankId, ids, vector, opts?.endsSnapshot ?? false, null),
 
     async getCandidatesAt(projectId, bankId, ids, vector, version) {
+      // From the bank's copy in the process when it is of that version (the same data).
+      const copied = keywords?.candidatesAt(projectId, bankId, ids, vector, version);
+      if (copied) return copied;
       // Every candidate is a valid memory of the bank at that version (the channels found it
       // there): one missing means the bank moved on.
       const rows =
