@@ -53,11 +53,16 @@ function launch(
   ready: RegExp,
   timeoutMs: number,
 ): Promise<MnemoChild> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
-    cwd: ROOT,
-    env: { ...process.env, MNEMO_LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  // As `npm start` runs it (docs/deploy.md, "Node's young generation").
+  const child = spawn(
+    process.execPath,
+    ['--max-semi-space-size=64', '--import', 'tsx', 'src/cli/main.ts', ...args],
+    {
+      cwd: ROOT,
+      env: { ...process.env, MNEMO_LOG_LEVEL: 'warn', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let out = '';
   child.stdout!.on('data', (d) => {
     out += d;
