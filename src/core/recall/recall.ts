@@ -231,11 +231,14 @@ function scoreCandidates(q: AnalyzedQuery, read: BankRead): Scored[] {
   const { hits, window, graphOn, semanticOn, reranking, fused } = read;
   const sims = new Map<string, number>();
   const byId = new Map<string, Memory>();
+  // The semantic channel's score where it found the memory (the same cosine; a candidate read
+  // from the bank's copy in the process has it but for the last bits), else the candidate's.
+  const semantic = scoreById(hits.semantic);
   // Kept as read, with their `similarity` (left out of the answer by `resultOf`, for the 50
   // results rather than here for every candidate).
   for (const m of read.candidates) {
     byId.set(m.id, m);
-    if (semanticOn && m.similarity !== null) sims.set(m.id, m.similarity);
+    if (semanticOn && m.similarity !== null) sims.set(m.id, semantic.get(m.id) ?? m.similarity);
   }
   const kw = scoreById(hits.keyword);
   const gr = scoreById(hits.graph);
