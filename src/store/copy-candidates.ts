@@ -21,7 +21,10 @@ export function candidatesFromCopy(
     const d = numberOf(copy.ids, ids[i]!);
     const m = d < 0 ? undefined : copy.memories[d];
     if (m?.state !== 'valid') return null;
-    out[i] = { ...(m as Memory), similarity: similarity(copy.vectors[d]!, vector) };
+    out[i] = {
+      ...(m as Memory),
+      similarity: similarity(copy.vectors, copy.vectorStart[d]!, copy.vectorStart[d + 1]!, vector),
+    };
   }
   return out;
 }
@@ -41,18 +44,20 @@ function numberOf(ids: readonly string[], id: string): number {
 }
 
 /**
- * As the candidates statement computes it: `1 - (embedding <=> query)` for a vector of the
- * query's size (pgvector: the cosine clamped to [-1, 1], NaN for a zero vector), else null.
- * pgvector sums in single precision, this in double: the two differ in the last bits.
+ * As the candidates statement computes it: `1 - (embedding <=> query)` for the vector in
+ * `data[from..to)` when it is of the query's size (pgvector: the cosine clamped to [-1, 1], NaN
+ * for a zero vector), else null. pgvector sums in single precision, this in double: the two
+ * differ in the last bits.
  */
-export function similarity(v: Float32Array | null, q: Float32Array): number | null {
-  if (!v || v.length !== q.length) return null;
+export function similarity(data: Float32Array, from: number, to: number, q: Float32Array): number | null {
+  if (to - from !== q.length || to === from) return null;
   let dot = 0;
   let nv = 0;
   let nq = 0;
-  for (let i = 0; i < v.length; i++) {
-    dot += v[i]! * q[i]!;
-    nv += v[i]! * v[i]!;
+  for (let i = 0; i < q.length; i++) {
+    const x = data[from + i]!;
+    dot += x * q[i]!;
+    nv += x * x;
     nq += q[i]! * q[i]!;
   }
   const cos = Math.min(1, Math.max(-1, dot / Math.sqrt(nv * nq)));

@@ -61,11 +61,12 @@ export interface KeywordIndex {
   tags: (readonly string[] | null)[];
   /**
    * Memory `d` as `getCandidates` reads it (frozen, shared by every Recall: each gets a copy of
-   * the object) and its vector (null for none), so that a Recall's candidates come from here
-   * (`candidatesFromCopy`).
+   * the object) and its vector, `vectors` from `vectorStart[d]` to `vectorStart[d + 1]` (none
+   * when empty), so that a Recall's candidates come from here (`candidatesFromCopy`).
    */
   memories: readonly Readonly<Memory>[];
-  vectors: (Float32Array | null)[];
+  vectors: Float32Array;
+  vectorStart: Int32Array;
   /** What the copy takes, estimated. */
   bytes: number;
   /** Searches it answered, and how long its load took (ms, wall). */
@@ -224,13 +225,18 @@ export async function loadKeywordIndex(
   const tagNames = new Map<string, string>();
   let tagCount = 0;
   const memories: Readonly<Memory>[] = new Array(memoryCount);
-  const vectors: (Float32Array | null)[] = new Array(memoryCount).fill(null);
+  const vectorStart = new Int32Array(memoryCount + 1);
+  const parsed: (number[] | null)[] = new Array(memoryCount).fill(null);
   for (const [d, row] of memoryRows.entries()) {
     const { embedding, mentioned_us, size: _, ...m } = row;
     ids[d] = m.id;
     let code = typeNames.indexOf(m.type);
     if (code < 0) code = typeNames.push(m.type) - 1;
     type[d] = code;
+    // One string for what repeats in every row.
+    m.type = typeNames[code] as Memory['type'];
+    m.bank_id = bankId;
+    m.state = m.state === 'valid' ? 'valid' : 'invalidated';
     if (m.document_id !== null) {
       if (!documentIds.has(m.document_id)) documentIds.set(m.document_id, documentIds.size);
       document[d] = documentIds.get(m.document_id)!;
@@ -246,8 +252,12 @@ export async function loadKeywordIndex(
     }
     tags[d] = Object.freeze(m.tags);
     memories[d] = deepFreeze(m);
-    if (embedding !== null) vectors[d] = new Float32Array(JSON.parse(embedding) as number[]);
+    if (embedding !== null) parsed[d] = JSON.parse(embedding) as number[];
+    vectorStart[d + 1] = vectorStart[d]! + (parsed[d]?.length ?? 0);
   }
+  // One array for every vector: an array each took ~200 bytes more a memory.
+  const vectors = new Float32Array(vectorStart[memoryCount]!);
+  for (const [d, v] of parsed.entries()) if (v) vectors.set(v, vectorStart[d]!);
   return {
     version,
     n,
@@ -273,6 +283,7 @@ export async function loadKeywordIndex(
     tags,
     memories,
     vectors,
+    vectorStart,
     bytes: estimate(total, memoryCount, termCount, tagCount) + documentIds.size * MEMORY_BYTES + rowBytes,
     searches: 0,
     loadMs: 0,
@@ -284,7 +295,7 @@ const rowEstimate = (r: CopyRow) =>
   2 * r.size + (r.embedding === null ? 0 : r.embedding.length / 2) + 40 * r.entities.length + ROW_BYTES;
 
 /** A memory's objects besides its strings and vector (the row, its dates, arrays and metadata): an estimate. */
-const ROW_BYTES = 600;
+const ROW_BYTES = 1200;
 
 /** `value` and everything in it frozen: a copy's memories are shared by every Recall that reads them. */
 function deepFreeze<T>(value: T): T {
