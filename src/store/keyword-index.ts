@@ -11,7 +11,7 @@ import { type CopyRow, readCopyPage } from './sql/memory-rows.js';
 /** Postings a load reads per snapshot (see `loadKeywordIndex`). */
 const PAGE_POSTINGS = 10_000;
 /** Memories a load reads per snapshot. */
-const PAGE_MEMORIES = 2_000;
+const PAGE_MEMORIES = 1_000;
 
 /** Bytes of a posting (two copies of 12) besides the typed arrays' headers, of a memory and of a term: estimates. */
 const POSTING_BYTES = 24;
@@ -122,7 +122,8 @@ export async function loadKeywordIndex(
   const { version, n, avgdl, termRows } = first;
   let postingCount = 0;
   for (const r of termRows) postingCount += r.df;
-  if (estimate(postingCount, n, termRows.length) > maxBytes) return null;
+  // Each memory's row takes ROW_BYTES at least: a bank too big is known before its rows are read.
+  if (estimate(postingCount, n, termRows.length) + n * ROW_BYTES > maxBytes) return null;
   /** `read` in a snapshot of the bank at `version`. */
   const atVersion = <T>(read: (q: Queryable) => Promise<T>) =>
     db.transaction(async (q) => {
