@@ -49,7 +49,7 @@ function numberOf(ids: readonly string[], id: string): number {
  * for a zero vector), else null. pgvector sums in single precision, this in double: the two
  * differ in the last bits.
  */
-export function similarity(data: Float32Array, from: number, to: number, q: Float32Array): number | null {
+function similarity(data: Float32Array, from: number, to: number, q: Float32Array): number | null {
   if (to - from !== q.length || to === from) return null;
   let dot = 0;
   let nv = 0;
