@@ -56,13 +56,13 @@ export interface KeywordIndex {
   /** ... its document (a number of `documentIds`, -1 for none), ... */
   documentIds: Map<string, number>;
   document: Int32Array;
-  /** ... when it was mentioned (epoch microseconds, the column's precision; NaN for none) and its tags. */
+  /** ... when it was mentioned (epoch microseconds, the column's precision; NaN for none) ... */
   mentioned: Float64Array;
-  tags: (readonly string[] | null)[];
   /**
-   * Memory `d` as `getCandidates` reads it (frozen, shared by every Recall: each gets a copy of
-   * the object) and its vector, `vectors` from `vectorStart[d]` to `vectorStart[d + 1]` (none
-   * when empty), so that a Recall's candidates come from here (`candidatesFromCopy`).
+   * ... and memory `d` as `getCandidates` reads it, its tags among its fields (frozen, shared by
+   * every Recall: each gets a copy of the object), and its vector, `vectors` from `vectorStart[d]`
+   * to `vectorStart[d + 1]` (none when empty), so that a Recall's candidates come from here
+   * (`candidatesFromCopy`).
    */
   memories: readonly Readonly<Memory>[];
   vectors: Float32Array;
@@ -221,7 +221,6 @@ export async function loadKeywordIndex(
   const documentIds = new Map<string, number>();
   const document = new Int32Array(memoryCount).fill(-1);
   const mentioned = new Float64Array(memoryCount).fill(Number.NaN);
-  const tags: (readonly string[] | null)[] = new Array(memoryCount).fill(null);
   /** One copy of each tag's string, whichever memory read it. */
   const tagNames = new Map<string, string>();
   let tagCount = 0;
@@ -251,7 +250,6 @@ export async function loadKeywordIndex(
       });
       tagCount += m.tags.length;
     }
-    tags[d] = Object.freeze(m.tags);
     memories[d] = deepFreeze(m);
     if (embedding !== null) parsed[d] = JSON.parse(embedding) as number[];
     vectorStart[d + 1] = vectorStart[d]! + (parsed[d]?.length ?? 0);
@@ -281,7 +279,6 @@ export async function loadKeywordIndex(
     documentIds,
     document,
     mentioned,
-    tags,
     memories,
     vectors,
     vectorStart,

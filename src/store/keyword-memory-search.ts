@@ -131,8 +131,8 @@ export function memoryTest(ix: KeywordIndex, filter: MemoryFilter): ((d: number)
   const before = mentionedBefore ? mentionedBefore.getTime() * 1000 : null;
   const wanted = tags && new Set(tags);
   const match = filter.tagsMatch ?? 'any';
-  const tagged = (have: readonly string[] | null): boolean => {
-    if (!have || !wanted) return false;
+  const tagged = (have: readonly string[]): boolean => {
+    if (!wanted) return false;
     const hasAll = [...wanted].every((t) => have.includes(t));
     switch (match) {
       case 'all':
@@ -151,7 +151,7 @@ export function memoryTest(ix: KeywordIndex, filter: MemoryFilter): ((d: number)
     (!typeCodes || typeCodes.has(ix.type[d]!)) &&
     (document === null || ix.document[d] === document) &&
     (before === null || ix.mentioned[d]! <= before) &&
-    (!wanted || tagged(ix.tags[d]!));
+    (!wanted || tagged(ix.memories[d]!.tags));
 }
 
 /** What of `filter` the keyword function takes (`keywordSql` passes these, empty lists as none). */

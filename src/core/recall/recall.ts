@@ -25,12 +25,10 @@ export type BankSearchStore = MemoryStore & SearchStore;
  * Recall's concerns: banks (and their org bank), the search channels, the project's budgets (units
  * charged) and the queue (a re-embed of stale vectors); it writes nothing else.
  */
-export type RecallStore = BankStore &
-  LimitStore &
-  OperationStore &
-  SearchStore &
-  Pick<MemoryStore, 'getCandidatesAt'> &
-  Snapshots<BankSearchStore>;
+export type RecallStore = BankStore & LimitStore & OperationStore & SearchStore & BankReads;
+
+/** What a bank's search reads: snapshots of it, and candidates at a version read in one. */
+type BankReads = Pick<MemoryStore, 'getCandidatesAt'> & Snapshots<BankSearchStore>;
 
 // The answer's shape has its own module so that Services can name it without importing Recall.
 export { type RecallResponse, type RecallResult, STAGES, type Stage };
@@ -101,13 +99,13 @@ const round = (x: number) => Math.round(x * 1e6) / 1e6;
  *
  * Every channel of one bank reads one state of it: a document replaced meanwhile shows its old
  * or its new memories, never a mix or nothing. The channels end their snapshot, and the
- * candidates are read in a second one only if the bank is still at the version the first read
- * (every write moves it, so equal versions are the same data); else all of it again in one
- * snapshot, the candidates its last read. They are scored once it has ended, so that it does not
- * hold the embedded engine meanwhile.
+ * candidates are read at the version it saw (from the bank's copy in the process, or in one
+ * statement while the bank is still at it: every write moves it, so equal versions are the same
+ * data); else all of it again in one snapshot, the candidates its last read. They are scored once
+ * it has ended, so that it does not hold the embedded engine meanwhile.
  */
 async function searchBank(
-  s: Deps<Pick<MemoryStore, 'getCandidatesAt'> & Snapshots<BankSearchStore>, 'embedder'>,
+  s: Deps<BankReads, 'embedder'>,
   bank: Bank,
   req: RecallRequest,
   q: AnalyzedQuery,
@@ -355,10 +353,7 @@ function freeze(response: RecallResponse): RecallResponse {
 }
 
 async function search(
-  s: Deps<
-    SearchStore & Pick<MemoryStore, 'getCandidatesAt'> & Snapshots<BankSearchStore>,
-    'embedder' | 'now'
-  >,
+  s: Deps<SearchStore & BankReads, 'embedder' | 'now'>,
   bank: Bank,
   org: Bank | null,
   req: RecallRequest,
